@@ -1,0 +1,357 @@
+"""Building the FactReasoner factor graph (FR1, FR2, FR3) from atoms, contexts and relations.
+
+Two steps keep NLI out of the builder:
+
+1. :func:`plan_graph` deduplicates atoms and contexts and lists the (premise, hypothesis)
+   pairs the chosen version needs judged:
+   FR1 ≈ n·k (each atom against its own contexts), FR2 = n·m, FR3 = n·m + m(m−1).
+2. :func:`build_graph` turns judged relations into an engine-neutral :class:`FactorGraph`.
+
+The :class:`FactorGraph` holds variable names, unary priors and pairwise tables as arrays; it
+knows nothing about atoms, contexts or engines (engines see only variable names).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from .factors import DEFAULT_CLAMP, clamp_probability, relation_tables
+from .schema import Atom, Context, Relation, RelationType
+
+Version = Literal[1, 2, 3]
+
+#: Codes used in :attr:`FactorGraph.relations`.
+RELATION_CODES = {
+    RelationType.ENTAILMENT: 0,
+    RelationType.CONTRADICTION: 1,
+    RelationType.EQUIVALENCE: 2,
+}
+RELATION_NAMES = {code: rel for rel, code in RELATION_CODES.items()}
+
+
+@dataclass(frozen=True, eq=False)
+class FactorGraph:
+    """A pairwise Markov network over binary variables (value 1 = true).
+
+    P(x) ∝ Π_v prior_v(x_v) · Π_e table_e(x_source(e), x_target(e)), with
+    prior_v = [1 − prior[v], prior[v]].
+    """
+
+    variables: tuple[str, ...]
+    prior: np.ndarray  # (V,) unary P(x_v = 1)
+    source: np.ndarray  # (E,) variable index of X
+    target: np.ndarray  # (E,) variable index of Y
+    tables: np.ndarray  # (E, 2, 2) potentials table[e, x, y]
+    relations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
+    probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0))
+
+    def __post_init__(self) -> None:
+        v, e = len(self.variables), len(self.source)
+        if self.prior.shape != (v,):
+            raise ValueError(f"prior has shape {self.prior.shape}, expected ({v},)")
+        if self.target.shape != (e,) or self.tables.shape != (e, 2, 2):
+            raise ValueError("source, target and tables disagree on the number of factors")
+        if e and (np.any(self.source == self.target)):
+            raise ValueError("a pairwise factor joins a variable to itself")
+        if len(set(self.variables)) != v:
+            raise ValueError("variable names are not unique")
+
+    @classmethod
+    def from_factors(
+        cls,
+        priors: Mapping[str, float],
+        factors: Iterable[tuple[str, str, np.ndarray]],
+    ) -> "FactorGraph":
+        """Build a graph from ``{name: prior}`` and ``(source, target, 2×2 table)`` triples."""
+        variables = tuple(priors)
+        index = {name: i for i, name in enumerate(variables)}
+        factors = list(factors)
+        return cls(
+            variables=variables,
+            prior=np.array([priors[v] for v in variables], dtype=float),
+            source=np.array([index[s] for s, _, _ in factors], dtype=np.int64),
+            target=np.array([index[t] for _, t, _ in factors], dtype=np.int64),
+            tables=np.array([np.asarray(t, dtype=float) for _, _, t in factors]).reshape(-1, 2, 2),
+        )
+
+    @property
+    def num_variables(self) -> int:
+        return len(self.variables)
+
+    @property
+    def num_factors(self) -> int:
+        return len(self.source)
+
+    def index(self, name: str) -> int:
+        return self.variables.index(name)
+
+    def components(self) -> list[np.ndarray]:
+        """Connected components, each an array of variable indices."""
+        from scipy.sparse import coo_matrix
+        from scipy.sparse.csgraph import connected_components
+
+        v = self.num_variables
+        adjacency = coo_matrix((np.ones(self.num_factors), (self.source, self.target)), shape=(v, v))
+        count, labels = connected_components(adjacency, directed=False)
+        order = np.argsort(labels, kind="stable")
+        splits = np.cumsum(np.bincount(labels, minlength=count))[:-1]
+        return np.split(order, splits)
+
+    def subgraph(self, members: np.ndarray) -> "FactorGraph":
+        """The graph induced by the variable indices ``members`` (factors inside it only)."""
+        members = np.asarray(members)
+        remap = -np.ones(self.num_variables, dtype=np.int64)
+        remap[members] = np.arange(len(members))
+        keep = (remap[self.source] >= 0) & (remap[self.target] >= 0)
+        return FactorGraph(
+            variables=tuple(self.variables[i] for i in members),
+            prior=self.prior[members],
+            source=remap[self.source[keep]],
+            target=remap[self.target[keep]],
+            tables=self.tables[keep],
+            relations=self.relations[keep] if len(self.relations) else self.relations,
+            probabilities=self.probabilities[keep] if len(self.probabilities) else self.probabilities,
+        )
+
+    def to_pgmpy(self):
+        """The same model as a pgmpy ``MarkovNetwork`` of ``DiscreteFactor``s."""
+        from pgmpy.factors.discrete import DiscreteFactor
+        from pgmpy.models import MarkovNetwork
+
+        network = MarkovNetwork()
+        network.add_nodes_from(self.variables)
+        factors = []
+        for i, name in enumerate(self.variables):
+            factors.append(DiscreteFactor([name], [2], [1.0 - self.prior[i], self.prior[i]]))
+        for s, t, table in zip(self.source, self.target, self.tables):
+            a, b = self.variables[s], self.variables[t]
+            network.add_edge(a, b)
+            factors.append(DiscreteFactor([a, b], [2, 2], table.ravel()))
+        network.add_factors(*factors)
+        return network
+
+
+# --------------------------------------------------------------------------------------------
+# Planning: deduplication and the NLI pairs each version needs
+
+
+@dataclass(frozen=True)
+class GraphOptions:
+    """Parameters of the graph (DESIGN §4).
+
+    ``context_prior`` defaults to 0.9 (IBM's code; the paper's text says 0.99).
+    ``use_priors`` selects the second family of tables, in which the rows for a false
+    premise carry the target's prior (π = ``atom_prior`` for atoms, ``context_prior`` for
+    contexts).
+    """
+
+    version: Version = 3
+    use_priors: bool = False
+    context_prior: float = 0.9
+    atom_prior: float = 0.5
+    clamp: float = DEFAULT_CLAMP
+
+    def __post_init__(self) -> None:
+        if self.version not in (1, 2, 3):
+            raise ValueError(f"version must be 1, 2 or 3, not {self.version!r}")
+        for name in ("context_prior", "atom_prior"):
+            value = getattr(self, name)
+            if not 0.0 < value < 1.0:
+                raise ValueError(f"{name} must lie strictly between 0 and 1, not {value}")
+        if not 0.0 < self.clamp < 0.5:
+            raise ValueError("clamp must lie in (0, 0.5)")
+
+
+@dataclass(frozen=True)
+class GraphPlan:
+    """Deduplicated atoms and contexts, and the NLI pairs (premise id, hypothesis id) to judge."""
+
+    version: Version
+    atoms: tuple[Atom, ...]
+    contexts: tuple[Context, ...]
+    pairs: tuple[tuple[str, str], ...]
+    atom_duplicates: dict[str, str]  # dropped atom id -> kept atom id
+    context_duplicates: dict[str, str]  # dropped context id -> kept context id
+
+    @property
+    def texts(self) -> dict[str, str]:
+        """Text of every atom and context id, duplicates included (they map to the kept text)."""
+        out = {a.id: a.text for a in self.atoms} | {c.id: c.text for c in self.contexts}
+        for dropped, kept in (self.atom_duplicates | self.context_duplicates).items():
+            out[dropped] = out[kept]
+        return out
+
+
+def deduplicate_by_text(items: Sequence[Atom] | Sequence[Context]) -> tuple[list, dict[str, str]]:
+    """Keep the first item of each exact text; return the kept items and ``{dropped: kept}``."""
+    first_by_text: dict[str, str] = {}
+    kept, dropped = [], {}
+    for item in items:
+        if item.text in first_by_text:
+            dropped[item.id] = first_by_text[item.text]
+        else:
+            first_by_text[item.text] = item.id
+            kept.append(item)
+    return kept, dropped
+
+
+def plan_graph(atoms: Sequence[Atom], contexts: Sequence[Context], version: Version) -> GraphPlan:
+    """Deduplicate and list the NLI pairs for FR1, FR2 or FR3 (DESIGN §4).
+
+    FR1 relates each atom to the contexts listed in its ``contexts`` (all contexts when the
+    atom lists none) and keeps duplicate contexts. FR2 deduplicates contexts by exact text and
+    relates every atom to every context. FR3 adds both directions of every context pair.
+    Atoms are deduplicated by exact text in every version.
+    """
+    kept_atoms, atom_duplicates = deduplicate_by_text(atoms)
+    pairs: list[tuple[str, str]] = []
+    if version == 1:
+        by_id = {c.id: c for c in contexts}
+        used: dict[str, Context] = {}
+        for atom in kept_atoms:
+            for cid in atom.contexts if atom.contexts is not None else list(by_id):
+                if cid not in by_id:
+                    raise ValueError(f"atom {atom.id!r} lists unknown context {cid!r}")
+                used.setdefault(cid, by_id[cid])
+                pairs.append((cid, atom.id))
+        kept_contexts, context_duplicates = list(used.values()), {}
+    else:
+        kept_contexts, context_duplicates = deduplicate_by_text(contexts)
+        pairs = [(c.id, a.id) for a in kept_atoms for c in kept_contexts]
+        if version == 3:
+            pairs += [
+                (ci.id, cj.id) for ci in kept_contexts for cj in kept_contexts if ci.id != cj.id
+            ]
+    return GraphPlan(
+        version=version,
+        atoms=tuple(kept_atoms),
+        contexts=tuple(kept_contexts),
+        pairs=tuple(dict.fromkeys(pairs)),
+        atom_duplicates=atom_duplicates,
+        context_duplicates=context_duplicates,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Building: relations -> factors
+
+
+def reconcile_context_pair(forward: Relation | None, backward: Relation | None) -> Relation | None:
+    """FR3's two-way reconciliation of the NLI results for one unordered context pair.
+
+    The direction with the higher probability wins, whatever its label; ties keep
+    ``forward``. Entailment both ways becomes equivalence (with the winning probability).
+    A neutral or failed winner drops the pair (``None``).
+    """
+    candidates = [r for r in (forward, backward) if r is not None and not r.failed]
+    if not candidates:
+        return None
+    winner = max(candidates, key=lambda r: r.probability)  # max keeps the first on ties
+    if winner.relation == RelationType.NEUTRAL:
+        return None
+    both_entail = (
+        len(candidates) == 2
+        and all(r.relation == RelationType.ENTAILMENT for r in candidates)
+    )
+    if both_entail:
+        return winner.model_copy(update={"relation": RelationType.EQUIVALENCE})
+    return winner
+
+
+@dataclass(frozen=True)
+class BuiltGraph:
+    """A factor graph together with what produced each factor, for explanations."""
+
+    graph: FactorGraph
+    plan: GraphPlan
+    factor_relations: tuple[Relation, ...]  # aligned with the graph's factors
+    atom_variables: tuple[str, ...]
+    context_variables: tuple[str, ...]
+    missing_pairs: int  # pairs of the plan with no relation at all (treated as neutral)
+    failed_pairs: int  # pairs whose judgement failed (treated as neutral)
+
+
+def build_graph(
+    plan: GraphPlan, relations: Iterable[Relation], options: GraphOptions | None = None
+) -> BuiltGraph:
+    """Turn judged relations into the factor graph of ``plan.version``.
+
+    Only entailment, contradiction and equivalence become factors; neutral and failed
+    relations are dropped, so an atom with no factor keeps its prior (0.5). Relations on ids
+    that deduplication dropped are mapped onto the kept id.
+    """
+    options = options or GraphOptions(version=plan.version)
+    if options.version != plan.version:
+        raise ValueError(f"plan is FR{plan.version} but options ask for FR{options.version}")
+    aliases = plan.atom_duplicates | plan.context_duplicates
+    by_pair: dict[tuple[str, str], Relation] = {}
+    for rel in relations:
+        key = (aliases.get(rel.source, rel.source), aliases.get(rel.target, rel.target))
+        by_pair.setdefault(key, rel)
+
+    atom_ids = tuple(a.id for a in plan.atoms)
+    context_ids = tuple(c.id for c in plan.contexts)
+    atom_set = set(atom_ids)
+    missing = failed = 0
+    chosen: list[Relation] = []
+    seen_context_pairs: set[frozenset[str]] = set()
+    for premise, hypothesis in plan.pairs:
+        rel = by_pair.get((premise, hypothesis))
+        if rel is None:
+            missing += 1
+        elif rel.failed:
+            failed += 1
+        if hypothesis in atom_set:
+            if rel is not None and not rel.failed and rel.relation != RelationType.NEUTRAL:
+                chosen.append(_relabel(rel, premise, hypothesis))
+            continue
+        key = frozenset((premise, hypothesis))
+        if key in seen_context_pairs:
+            continue
+        seen_context_pairs.add(key)
+        forward = _relabel(rel, premise, hypothesis)
+        backward = _relabel(by_pair.get((hypothesis, premise)), hypothesis, premise)
+        winner = reconcile_context_pair(forward, backward)
+        if winner is not None:
+            chosen.append(winner)
+
+    priors = {a: options.atom_prior for a in atom_ids} | {c: options.context_prior for c in context_ids}
+    variables = tuple(priors)
+    index = {name: i for i, name in enumerate(variables)}
+    codes = np.array([RELATION_CODES[r.relation] for r in chosen], dtype=np.int8)
+    probs = np.asarray(
+        clamp_probability(np.array([r.probability for r in chosen], dtype=float), options.clamp)
+    ).reshape(-1)
+    target_priors = None
+    if options.use_priors:
+        target_priors = np.array(
+            [options.atom_prior if r.target in atom_set else options.context_prior for r in chosen]
+        )
+    graph = FactorGraph(
+        variables=variables,
+        prior=np.array([priors[v] for v in variables], dtype=float),
+        source=np.array([index[r.source] for r in chosen], dtype=np.int64),
+        target=np.array([index[r.target] for r in chosen], dtype=np.int64),
+        tables=relation_tables(codes, probs, target_priors),
+        relations=codes,
+        probabilities=probs,
+    )
+    return BuiltGraph(
+        graph=graph,
+        plan=plan,
+        factor_relations=tuple(chosen),
+        atom_variables=atom_ids,
+        context_variables=context_ids,
+        missing_pairs=missing,
+        failed_pairs=failed,
+    )
+
+
+def _relabel(rel: Relation | None, source: str, target: str) -> Relation | None:
+    if rel is None or (rel.source, rel.target) == (source, target):
+        return rel
+    return rel.model_copy(update={"source": source, "target": target})

@@ -1,0 +1,75 @@
+"""The inference-engine protocol, its result type, and the engine registry.
+
+An engine takes a :class:`~fact_reasoner.graph.FactorGraph` and returns P(x_v = 1) for every
+variable. Engines see variable names only, never atoms or contexts. New engines (the merlin
+bridge, a user's own) register a factory under a name::
+
+    from fact_reasoner.inference import register_engine
+    register_engine("mine", lambda **options: MyEngine(**options))
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+from ..graph import FactorGraph
+
+
+@dataclass
+class InferenceResult:
+    """Posterior marginals P(x_v = 1) and how they were obtained."""
+
+    marginals: dict[str, float]
+    algorithm: str
+    exact: bool
+    converged: bool = True
+    iterations: int = 0
+    seconds: float = 0.0
+    log_partition: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class InferenceError(RuntimeError):
+    """An engine could not produce marginals it can stand behind (never returns bad numbers)."""
+
+
+@runtime_checkable
+class InferenceEngine(Protocol):
+    """Anything with a ``name`` and ``infer(graph) -> InferenceResult``."""
+
+    name: str
+
+    def infer(self, graph: FactorGraph) -> InferenceResult: ...
+
+
+EngineFactory = Callable[..., InferenceEngine]
+
+_REGISTRY: dict[str, EngineFactory | str] = {}
+
+
+def register_engine(name: str, factory: EngineFactory | str) -> None:
+    """Register ``factory`` (a callable, or ``"module:attribute"`` imported on first use)."""
+    _REGISTRY[name] = factory
+
+
+def available_engines() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def make_engine(name: str, **options: Any) -> InferenceEngine:
+    """Create the engine registered as ``name`` with engine-specific ``options``.
+
+    Options an engine does not accept are an error, so a misspelt option is never ignored.
+    """
+    try:
+        factory = _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown engine {name!r}; available: {', '.join(available_engines())}") from None
+    if isinstance(factory, str):
+        module_name, _, attribute = factory.partition(":")
+        factory = getattr(importlib.import_module(module_name), attribute)
+        _REGISTRY[name] = factory
+    return factory(**options)

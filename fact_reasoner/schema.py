@@ -1,0 +1,219 @@
+"""The data model: input records, atoms, contexts, NLI relations and output records.
+
+Input records follow IBM FactReasoner's files (``input``, ``output``, ``topic``, ``atoms``,
+``contexts``) plus our ``relations`` extension. Unknown fields are kept, so a record read and
+written again loses nothing. Output records use IBM's field names for everything IBM reports
+and add our own fields beside them (see :class:`OutputRecord`).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class Label(str, Enum):
+    """A gold or predicted verdict for one atom: supported (S) or not supported (NS)."""
+
+    SUPPORTED = "S"
+    NOT_SUPPORTED = "NS"
+
+
+class RelationType(str, Enum):
+    """The NLI relation of a premise (source) towards a hypothesis (target)."""
+
+    ENTAILMENT = "entailment"
+    CONTRADICTION = "contradiction"
+    NEUTRAL = "neutral"
+    EQUIVALENCE = "equivalence"
+
+
+class _Open(BaseModel):
+    """A model that keeps fields it does not know (IBM files carry extras such as ``cat``)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+
+class Atom(_Open):
+    """An atomic claim of the response."""
+
+    id: str
+    text: str
+    original: str | None = None
+    label: Label | None = Field(default=None, description="gold label, used for evaluation only")
+    contexts: list[str] | None = Field(
+        default=None, description="ids of the contexts retrieved for this atom (FR1 uses them)"
+    )
+
+    @field_validator("label", mode="before")
+    @classmethod
+    def _normalise_label(cls, value: Any) -> Any:
+        # Human-labelled files spell labels in several ways; IR atoms are dropped by the
+        # dataset preparation, never silently mapped to S or NS here.
+        if isinstance(value, str):
+            value = value.strip().upper()
+            if value == "":
+                return None
+        return value
+
+
+class Context(_Open):
+    """An evidence passage."""
+
+    id: str
+    text: str
+    title: str | None = None
+    snippet: str | None = None
+    link: str | None = None
+
+
+class Relation(_Open):
+    """An NLI verdict: ``source`` (premise) towards ``target`` (hypothesis).
+
+    ``probability`` is the probability of the predicted ``relation``. ``probabilities`` holds
+    all three label probabilities when the judge gives them. A judgement that failed (a model
+    error, an unparsable answer) is kept with ``failed=True`` and a ``reason``; the graph
+    treats it as neutral so it never becomes a confident factor.
+    """
+
+    source: str
+    target: str
+    relation: RelationType
+    probability: float = Field(ge=0.0, le=1.0)
+    probabilities: dict[str, float] | None = None
+    failed: bool = False
+    reason: str | None = None
+
+    @field_validator("relation", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
+
+
+class InputRecord(_Open):
+    """One response to assess, with whatever of atoms / contexts / relations is already known."""
+
+    input: str = Field(default="", description="the prompt or question")
+    output: str = Field(default="", description="the response to assess")
+    topic: str | None = None
+    atoms: list[Atom] | None = None
+    contexts: list[Context] | None = None
+    relations: list[Relation] | None = None
+
+    @model_validator(mode="after")
+    def _check_references(self) -> "InputRecord":
+        atom_ids = [a.id for a in self.atoms or []]
+        context_ids = [c.id for c in self.contexts or []]
+        _require_unique(atom_ids, "atom")
+        _require_unique(context_ids, "context")
+        clash = set(atom_ids) & set(context_ids)
+        if clash:
+            raise ValueError(f"ids used both for an atom and a context: {sorted(clash)}")
+        known_contexts = set(context_ids)
+        for atom in self.atoms or []:
+            missing = [c for c in atom.contexts or [] if c not in known_contexts]
+            if missing and self.contexts is not None:
+                raise ValueError(f"atom {atom.id!r} lists unknown contexts {missing}")
+        known = set(atom_ids) | known_contexts
+        for relation in self.relations or []:
+            for end in (relation.source, relation.target):
+                if end not in known:
+                    raise ValueError(f"relation {relation.source}->{relation.target} names unknown id {end!r}")
+        return self
+
+    @property
+    def record_key(self) -> str:
+        """A stable key used to skip records already written when a run resumes."""
+        from hashlib import sha256
+
+        return sha256(f"{self.topic}\x00{self.input}\x00{self.output}".encode()).hexdigest()[:16]
+
+
+def _require_unique(ids: list[str], what: str) -> None:
+    seen: set[str] = set()
+    duplicates = sorted({i for i in ids if i in seen or seen.add(i)})
+    if duplicates:
+        raise ValueError(f"duplicate {what} ids: {duplicates}")
+
+
+class EvidenceLink(BaseModel):
+    """One factor that touched an atom: which context, which relation, how sure."""
+
+    context: str
+    relation: RelationType
+    probability: float
+
+
+class AtomVerdict(BaseModel):
+    """What the assessment concluded about one atom, and why."""
+
+    id: str
+    text: str
+    original: str | None = None
+    label: Label | None = None
+    probability: float = Field(description="posterior P(atom is true)")
+    prediction: Label
+    evidence: list[EvidenceLink] = Field(default_factory=list)
+
+
+class Marginal(BaseModel):
+    variable: str
+    probabilities: tuple[float, float]
+
+
+class EngineDiagnostics(BaseModel):
+    """How the posterior marginals were obtained."""
+
+    name: str
+    algorithm: str
+    exact: bool
+    converged: bool
+    iterations: int = 0
+    seconds: float = 0.0
+    details: dict[str, Any] = Field(default_factory=dict)
+
+
+class OutputRecord(_Open):
+    """The assessment of one input record.
+
+    IBM's field names are kept as they are (``factuality_score`` … ``references``); our own
+    additions are ``recall_k``, ``f1_k``, ``k``, ``atoms`` (per-atom verdict and evidence),
+    ``brier_score``, ``engine``, ``timings`` and ``version``.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    record_key: str
+    input: str
+    output: str
+    topic: str | None = None
+    version: Literal[1, 2, 3]
+    factuality_score: float
+    recall_k: float
+    f1_k: float
+    k: int
+    num_atoms: int
+    num_contexts: int
+    num_true_atoms: int
+    num_false_atoms: int
+    num_uniform_atoms: int
+    entropy: float
+    avg_entropy: float
+    entropy_log_base: Literal["e"] = "e"
+    avg_prob: float
+    marginals: list[Marginal]
+    predictions: dict[str, Label]
+    atoms: list[AtomVerdict]
+    gold_factuality_score: float | None = None
+    gold_true_atoms: int | None = None
+    true_positive: int | None = None
+    true_negative: int | None = None
+    false_positive: int | None = None
+    false_negative: int | None = None
+    references: list[str] | None = None
+    brier_score: float | None = None
+    engine: EngineDiagnostics
+    timings: dict[str, float] = Field(default_factory=dict)
+    counters: dict[str, int] = Field(default_factory=dict)
