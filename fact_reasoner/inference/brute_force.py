@@ -22,7 +22,9 @@ def log_joint_table(graph: FactorGraph) -> np.ndarray:
     """
     v = graph.num_variables
     if v > MAX_VARIABLES:
-        raise InferenceError(f"brute force limited to {MAX_VARIABLES} variables, got {v}")
+        raise InferenceError(
+            f"brute force enumerates at most {MAX_VARIABLES} connected variables, got {v}"
+        )
     states = ((np.arange(2**v)[:, None] >> np.arange(v - 1, -1, -1)) & 1).astype(np.int8)
     logp = np.log(np.where(states == 1, graph.prior, 1.0 - graph.prior)).sum(axis=1)
     for s, t, table in zip(graph.source, graph.target, graph.tables):
@@ -31,23 +33,34 @@ def log_joint_table(graph: FactorGraph) -> np.ndarray:
 
 
 def brute_force_marginals(graph: FactorGraph) -> InferenceResult:
-    """P(x_v = 1) = Σ_{x: x_v=1} P̃(x) / Z by full enumeration."""
+    """P(x_v = 1) = Σ_{x: x_v=1} P̃(x) / Z by full enumeration of each connected component.
+
+    Components are independent, so each is enumerated alone (an isolated variable keeps its
+    prior exactly) and ln Z is the sum of the components' ln Z.
+    """
     start = time.perf_counter()
-    v = graph.num_variables
-    if v == 0:
-        return InferenceResult({}, "enumeration", exact=True, log_partition=0.0)
-    logp = log_joint_table(graph)
-    top = logp.max()
-    weights = np.exp(logp - top)
-    z = weights.sum()
-    states = (np.arange(2**v)[:, None] >> np.arange(v - 1, -1, -1)) & 1
-    p_true = (weights[:, None] * states).sum(axis=0) / z
+    marginals: dict[str, float] = {}
+    log_z = 0.0
+    for members in graph.components():
+        component = graph.subgraph(members)
+        if component.num_factors == 0:
+            marginals.update(zip(component.variables, component.prior.tolist()))
+            continue
+        v = component.num_variables
+        logp = log_joint_table(component)
+        top = logp.max()
+        weights = np.exp(logp - top)
+        z = weights.sum()
+        states = (np.arange(2**v)[:, None] >> np.arange(v - 1, -1, -1)) & 1
+        p_true = (weights[:, None] * states).sum(axis=0) / z
+        marginals.update(zip(component.variables, p_true.tolist()))
+        log_z += float(np.log(z) + top)
     return InferenceResult(
-        marginals=dict(zip(graph.variables, p_true.tolist())),
+        marginals={name: marginals[name] for name in graph.variables},
         algorithm="enumeration",
         exact=True,
         seconds=time.perf_counter() - start,
-        log_partition=float(np.log(z) + top),
+        log_partition=log_z,
     )
 
 

@@ -13,6 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from ..schema import RelationType
 
+UNJUDGED = "no judgement available for this pair"
 LABELS = (RelationType.ENTAILMENT, RelationType.NEUTRAL, RelationType.CONTRADICTION)
 
 
@@ -43,6 +44,15 @@ class NLIJudgement:
     @classmethod
     def failure(cls, reason: str) -> "NLIJudgement":
         return cls(RelationType.NEUTRAL, 0.0, {}, failed=True, reason=reason)
+
+    @classmethod
+    def unjudged(cls) -> "NLIJudgement":
+        """No verdict exists for the pair (e.g. absent from precomputed relations): no factor."""
+        return cls(RelationType.NEUTRAL, 0.0, {}, failed=True, reason=UNJUDGED)
+
+    @property
+    def is_unjudged(self) -> bool:
+        return self.failed and self.reason == UNJUDGED
 
 
 @runtime_checkable

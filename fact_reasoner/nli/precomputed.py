@@ -13,7 +13,7 @@ from .base import NLIJudgement
 
 
 class PrecomputedNLI:
-    """Answers from a fixed set of relations; unknown pairs come back as failed (neutral)."""
+    """Answers from a fixed set of relations; unknown pairs come back unjudged (no factor)."""
 
     name = "precomputed"
 
@@ -32,5 +32,5 @@ class PrecomputedNLI:
             self._by_text.setdefault(key, judgement)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
-        missing = NLIJudgement.failure("no precomputed relation for this pair")
+        missing = NLIJudgement.unjudged()
         return [self._by_text.get(pair, missing) for pair in pairs]

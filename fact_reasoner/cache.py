@@ -1,0 +1,128 @@
+"""A persistent SQLite cache of model calls, shared by every stage that asks a model.
+
+One row per distinct call. The key is the SHA-256 of a canonical JSON of everything that can
+change the answer: backend, model, prompt version (the stage's tag, e.g. ``nli-llm/v1``), the
+messages and the generation parameters (temperature, seed, max tokens, schema, logprobs …).
+The value is the backend's raw OpenAI-style response, so a hit replays exactly what the model
+said, logprobs included. FR1/FR2/FR3 and the RAG metrics share the file: a pair judged once is
+never judged again.
+
+Counters (``hits``, ``misses``, ``writes``) live on the :class:`ModelCache` object; backends add
+them to their own :meth:`stats`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+CACHE_FILE_NAME = "model_calls.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS calls (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    prompt_version TEXT NOT NULL,
+    request TEXT NOT NULL,
+    response TEXT NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+def cache_key(backend: str, model: str, prompt_version: str, request: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON ``{backend, model, prompt_version, request}``.
+
+    ``request`` holds the messages and every generation parameter; keys are sorted so that the
+    same call always gives the same key whatever the dict order.
+    """
+    canonical = json.dumps(
+        {"backend": backend, "model": model, "prompt_version": prompt_version, "request": request},
+        sort_keys=True,
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class ModelCache:
+    """Key → response store in one SQLite file, safe to share between threads and processes.
+
+    ``path`` is a file, or ``None`` for an in-memory cache (tests, ``--no-cache`` runs that still
+    want counters). WAL mode lets several processes read while one writes.
+    """
+
+    def __init__(self, path: str | Path | None):
+        self.path = Path(path) if path is not None else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(
+            str(self.path) if self.path is not None else ":memory:",
+            check_same_thread=False,
+            timeout=30.0,
+        )
+        if self.path is not None:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute(_SCHEMA)
+        self._conn.commit()
+        self.hits = 0
+        self.misses = 0
+        self.writes = 0
+
+    @classmethod
+    def in_dir(cls, cache_dir: str | Path) -> "ModelCache":
+        """The cache file ``<cache_dir>/model_calls.sqlite``."""
+        return cls(Path(cache_dir) / CACHE_FILE_NAME)
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
+            if row is None:
+                self.misses += 1
+                return None
+            self.hits += 1
+        return json.loads(row[0])
+
+    def put(
+        self,
+        key: str,
+        response: Mapping[str, Any],
+        *,
+        backend: str,
+        model: str,
+        prompt_version: str,
+        request: Mapping[str, Any],
+    ) -> None:
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    key,
+                    backend,
+                    model,
+                    prompt_version,
+                    json.dumps(request, sort_keys=True, ensure_ascii=False),
+                    json.dumps(response, ensure_ascii=False),
+                    time.time(),
+                ),
+            )
+            self._conn.commit()
+            self.writes += 1
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+
+    def stats(self) -> dict[str, int]:
+        return {"cache_hits": self.hits, "cache_misses": self.misses, "cache_writes": self.writes}
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()

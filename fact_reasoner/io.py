@@ -1,0 +1,218 @@
+"""Reading input records and writing results, at the edges of the program.
+
+- :func:`read_records` reads JSONL (one record per line) or a JSON file holding one record or a
+  list of records (IBM's example files are pretty-printed JSON). A line that is not valid JSON
+  or not a valid record becomes a :class:`RecordError` naming the file, the line and the
+  field, and reading goes on.
+- :class:`ResultWriter` appends one JSON line per finished record, flushed and fsynced, so an
+  interrupted run keeps everything written; on reopening it repairs a torn last line and
+  reports the keys already done, so a rerun skips them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .schema import InputRecord
+
+
+@dataclass(frozen=True)
+class RecordError:
+    """An input record that could not be read."""
+
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass(frozen=True)
+class NumberedRecord:
+    """A valid record, where it came from, and its resume key."""
+
+    path: str
+    line: int
+    key: str
+    record: InputRecord
+
+
+def describe_validation_error(error: ValidationError) -> str:
+    """``field.path: message`` for each problem, e.g. ``atoms.3.text: Field required``."""
+    parts = []
+    for problem in error.errors():
+        location = ".".join(str(x) for x in problem["loc"]) or "record"
+        parts.append(f"{location}: {problem['msg']}")
+    return "; ".join(parts)
+
+
+def _parse(path: str, line: int, data: Any) -> InputRecord | RecordError:
+    if not isinstance(data, dict):
+        return RecordError(path, line, f"expected a JSON object, got {type(data).__name__}")
+    try:
+        return InputRecord.model_validate(data)
+    except ValidationError as error:
+        return RecordError(path, line, describe_validation_error(error))
+
+
+def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
+    """Yield each record of ``path`` (JSONL or JSON) or an error naming file, line and field.
+
+    Resume keys are the record's content key plus its occurrence number, so two identical
+    records in one file are both processed.
+    """
+    path = Path(path)
+    name = str(path)
+    if not path.exists():
+        raise FileNotFoundError(f"input file not found: {name}")
+    text = path.read_text(encoding="utf-8")
+    occurrences: Counter[str] = Counter()
+
+    def numbered(line: int, parsed: InputRecord | RecordError) -> NumberedRecord | RecordError:
+        if isinstance(parsed, RecordError):
+            return parsed
+        base = parsed.record_key
+        occurrences[base] += 1
+        return NumberedRecord(name, line, f"{base}#{occurrences[base]}", parsed)
+
+    stripped = text.lstrip()
+    if path.suffix == ".json" or stripped.startswith("["):
+        try:
+            whole = json.loads(text)
+        except json.JSONDecodeError as error:
+            if path.suffix == ".json" and not stripped.startswith("{"):
+                yield RecordError(name, error.lineno, f"invalid JSON: {error.msg}")
+                return
+            whole = None  # a .json file that is really JSONL: fall through
+        if whole is not None:
+            items = whole if isinstance(whole, list) else [whole]
+            starts = _item_start_lines(text, len(items)) if isinstance(whole, list) else [1]
+            for line, item in zip(starts, items):
+                yield numbered(line, _parse(name, line, item))
+            return
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            data = json.loads(raw)
+        except json.JSONDecodeError as error:
+            yield RecordError(name, number, f"invalid JSON at column {error.colno}: {error.msg}")
+            continue
+        yield numbered(number, _parse(name, number, data))
+
+
+def _item_start_lines(text: str, count: int) -> list[int]:
+    """Line numbers where each top-level item of a JSON list starts (for error messages)."""
+    decoder = json.JSONDecoder()
+    index = text.index("[") + 1
+    lines = []
+    for _ in range(count):
+        while text[index] in " \t\r\n,":
+            index += 1
+        lines.append(text.count("\n", 0, index) + 1)
+        _, index = decoder.raw_decode(text, index)
+    return lines
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"cannot serialise {type(value).__name__}")
+
+
+def dumps_line(data: dict) -> str:
+    """One JSON line; NaN becomes null so every line is strict JSON."""
+    return json.dumps(_nan_to_none(data), default=_json_default, ensure_ascii=False) + "\n"
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_nan_to_none(v) for v in value]
+    return value
+
+
+class ResultWriter:
+    """Append-only JSONL output that survives interruption and supports resuming.
+
+    Each line is written with a single ``write`` of the whole line, then flushed and fsynced.
+    If the process dies mid-write, the torn tail is cut off the next time the file is opened.
+    """
+
+    def __init__(self, path: str | Path, key_field: str = "record_key", overwrite: bool = False):
+        self.path = Path(path)
+        self.key_field = key_field
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if overwrite and self.path.exists():
+            self.path.unlink()
+        self.done: dict[str, dict] = {}
+        self.repaired = self._load_and_repair()
+        self._handle = open(self.path, "a", encoding="utf-8")
+
+    def _load_and_repair(self) -> bool:
+        if not self.path.exists():
+            return False
+        data = self.path.read_bytes()
+        good_end = 0
+        position = 0
+        while position < len(data):
+            newline = data.find(b"\n", position)
+            if newline < 0:
+                break  # a line without its newline was torn by an interruption
+            raw = data[position:newline]
+            try:
+                row = json.loads(raw) if raw.strip() else None
+            except json.JSONDecodeError:
+                if data[newline + 1 :].strip():
+                    line = data.count(b"\n", 0, position) + 1
+                    raise ValueError(
+                        f"{self.path}:{line}: not valid JSON and not the last line; the output "
+                        "file was edited or corrupted — fix it or choose another output"
+                    ) from None
+                break
+            if row is not None and self.key_field in row:
+                self.done[row[self.key_field]] = row
+            position = newline + 1
+            good_end = position
+        if good_end < len(data):
+            with open(self.path, "r+b") as handle:
+                handle.truncate(good_end)
+            return True
+        return False
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.done
+
+    def write(self, row: dict) -> None:
+        line = dumps_line(row)
+        self._handle.write(line)
+        self._handle.flush()
+        os.fsync(self._handle.fileno())
+        if self.key_field in row:
+            self.done[row[self.key_field]] = json.loads(line)
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self) -> "ResultWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

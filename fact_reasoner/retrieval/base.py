@@ -1,0 +1,140 @@
+"""The retriever protocol, the result type, and the registry that makes retrievers by name.
+
+A retriever turns a query text into a ranked list of :class:`RetrievedContext` (best first).
+Built-in services: ``supplied`` (the record's own contexts), ``chroma`` (dense, a persistent
+chromadb collection), ``bm25`` (lexical) and ``hybrid`` (both, fused by reciprocal rank).
+
+Extension point for your own retriever (a search API, an Elasticsearch index, …)
+--------------------------------------------------------------------------------
+Write a class with a ``retrieve(query, k, *, topic=None) -> list[RetrievedContext]`` method and
+an ``identity`` string (used as the cache key: change it when the underlying index changes),
+then make it reachable in one of three ways:
+
+1. ``register_retriever("mysearch", factory)`` in your code, where ``factory(config)`` builds it
+   from a :class:`~fact_reasoner.config.PipelineConfig`; then ``--service-type mysearch``;
+2. an entry point in the group ``fact_reasoner.retrievers`` named ``mysearch`` that points to
+   such a factory (for an installed plug-in package);
+3. ``--service-type mypackage.mymodule:factory`` (a ``module:callable`` path).
+
+Results are cached like those of the built-in services. No web search is built in: this
+project runs offline, and a fake would only hide the missing piece.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from ..schema import Context
+
+if TYPE_CHECKING:
+    from ..config import PipelineConfig
+
+
+class RetrievalError(RuntimeError):
+    """A retriever cannot answer (no index, missing dependency, bad configuration)."""
+
+
+class RetrievedContext(BaseModel):
+    """One ranked passage returned by a retriever.
+
+    ``id`` is the passage's id in its store (a content hash for indexed chunks); the pipeline
+    gives it an IBM-style id (``c_<atom>_<j>``) when it becomes a :class:`Context`.
+    ``score`` is the retriever's own score (cosine similarity, BM25 score, fused RRF score):
+    comparable within one ranking only.
+    """
+
+    id: str
+    text: str
+    title: str | None = None
+    score: float = 0.0
+    source: str = Field(default="", description="which service produced it (chroma, bm25, …)")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def to_context(self, context_id: str) -> Context:
+        """The passage as a pipeline :class:`Context` with the given id.
+
+        The store id, score and service are kept as extra fields (``store_id``,
+        ``retrieval_score``, ``retrieval_source``) so the output shows where evidence came from.
+        """
+        link = self.metadata.get("link") or self.metadata.get("url")
+        return Context(
+            id=context_id,
+            text=self.text,
+            title=self.title,
+            link=link if isinstance(link, str) else None,
+            store_id=self.id,
+            retrieval_score=self.score,
+            retrieval_source=self.source,
+        )
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Anything that ranks passages for a query."""
+
+    @property
+    def identity(self) -> str:
+        """A string that changes whenever the answers could change (service, store, index state)."""
+        ...
+
+    def retrieve(self, query: str, k: int, *, topic: str | None = None) -> list[RetrievedContext]:
+        """The ``k`` best passages for ``query``, best first; only passages of ``topic`` if given."""
+        ...
+
+
+RetrieverFactory = Callable[["PipelineConfig"], Retriever]
+
+_REGISTRY: dict[str, RetrieverFactory] = {}
+BUILTIN_SERVICES = ("supplied", "chroma", "bm25", "hybrid")
+ENTRY_POINT_GROUP = "fact_reasoner.retrievers"
+
+
+def register_retriever(name: str, factory: RetrieverFactory) -> None:
+    """Make ``--service-type name`` build a retriever with ``factory(config)``."""
+    if name in BUILTIN_SERVICES:
+        raise ValueError(f"{name!r} is a built-in service type; pick another name")
+    _REGISTRY[name] = factory
+
+
+def registered_services() -> list[str]:
+    return list(BUILTIN_SERVICES) + sorted(_REGISTRY)
+
+
+def _entry_point_factory(name: str) -> RetrieverFactory | None:
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        if entry.name == name:
+            return entry.load()
+    return None
+
+
+def _dotted_factory(spec: str) -> RetrieverFactory:
+    import importlib
+
+    module_name, _, attribute = spec.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise RetrievalError(f"service type {spec!r}: cannot import {module_name!r}: {error}") from error
+    try:
+        return getattr(module, attribute)
+    except AttributeError as error:
+        raise RetrievalError(f"service type {spec!r}: {module_name!r} has no {attribute!r}") from error
+
+
+def resolve_factory(service_type: str) -> RetrieverFactory:
+    """The factory for a non-built-in service type (registry, entry point, or ``module:callable``)."""
+    if service_type in _REGISTRY:
+        return _REGISTRY[service_type]
+    factory = _entry_point_factory(service_type)
+    if factory is not None:
+        return factory
+    if ":" in service_type:
+        return _dotted_factory(service_type)
+    raise RetrievalError(
+        f"unknown service type {service_type!r}; known: {', '.join(registered_services())} "
+        f"(or register your own, see fact_reasoner.retrieval.base)"
+    )

@@ -1,0 +1,243 @@
+"""Factuality scores (DESIGN §6), as pure functions over posterior marginals.
+
+Notation: n atoms with posteriors P(a_i); S = #{i : P(a_i) > 0.5} (strictly — an atom at
+exactly 0.5 is "uniform" and counts as not supported).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+
+from .schema import Label
+
+UNIFORM_TOLERANCE = 1e-9
+
+
+def predict_label(p: float) -> Label:
+    """S iff P(a_i) > 0.5, else NS."""
+    return Label.SUPPORTED if p > 0.5 else Label.NOT_SUPPORTED
+
+
+def factual_precision(num_supported: int, num_atoms: int) -> float:
+    """Pr = S / n; NaN when there are no atoms (nothing was claimed, nothing to score)."""
+    return num_supported / num_atoms if num_atoms else math.nan
+
+
+def recall_at_k(num_supported: int, k: int) -> float:
+    """R@K = min(S / K, 1)."""
+    if k < 1:
+        raise ValueError(f"K must be a positive integer, got {k}")
+    return min(num_supported / k, 1.0)
+
+
+def f1_at_k(num_supported: int, num_atoms: int, k: int) -> float:
+    """F1@K = 2·Pr·R@K / (Pr + R@K), and 0 when S = 0."""
+    if num_supported == 0:
+        return 0.0
+    precision = factual_precision(num_supported, num_atoms)
+    recall = recall_at_k(num_supported, k)
+    return 2 * precision * recall / (precision + recall)
+
+
+def entropy_terms(probabilities: Iterable[float]) -> list[float]:
+    """−P ln P per atom (natural log, as IBM's code; 0 ln 0 = 0).
+
+    Note: the paper and IBM's README quote 0.150515 for P = 0.5, which is the log10 value.
+    """
+    return [-p * math.log(p) if p > 0 else 0.0 for p in probabilities]
+
+
+def resolve_k(k: int | str, num_atoms: int, dataset_median: float | None = None) -> int:
+    """The K of R@K / F1@K.
+
+    ``k`` is a positive integer, ``"median"`` (the median number of atoms over the dataset,
+    rounded half up, the paper's choice) or ``"half"`` (max(n // 2, 1), IBM's newest code).
+    """
+    if isinstance(k, int):
+        if k < 1:
+            raise ValueError(f"K must be a positive integer, got {k}")
+        return k
+    if k == "half":
+        return max(num_atoms // 2, 1)
+    if k == "median":
+        if dataset_median is None:
+            raise ValueError("K = median needs the dataset's atom counts")
+        return max(int(math.floor(dataset_median + 0.5)), 1)
+    raise ValueError(f"K must be an integer, 'median' or 'half', not {k!r}")
+
+
+def median_num_atoms(counts: Iterable[int]) -> float | None:
+    counts = list(counts)
+    return float(statistics.median(counts)) if counts else None
+
+
+@dataclass(frozen=True)
+class GoldComparison:
+    """Predicted S/NS against gold S/NS, S the positive class."""
+
+    true_positive: int
+    true_negative: int
+    false_positive: int
+    false_negative: int
+    gold_true_atoms: int
+    gold_factuality_score: float
+    brier_score: float  # mean (P(a_i) − y_i)², y_i = 1 for gold S
+
+
+def compare_with_gold(probabilities: Sequence[float], gold: Sequence[Label]) -> GoldComparison:
+    """Confusion counts, gold precision and Brier score over atoms that have a gold label."""
+    if len(probabilities) != len(gold):
+        raise ValueError("probabilities and gold labels differ in length")
+    if not gold:
+        raise ValueError("no gold labels to compare with")
+    tp = tn = fp = fn = 0
+    squared = 0.0
+    for p, label in zip(probabilities, gold):
+        truth = label == Label.SUPPORTED
+        predicted = p > 0.5
+        tp += truth and predicted
+        tn += (not truth) and (not predicted)
+        fp += (not truth) and predicted
+        fn += truth and (not predicted)
+        squared += (p - float(truth)) ** 2
+    gold_true = tp + fn
+    return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(gold), squared / len(gold))
+
+
+@dataclass(frozen=True)
+class RecordScores:
+    """Every per-record score of IBM's output plus ours."""
+
+    factuality_score: float
+    recall_k: float
+    f1_k: float
+    k: int
+    num_atoms: int
+    num_true_atoms: int
+    num_false_atoms: int
+    num_uniform_atoms: int
+    entropy: float  # Σ −P ln P (IBM's "entropy")
+    avg_entropy: float  # (1/n) Σ −P ln P (DESIGN §6's E)
+    avg_prob: float
+    gold: GoldComparison | None
+
+    def as_fields(self) -> dict:
+        fields = asdict(self)
+        gold = fields.pop("gold")
+        if gold:
+            fields.update(gold)
+        return fields
+
+
+def score_record(
+    probabilities: Mapping[str, float],
+    k: int,
+    gold: Mapping[str, Label | None] | None = None,
+) -> RecordScores:
+    """All scores of one response from its atoms' posteriors (``{atom id: P(true)}``)."""
+    probs = list(probabilities.values())
+    n = len(probs)
+    supported = sum(p > 0.5 for p in probs)
+    uniform = sum(abs(p - 0.5) <= UNIFORM_TOLERANCE for p in probs)
+    terms = entropy_terms(probs)
+    comparison = None
+    if gold:
+        labelled = [(probabilities[a], label) for a, label in gold.items() if label is not None and a in probabilities]
+        if labelled:
+            comparison = compare_with_gold([p for p, _ in labelled], [g for _, g in labelled])
+    return RecordScores(
+        factuality_score=factual_precision(supported, n),
+        recall_k=recall_at_k(supported, k),
+        f1_k=f1_at_k(supported, n, k),
+        k=k,
+        num_atoms=n,
+        num_true_atoms=supported,
+        num_false_atoms=n - supported,
+        num_uniform_atoms=uniform,
+        entropy=sum(terms),
+        avg_entropy=sum(terms) / n if n else math.nan,
+        avg_prob=sum(probs) / n if n else math.nan,
+        gold=comparison,
+    )
+
+
+@dataclass(frozen=True)
+class DatasetSummary:
+    """Dataset-level view: means over responses and atom-level agreement with gold."""
+
+    num_records: int
+    num_atoms: int
+    median_num_atoms: float | None
+    k: int | None
+    mean_factuality_score: float
+    mean_f1_k: float
+    mean_gold_factuality_score: float | None = None
+    mae_factuality_score: float | None = None
+    atom_accuracy: float | None = None
+    atom_f1_supported: float | None = None
+    atom_brier_score: float | None = None
+    num_gold_atoms: int = 0
+
+
+def summarize(
+    atom_probabilities: Sequence[Sequence[float]],
+    atom_gold: Sequence[Sequence[Label | None]] | None = None,
+    k: int | str = "median",
+) -> DatasetSummary:
+    """Summarise a dataset from each response's atom posteriors (and gold labels if any).
+
+    F1@K is recomputed here with one K for the whole dataset (the median number of atoms when
+    ``k="median"``), which is how the paper reports it.
+    """
+    counts = [len(ps) for ps in atom_probabilities]
+    median = median_num_atoms(counts)
+    precisions, f1s, gold_precisions, errors = [], [], [], []
+    all_p: list[float] = []
+    all_gold: list[Label] = []
+    dataset_k = resolve_k(k, 0, median) if k != "half" and counts else None
+    for i, probs in enumerate(atom_probabilities):
+        n = len(probs)
+        s = sum(p > 0.5 for p in probs)
+        if n:
+            precisions.append(factual_precision(s, n))
+        record_k = dataset_k if dataset_k is not None else resolve_k("half", n)
+        f1s.append(f1_at_k(s, n, record_k))
+        if atom_gold is not None:
+            labelled = [(p, g) for p, g in zip(probs, atom_gold[i]) if g is not None]
+            if labelled:
+                gold_precision = sum(g == Label.SUPPORTED for _, g in labelled) / len(labelled)
+                predicted = sum(p > 0.5 for p, _ in labelled) / len(labelled)
+                gold_precisions.append(gold_precision)
+                errors.append(abs(predicted - gold_precision))
+                all_p += [p for p, _ in labelled]
+                all_gold += [g for _, g in labelled]
+    summary = DatasetSummary(
+        num_records=len(atom_probabilities),
+        num_atoms=sum(counts),
+        median_num_atoms=median,
+        k=dataset_k,
+        mean_factuality_score=_mean(precisions),
+        mean_f1_k=_mean(f1s),
+    )
+    if all_gold:
+        comparison = compare_with_gold(all_p, all_gold)
+        tp, fp, fn = comparison.true_positive, comparison.false_positive, comparison.false_negative
+        summary = DatasetSummary(
+            **{
+                **asdict(summary),
+                "mean_gold_factuality_score": _mean(gold_precisions),
+                "mae_factuality_score": _mean(errors),
+                "atom_accuracy": (tp + comparison.true_negative) / len(all_gold),
+                "atom_f1_supported": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan,
+                "atom_brier_score": comparison.brier_score,
+                "num_gold_atoms": len(all_gold),
+            }
+        )
+    return summary
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
