@@ -78,3 +78,7 @@ class CachedRetriever:
         results = self.inner.retrieve(query, k, topic=topic)
         self.cache.put(key, results)
         return results
+
+    def stats(self) -> dict[str, int]:
+        """Counters the pipeline reports (``retrieval_cache_hits`` …)."""
+        return {"cache_hits": self.hits, "cache_misses": self.misses}

