@@ -118,11 +118,11 @@ class FactorGraph:
         )
 
     def to_pgmpy(self):
-        """The same model as a pgmpy ``MarkovNetwork`` of ``DiscreteFactor``s."""
+        """The same model as a pgmpy ``DiscreteMarkovNetwork`` (pgmpy ≥ 1.0's MarkovNetwork) of ``DiscreteFactor``s."""
         from pgmpy.factors.discrete import DiscreteFactor
-        from pgmpy.models import MarkovNetwork
+        from pgmpy.models import DiscreteMarkovNetwork
 
-        network = MarkovNetwork()
+        network = DiscreteMarkovNetwork()
         network.add_nodes_from(self.variables)
         factors = []
         for i, name in enumerate(self.variables):

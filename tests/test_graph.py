@@ -1,0 +1,195 @@
+"""Graph builder: factor tables, FR1/FR2/FR3 planning, deduplication, reconciliation, clamping."""
+
+import math
+
+import numpy as np
+import pytest
+
+from fact_reasoner.factors import (
+    clamp_probability,
+    contradiction_factor,
+    entailment_factor,
+    equivalence_factor,
+    relation_tables,
+)
+from fact_reasoner.graph import GraphOptions, build_graph, plan_graph, reconcile_context_pair
+from fact_reasoner.inference import brute_force_marginals
+from fact_reasoner.schema import Atom, Context, Relation, RelationType
+
+
+def rel(source, target, relation, p, **extra):
+    return Relation(source=source, target=target, relation=relation, probability=p, **extra)
+
+
+def test_tables_match_design_rows():
+    p = 0.8
+    # row-major order (X=0,Y=0), (X=0,Y=1), (X=1,Y=0), (X=1,Y=1)
+    assert entailment_factor(p).ravel().tolist() == pytest.approx([p, p, 1 - p, p])
+    assert contradiction_factor(p).ravel().tolist() == pytest.approx([p, p, p, 1 - p])
+    assert equivalence_factor(p).ravel().tolist() == pytest.approx([p, 1 - p, 1 - p, p])
+    assert entailment_factor(p, prior=0.5).ravel().tolist() == pytest.approx([0.5, 0.5, 1 - p, p])
+    assert contradiction_factor(p, prior=0.9).ravel().tolist() == pytest.approx([0.1, 0.9, p, 1 - p])
+
+
+def test_vectorised_tables_equal_scalar_ones():
+    probs = np.array([0.7, 0.6, 0.95, 0.8])
+    codes = np.array([0, 1, 2, 0])
+    priors = np.array([0.5, 0.9, 0.5, 0.9])
+    expected = [entailment_factor(0.7), contradiction_factor(0.6), equivalence_factor(0.95), entailment_factor(0.8)]
+    assert np.allclose(relation_tables(codes, probs, None), expected)
+    expected = [
+        entailment_factor(0.7, 0.5),
+        contradiction_factor(0.6, 0.9),
+        equivalence_factor(0.95),
+        entailment_factor(0.8, 0.9),
+    ]
+    assert np.allclose(relation_tables(codes, probs, priors), expected)
+
+
+def test_paper_example_1():
+    atoms = [Atom(id="a1", text="the atom")]
+    contexts = [Context(id="c1", text="first"), Context(id="c2", text="second")]
+    plan = plan_graph(atoms, contexts, 2)
+    built = build_graph(
+        plan,
+        [rel("c1", "a1", "entailment", 0.8), rel("c2", "a1", "contradiction", 0.9)],
+        GraphOptions(version=2, context_prior=0.99),
+    )
+    assert brute_force_marginals(built.graph).marginals["a1"] == pytest.approx(0.3179, abs=1e-3)
+
+
+def test_fr1_uses_each_atoms_own_contexts_and_keeps_duplicates():
+    atoms = [Atom(id="a0", text="x", contexts=["c0", "c1"]), Atom(id="a1", text="y", contexts=["c2"])]
+    contexts = [Context(id="c0", text="same"), Context(id="c1", text="other"), Context(id="c2", text="same")]
+    plan = plan_graph(atoms, contexts, 1)
+    assert plan.pairs == (("c0", "a0"), ("c1", "a0"), ("c2", "a1"))
+    assert [c.id for c in plan.contexts] == ["c0", "c1", "c2"]  # duplicate text kept in FR1
+
+
+def test_fr2_deduplicates_contexts_and_relates_every_pair():
+    atoms = [Atom(id="a0", text="x"), Atom(id="a1", text="y"), Atom(id="a2", text="x")]
+    contexts = [Context(id="c0", text="same"), Context(id="c1", text="other"), Context(id="c2", text="same")]
+    plan = plan_graph(atoms, contexts, 2)
+    assert [a.id for a in plan.atoms] == ["a0", "a1"]
+    assert plan.atom_duplicates == {"a2": "a0"}
+    assert plan.context_duplicates == {"c2": "c0"}
+    assert len(plan.pairs) == 2 * 2
+
+
+def test_fr3_pair_count_is_nm_plus_m_m_minus_1():
+    atoms = [Atom(id=f"a{i}", text=f"atom {i}") for i in range(4)]
+    contexts = [Context(id=f"c{j}", text=f"context {j}") for j in range(5)]
+    plan = plan_graph(atoms, contexts, 3)
+    assert len(plan.pairs) == 4 * 5 + 5 * 4
+
+
+def test_relation_on_a_merged_duplicate_applies_to_the_kept_context():
+    atoms = [Atom(id="a0", text="x")]
+    contexts = [Context(id="c0", text="same"), Context(id="c1", text="same")]
+    plan = plan_graph(atoms, contexts, 2)
+    built = build_graph(plan, [rel("c1", "a0", "entailment", 0.9)])
+    assert built.graph.num_factors == 1
+    assert built.factor_relations[0].source == "c0"
+
+
+@pytest.mark.parametrize(
+    "forward, backward, expected",
+    [
+        (("entailment", 0.7), ("entailment", 0.9), ("equivalence", 0.9, "c1")),
+        (("entailment", 0.6), ("contradiction", 0.8), ("contradiction", 0.8, "c1")),
+        (("contradiction", 0.8), ("neutral", 0.95), None),  # neutral wins on probability: dropped
+        (("neutral", 0.6), ("entailment", 0.55), None),
+        (("entailment", 0.7), ("neutral", 0.7), ("entailment", 0.7, "c0")),  # tie keeps forward
+        (("entailment", 0.7), None, ("entailment", 0.7, "c0")),
+    ],
+)
+def test_fr3_reconciliation(forward, backward, expected):
+    f = rel("c0", "c1", *forward) if forward else None
+    b = rel("c1", "c0", *backward) if backward else None
+    winner = reconcile_context_pair(f, b)
+    if expected is None:
+        assert winner is None
+    else:
+        relation, probability, source = expected
+        assert (winner.relation.value, winner.probability, winner.source) == (relation, probability, source)
+
+
+def test_failed_relations_never_become_factors():
+    atoms = [Atom(id="a0", text="x")]
+    contexts = [Context(id="c0", text="c")]
+    plan = plan_graph(atoms, contexts, 2)
+    built = build_graph(plan, [rel("c0", "a0", "entailment", 0.99, failed=True, reason="timeout")])
+    assert built.graph.num_factors == 0
+    assert built.failed_pairs == 1
+    assert brute_force_marginals(built.graph).marginals["a0"] == 0.5
+
+
+@pytest.mark.parametrize("p", [0.0, 1.0])
+@pytest.mark.parametrize("use_priors", [False, True])
+def test_extreme_probabilities_are_clamped(p, use_priors):
+    atoms = [Atom(id="a0", text="x")]
+    contexts = [Context(id="c0", text="c"), Context(id="c1", text="d")]
+    plan = plan_graph(atoms, contexts, 3)
+    relations = [
+        rel("c0", "a0", "entailment", p),
+        rel("c1", "a0", "contradiction", p),
+        rel("c0", "c1", "contradiction", p),
+    ]
+    built = build_graph(plan, relations, GraphOptions(version=3, use_priors=use_priors))
+    assert built.graph.tables.min() > 0
+    result = brute_force_marginals(built.graph)
+    assert all(math.isfinite(v) and 0 <= v <= 1 for v in result.marginals.values())
+    assert math.isfinite(result.log_partition)
+
+
+def test_clamp_rejects_nan():
+    with pytest.raises(ValueError):
+        clamp_probability(float("nan"))
+    assert clamp_probability(0.0) == 1e-6
+
+
+def test_priors_and_options_validated():
+    with pytest.raises(ValueError):
+        GraphOptions(context_prior=1.0)
+    with pytest.raises(ValueError):
+        GraphOptions(version=4)
+
+
+def test_use_priors_uses_target_prior_per_relation():
+    atoms = [Atom(id="a0", text="x")]
+    contexts = [Context(id="c0", text="c"), Context(id="c1", text="d")]
+    plan = plan_graph(atoms, contexts, 3)
+    built = build_graph(
+        plan,
+        [rel("c0", "a0", "entailment", 0.8), rel("c0", "c1", "entailment", 0.7)],
+        GraphOptions(version=3, use_priors=True, context_prior=0.9),
+    )
+    tables = {built.factor_relations[i].target: built.graph.tables[i] for i in range(2)}
+    assert tables["a0"].ravel().tolist() == pytest.approx([0.5, 0.5, 0.2, 0.8])
+    assert tables["c1"].ravel().tolist() == pytest.approx([0.1, 0.9, 0.3, 0.7])
+
+
+def test_pgmpy_network_has_the_same_factors():
+    atoms = [Atom(id="a0", text="x")]
+    contexts = [Context(id="c0", text="c")]
+    built = build_graph(plan_graph(atoms, contexts, 2), [rel("c0", "a0", "contradiction", 0.7)])
+    network = built.graph.to_pgmpy()
+    assert set(network.nodes()) == {"a0", "c0"}
+    pair = [f for f in network.get_factors() if len(f.scope()) == 2][0]
+    assert pair.scope() == ["c0", "a0"]
+    assert pair.values.ravel().tolist() == pytest.approx([0.7, 0.7, 0.7, 0.3])
+
+
+def test_unknown_relation_endpoint_is_rejected_by_the_record():
+    from pydantic import ValidationError
+
+    from fact_reasoner.schema import InputRecord
+
+    with pytest.raises(ValidationError, match="unknown id"):
+        InputRecord(
+            output="x",
+            atoms=[Atom(id="a0", text="x")],
+            contexts=[Context(id="c0", text="c")],
+            relations=[rel("c9", "a0", "entailment", 0.5)],
+        )
+    assert RelationType("entailment") is RelationType.ENTAILMENT
