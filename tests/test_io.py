@@ -1,0 +1,52 @@
+"""Reading records: JSONL and JSON files, error messages with file, line and field."""
+
+import json
+
+import pytest
+
+from fact_reasoner.io import NumberedRecord, RecordError, dumps_line, read_records
+
+
+def test_json_list_reports_the_line_where_each_item_starts(tmp_path):
+    path = tmp_path / "records.json"
+    path.write_text('[\n  {"output": "fine"},\n  {"output": "x",\n   "atoms": [{"text": "no id"}]}\n]\n')
+    first, second = list(read_records(path))
+    assert isinstance(first, NumberedRecord) and first.line == 2
+    assert isinstance(second, RecordError)
+    assert str(second) == f"{path}:3: atoms.0.id: Field required"
+
+
+def test_identical_records_get_distinct_resume_keys(tmp_path):
+    path = tmp_path / "twice.jsonl"
+    line = json.dumps({"input": "q", "output": "a"})
+    path.write_text(f"{line}\n\n{line}\n")
+    keys = [r.key for r in read_records(path)]
+    assert len(keys) == 2 and keys[0] != keys[1] and keys[0].split("#")[0] == keys[1].split("#")[0]
+
+
+def test_missing_file_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="input file not found"):
+        list(read_records(tmp_path / "nope.jsonl"))
+
+
+def test_record_level_checks(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    rows = [
+        {"output": "x", "atoms": [{"id": "a0", "text": "t"}, {"id": "a0", "text": "u"}]},
+        {"output": "x", "atoms": [{"id": "a0", "text": "t", "contexts": ["c9"]}], "contexts": []},
+        {"output": "x", "atoms": [{"id": "a0", "text": "t", "label": "maybe"}]},
+        {"output": "x", "relations": [{"source": "c0", "target": "a0", "relation": "entailment", "probability": 1.5}]},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    errors = [str(e) for e in read_records(path)]
+    assert "duplicate atom ids: ['a0']" in errors[0]
+    assert "unknown contexts ['c9']" in errors[1]
+    assert ":3: atoms.0.label:" in errors[2]
+    assert ":4: relations.0.probability:" in errors[3]
+
+
+def test_nan_is_written_as_null():
+    assert json.loads(dumps_line({"score": float("nan"), "nested": [float("nan"), 1.0]})) == {
+        "score": None,
+        "nested": [None, 1.0],
+    }
