@@ -1,0 +1,116 @@
+"""Table maths (ECE, MAE, Brier, F1, F1@K) on hand-computed values, and the baselines' rules."""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+
+import baselines  # noqa: E402
+from fact_reasoner import evaluation as ev  # noqa: E402
+from fact_reasoner.nli import NLIJudgement, PrecomputedNLI  # noqa: E402
+from fact_reasoner.schema import InputRecord, Relation, RelationType  # noqa: E402
+
+
+def test_ece_by_hand() -> None:
+    # bins: [0.1,0.2): 0.15, 0.15 -> conf .15, acc 0 ; [0.8,0.9): 0.85, 0.85 -> conf .85, acc .5 ;
+    # p = 1.0 falls in the last bin [0.9, 1]: conf 1, acc 1
+    p = [0.15, 0.15, 0.85, 0.85, 1.0]
+    y = [False, False, True, False, True]
+    expected = 2 / 5 * 0.15 + 2 / 5 * abs(0.5 - 0.85) + 1 / 5 * 0.0
+    assert ev.expected_calibration_error(p, y) == pytest.approx(expected)
+    assert ev.bin_index(1.0) == 9 and ev.bin_index(0.0) == 0 and ev.bin_index(0.1) == 1
+    bins = ev.reliability_bins(p, y)
+    assert [b.count for b in bins] == [0, 2, 0, 0, 0, 0, 0, 0, 2, 1]
+    assert math.isnan(ev.expected_calibration_error([], []))
+
+
+def test_mae_and_brier_by_hand() -> None:
+    assert ev.mean_absolute_error([0.5, 1.0], [0.75, 0.5]) == pytest.approx((0.25 + 0.5) / 2)
+    assert ev.brier_score([0.8, 0.3], [True, True]) == pytest.approx((0.04 + 0.49) / 2)
+
+
+def _row(assessor: str, atoms: list[tuple[str, float]], tier: str = "rare") -> dict:
+    return {
+        "assessor": assessor,
+        "cat": [tier, "Asia"],
+        "atoms": [{"id": f"a{i}", "label": g, "probability": p, "prediction": "S" if p > 0.5 else "NS"}
+                  for i, (g, p) in enumerate(atoms)],
+    }
+
+
+def test_summary_line_by_hand() -> None:
+    rows = [
+        _row("X", [("S", 0.9), ("S", 0.2), ("NS", 0.7), ("NS", 0.1)], "rare"),  # Pr .5, gold .5
+        _row("X", [("S", 0.6), ("S", 0.8)], "very rare"),  # Pr 1, gold 1
+    ]
+    line = ev.summarize_rows(rows, "X")
+    # atoms per row 4 and 2 -> median 3 -> K = 3
+    assert line.k == 3 and line.records == 2 and line.atoms == 6
+    assert line.precision == pytest.approx(0.75) and line.gold_precision == pytest.approx(0.75)
+    # TP = 3 (0.9, 0.6, 0.8), FP = 1 (0.7), FN = 1 (0.2), TN = 1
+    assert line.f1 == pytest.approx(6 / 8) and line.accuracy == pytest.approx(4 / 6)
+    assert line.mae == pytest.approx(0.0)
+    # F1@3: row 1: S=2, Pr .5, R 2/3 -> 2·.5·(2/3)/(.5+2/3) = 4/7; row 2: S=2, Pr 1, R 2/3 -> 0.8
+    assert line.f1_k == pytest.approx((4 / 7 + 0.8) / 2)
+    table = ev.summary_table({"X": rows})
+    assert [(t.tier, t.records) for t in table] == [("all", 2), ("very rare", 1), ("rare", 1)]
+    assert all(t.k == 3 for t in table)
+    markdown = ev.to_markdown(table)
+    assert "| X | all | 2 | 6 | 3 | 0.750 |" in markdown
+    assert ev.to_csv(table).splitlines()[0].startswith("assessor,tier,records")
+    assert "granite-8b | FR2 | 0.62 | 0.78 | 0.61 | 0.12" in ev.published_markdown()
+
+
+def test_baseline_rules_on_fixed_relations() -> None:
+    def j(label: str, p: float, pe: float, pc: float) -> baselines.ContextJudgement:
+        return baselines.ContextJudgement("c", RelationType(label), p, pe, pc)
+
+    mixed = [j("entailment", 0.6, 0.6, 0.1), j("contradiction", 0.9, 0.05, 0.9), j("neutral", 0.8, 0.1, 0.1)]
+    # FactScore: any entailment -> S; P = max P_ent = 0.6
+    assert baselines.factscore_verdict(mixed) == (0.6, "S")
+    # vote: E = 0.6, C = 0.9 -> P = 0.4 -> NS
+    p, label = baselines.vote_verdict(mixed)
+    assert p == pytest.approx(0.4) and label == "NS"
+    assert baselines.vote_verdict([j("neutral", 0.9, 0.05, 0.05)]) == (0.5, "NS")
+    assert baselines.factscore_verdict([]) == (0.0, "NS")
+    # P_ent from a judgement without three-way probabilities: p for its label, (1-p)/2 otherwise
+    assert baselines.label_probability(NLIJudgement(RelationType.CONTRADICTION, 0.8), RelationType.ENTAILMENT) == pytest.approx(0.1)
+
+
+def test_baseline_rows_from_precomputed_nli() -> None:
+    record = InputRecord.model_validate({
+        "input": "q", "output": "o", "topic": "T",
+        "atoms": [{"id": "a0", "text": "A is B.", "label": "S", "contexts": ["c0", "c1"]},
+                  {"id": "a1", "text": "A is C.", "label": "NS", "contexts": ["c1"]},
+                  {"id": "a2", "text": "A is B.", "label": "S", "contexts": ["c0"]}],  # duplicate text
+        "contexts": [{"id": "c0", "text": "A is B, says X."}, {"id": "c1", "text": "A is not C."}],
+    })
+    texts = {"a0": "A is B.", "a1": "A is C.", "c0": "A is B, says X.", "c1": "A is not C."}
+    nli = PrecomputedNLI([
+        Relation(source="c0", target="a0", relation="entailment", probability=0.9),
+        Relation(source="c1", target="a0", relation="neutral", probability=0.7),
+        Relation(source="c1", target="a1", relation="contradiction", probability=0.95),
+    ], texts)
+    rows = baselines.assess_baselines(record, nli, k=2, record_key="k1")
+    fs = rows["factscore"]
+    assert [a["id"] for a in fs["atoms"]] == ["a0", "a1"]  # a2 dropped as a duplicate text
+    assert fs["predictions"] == {"a0": "S", "a1": "NS"}
+    assert fs["factuality_score"] == 0.5 and fs["true_positive"] == 1 and fs["true_negative"] == 1
+    assert fs["atoms"][0]["probability"] == pytest.approx(0.9)
+    assert fs["atoms"][1]["evidence"] == [{"context": "c1", "relation": "contradiction", "probability": 0.95}]
+    vote = rows["vote"]
+    assert vote["atoms"][1]["probability"] == 0.0 and vote["atoms"][0]["probability"] == 1.0
+    assert fs["counters"]["nli_pairs"] == 3
+    assert ev.summarize_rows([fs], "FactScore").accuracy == 1.0
+
+
+def test_plots_are_png() -> None:
+    groups = {"X": [_row("X", [("S", 0.9), ("NS", 0.2), ("S", 0.4)])]}
+    for plot in ev.PLOTS.values():
+        assert plot(groups)[:8] == b"\x89PNG\r\n\x1a\n"
