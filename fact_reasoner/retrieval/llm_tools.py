@@ -1,12 +1,12 @@
 """Optional LLM helpers around retrieval: a query builder and a context summariser.
 
-Both take any chat model that answers a list of ``{"role", "content"}`` messages with text.
-:class:`ChatModel` is the minimal call they need; :func:`ask` adapts the shapes a backend may
-use (a ``chat``/``complete`` method returning a string, an OpenAI-style response dict, or an
-object with ``.text``/``.content``), so the language-model layer can evolve without breaking them.
+Both talk to a :class:`fact_reasoner.llm.LLMBackend` (``chat(ChatRequest) -> ChatResponse``,
+``chat_many`` for batches; answers cached by the backend under this module's prompt versions
+``query/v1`` and ``summary/v1``). A plain function ``messages -> str`` works too, for users who
+wire their own model without the LLM layer.
 
-Failures never lose evidence: a summariser answer that cannot be parsed keeps the context
-unchanged (``failed=True`` with the reason) instead of dropping it.
+Failures never lose evidence: a summariser answer that cannot be parsed, or a call that failed,
+keeps the context unchanged (``failed=True`` with the reason) instead of dropping it.
 """
 
 from __future__ import annotations
@@ -14,46 +14,46 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Callable, Sequence
 
 Message = dict[str, str]
+PlainChat = Callable[[list[Message]], str]
 
 
-@runtime_checkable
-class ChatModel(Protocol):
-    """The one call these helpers make: messages in, the assistant's text out."""
-
-    def chat(self, messages: list[Message], **options: Any) -> Any: ...
+def _is_backend(llm: Any) -> bool:
+    return callable(getattr(llm, "chat", None)) and hasattr(llm, "chat_many")
 
 
-def _text_of(response: Any) -> str:
-    if isinstance(response, str):
-        return response
-    if isinstance(response, dict):
-        choices = response.get("choices")
-        if choices:
-            first = choices[0]
-            message = first.get("message") or {}
-            return message.get("content") or first.get("text") or ""
-        for key in ("content", "text"):
-            if isinstance(response.get(key), str):
-                return response[key]
-    for attribute in ("content", "text"):
-        value = getattr(response, attribute, None)
-        if isinstance(value, str):
-            return value
-    raise TypeError(f"cannot read text from a model response of type {type(response).__name__}")
+def ask_many(
+    llm: Any,
+    conversations: Sequence[list[Message]],
+    *,
+    prompt_version: str,
+    max_tokens: int,
+    json_schema: dict[str, Any] | None = None,
+) -> list[str | Exception]:
+    """Reply texts (or the error of a failed call) for several conversations, in order.
 
+    With an ``LLMBackend`` the calls go through ``chat_many`` (concurrent where the backend
+    allows, cached); a plain callable is called once per conversation.
+    """
+    if _is_backend(llm):
+        from ..llm.base import ChatRequest
 
-def ask(llm: Any, messages: list[Message], **options: Any) -> str:
-    """Send ``messages`` to ``llm`` and return the reply text, whatever the backend's method name."""
-    for method in ("chat_text", "chat", "complete", "chat_completion", "generate"):
-        call = getattr(llm, method, None)
-        if callable(call):
-            return _text_of(call(messages, **options))
+        requests = [
+            ChatRequest.of(messages, prompt_version, max_tokens=max_tokens, temperature=0.0, json_schema=json_schema)
+            for messages in conversations
+        ]
+        return [reply if isinstance(reply, Exception) else reply.text for reply in llm.chat_many(requests)]
     if callable(llm):
-        return _text_of(llm(messages, **options))
-    raise TypeError(f"{type(llm).__name__} has no chat method (chat, complete, chat_completion, generate)")
+        replies: list[str | Exception] = []
+        for messages in conversations:
+            try:
+                replies.append(str(llm(messages)))
+            except Exception as error:  # a user's model failing on one call must not stop the run
+                replies.append(error)
+        return replies
+    raise TypeError(f"{type(llm).__name__} is neither an LLMBackend nor a callable messages -> str")
 
 
 # ---------------------------------------------------------------- query builder
@@ -87,10 +87,17 @@ class QueryBuilder:
         self.max_tokens = max_tokens
 
     def build(self, claim: str, question: str | None = None) -> str:
+        return self.build_many([claim], question)[0]
+
+    def build_many(self, claims: Sequence[str], question: str | None = None) -> list[str]:
+        """One query per claim; a failed call falls back to the claim itself."""
         question_line = f"\n(The claim answers: {question.strip()})" if question and question.strip() else ""
-        prompt = QUERY_PROMPT_V1.format(claim=claim.strip(), question_line=question_line)
-        reply = ask(self.llm, [{"role": "user", "content": prompt}], max_tokens=self.max_tokens, temperature=0.0)
-        return parse_query(reply, claim)
+        conversations = [
+            [{"role": "user", "content": QUERY_PROMPT_V1.format(claim=claim.strip(), question_line=question_line)}]
+            for claim in claims
+        ]
+        replies = ask_many(self.llm, conversations, prompt_version=self.prompt_version, max_tokens=self.max_tokens)
+        return [claim if isinstance(reply, Exception) else parse_query(reply, claim) for claim, reply in zip(claims, replies)]
 
 
 # ---------------------------------------------------------------- context summariser
@@ -166,20 +173,22 @@ class ContextSummariser:
         self.max_passage_chars = max_passage_chars
 
     def summarise(self, claim: str, passage: str, *, title: str | None = None) -> ContextSummary:
-        prompt = SUMMARY_PROMPT_V1.format(
-            claim=claim.strip(),
-            title=f" (from {title})" if title else "",
-            passage=passage[: self.max_passage_chars],
+        return self.summarise_many([(claim, passage, title)])[0]
+
+    def summarise_many(self, items: Sequence[tuple[str, str, str | None]]) -> list[ContextSummary]:
+        """Summaries for ``(claim, passage, title)`` triples; a failed call keeps the passage."""
+        conversations = [
+            [{"role": "user", "content": SUMMARY_PROMPT_V1.format(
+                claim=claim.strip(), title=f" (from {title})" if title else "", passage=passage[: self.max_passage_chars]
+            )}]
+            for claim, passage, title in items
+        ]
+        replies = ask_many(
+            self.llm, conversations, prompt_version=self.prompt_version, max_tokens=self.max_tokens, json_schema=SUMMARY_SCHEMA
         )
-        try:
-            reply = ask(
-                self.llm,
-                [{"role": "user", "content": prompt}],
-                max_tokens=self.max_tokens,
-                temperature=0.0,
-                json_schema=SUMMARY_SCHEMA,
-            )
-        except TypeError:
-            # A backend without structured output: ask again with plain options.
-            reply = ask(self.llm, [{"role": "user", "content": prompt}], max_tokens=self.max_tokens, temperature=0.0)
-        return parse_summary(reply, passage)
+        return [
+            ContextSummary(True, passage, None, True, f"model call failed: {reply}")
+            if isinstance(reply, Exception)
+            else parse_summary(reply, passage)
+            for (claim, passage, title), reply in zip(items, replies)
+        ]

@@ -51,21 +51,32 @@ def retrieve_for_record(
         raise ValueError("top_k must be >= 0")
     contexts: list[Context] = []
     per_atom: dict[str, list[str]] = {}
+    atoms = list(record_atoms)
+    texts = [atom.text for atom in atoms]
+    queries = query_builder.build_many(texts, question) if query_builder is not None else texts
+    found_per_atom = [retriever.retrieve(query, top_k, topic=topic) for query in queries]
+    summaries = None
+    if summariser is not None:
+        # one batch for the whole record: the LLM layer runs it concurrently where it can
+        flat = summariser.summarise_many(
+            [(atom.text, found.text, found.title) for atom, found_list in zip(atoms, found_per_atom) for found in found_list]
+        )
+        summaries = iter(flat)
 
-    for atom in record_atoms:
-        query = query_builder.build(atom.text, question) if query_builder is not None else atom.text
+    for atom, query, found_list in zip(atoms, queries, found_per_atom):
         ids: list[str] = []
-        for found in retriever.retrieve(query, top_k, topic=topic):
+        for found in found_list:
             context = found.to_context(atom_context_id(atom.id, len(ids)))
             if query_builder is not None:
                 context = context.model_copy(update={"query": query})
-            if summariser is not None:
-                summary = summariser.summarise(atom.text, found.text, title=found.title)
+            if summaries is not None:
+                summary = next(summaries)
                 if not summary.relevant:
                     continue
-                context = context.model_copy(
-                    update={"text": summary.summary, "original_text": found.text, "relevance": summary.confidence}
-                )
+                update = {"text": summary.summary, "original_text": found.text, "relevance": summary.confidence}
+                if summary.failed:
+                    update = {"summary_failed": summary.reason}
+                context = context.model_copy(update=update)
             contexts.append(context)
             ids.append(context.id)
         per_atom[atom.id] = ids
