@@ -679,8 +679,7 @@ class NativeEngine:
         isolated = 0
         for members in graph.components():
             if len(members) == 1:
-                isolated += 1  # no factor: the marginal is the prior, exactly
-                log_z += 0.0
+                isolated += 1  # no factor: the marginal is the prior, exactly (adds 0 to ln Z)
                 continue
             model = ising_model(graph.subgraph(members))
             outcome = self._component(model, rng)
