@@ -1,0 +1,338 @@
+"""Run FR1, FR2, FR3 and the graph-free baselines over a prepared file, against gold labels.
+
+One command, one NLI backend, one output JSONL per assessor::
+
+    python experiments/run_biographies.py runs/factscore/chatgpt_dev.jsonl \\
+        --nli cross-encoder --nli-model PATH --out-dir runs/factscore/out \\
+        --tables experiments/results/chatgpt_dev_cross-encoder
+
+writes ``<out-dir>/<stem>.<tag>.{fr1,factscore,vote,fr2,fr3}.jsonl`` (``tag`` = ``--tag`` or
+the NLI backend name), ``<stem>.<tag>.run.json`` (wall time, NLI pairs, backend calls and
+cache hits per assessor), and with ``--tables PREFIX`` the Markdown/CSV tables of
+``experiments/tables.py``.
+
+Resumable: records already in an output file are skipped (the file must hold results of the
+same settings, else use ``--overwrite``). NLI results are cached per (premise, hypothesis)
+text pair in a SQLite file (``<cache-dir>/model_calls.sqlite``, shared with the model-call
+cache, keys distinct), keyed by the backend's identity, so a rerun, or adding FR3 after FR2,
+only asks the NLI model about pairs it has never seen. FR1's pairs are a subset of FR2's, and
+FR2's of FR3's; the baselines use FR1's pairs. Assessors run in the order FR1, baselines, FR2,
+FR3 so the cheap ones finish first.
+
+``--nli precomputed`` uses the ``relations`` that records carry (no model, no cache).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import signal
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import baselines as baseline_module  # noqa: E402
+
+from fact_reasoner.cache import ModelCache, cache_key  # noqa: E402
+from fact_reasoner.config import PipelineConfig  # noqa: E402
+from fact_reasoner.io import NumberedRecord, ResultWriter, read_records  # noqa: E402
+from fact_reasoner.nli import NLIBackend, NLIJudgement, PrecomputedNLI  # noqa: E402
+from fact_reasoner.schema import InputRecord, RelationType  # noqa: E402
+
+ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3")
+PAIR_CACHE_TAG = "nli-pair/v1"
+
+
+class PairCachedNLI:
+    """An NLI backend behind a persistent cache of (premise, hypothesis) → judgement.
+
+    The key is ``cache_key("nli-pair", identity, "nli-pair/v1", {premise, hypothesis})`` where
+    ``identity`` names the backend, its model and prompt version: another model never reads
+    these entries. Failed judgements are not cached (a rerun tries them again). Identical
+    pairs inside one batch are judged once.
+    """
+
+    def __init__(self, backend: NLIBackend, cache: ModelCache, identity: str):
+        self.backend = backend
+        self.cache = cache
+        self.identity = identity
+        self.name = getattr(backend, "name", type(backend).__name__)
+        self.requested = 0  # pairs asked of this wrapper
+        self.hits = 0  # distinct pairs answered from the cache
+        self.backend_pairs = 0  # distinct pairs sent to the backend
+        self.seconds = 0.0  # time spent in the backend
+
+    def _key(self, pair: tuple[str, str]) -> str:
+        return cache_key("nli-pair", self.identity, PAIR_CACHE_TAG, {"premise": pair[0], "hypothesis": pair[1]})
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
+        self.requested += len(pairs)
+        answers: dict[tuple[str, str], NLIJudgement] = {}
+        missing: list[tuple[str, str]] = []
+        for pair in dict.fromkeys(pairs):
+            stored = self.cache.get(self._key(pair))
+            if stored is None:
+                missing.append(pair)
+                continue
+            answers[pair] = NLIJudgement(RelationType(stored["label"]), stored["probability"], stored.get("probabilities") or {})
+        self.hits += len(answers)
+        if missing:
+            start = time.perf_counter()
+            fresh = self.backend.judge(missing)
+            self.seconds += time.perf_counter() - start
+            self.backend_pairs += len(missing)
+            for pair, judgement in zip(missing, fresh):
+                answers[pair] = judgement
+                if not judgement.failed:
+                    self.cache.put(
+                        self._key(pair),
+                        {"label": judgement.label.value, "probability": judgement.probability,
+                         "probabilities": judgement.probabilities},
+                        backend="nli-pair", model=self.identity, prompt_version=PAIR_CACHE_TAG,
+                        request={"premise": pair[0], "hypothesis": pair[1]},
+                    )
+        return [answers[pair] for pair in pairs]
+
+    def stats(self) -> dict[str, int]:
+        inner = getattr(self.backend, "stats", None)
+        counters = {f"backend_{k}": v for k, v in (inner() if callable(inner) else {}).items() if isinstance(v, (int, float))}
+        return counters | {"pairs": self.requested, "pair_cache_hits": self.hits, "backend_pairs": self.backend_pairs}
+
+
+class CountingNLI:
+    """Counts the pairs looked up in a precomputed backend (no cache needed there)."""
+
+    def __init__(self) -> None:
+        self.requested = 0
+        self.hits = 0
+        self.backend_pairs = 0
+        self.seconds = 0.0
+
+
+def build_config(args: argparse.Namespace) -> PipelineConfig:
+    values: dict[str, Any] = dict(
+        nli=args.nli, nli_model=args.nli_model, nli_prompt_version=args.nli_prompt_version,
+        engine=args.engine, engine_options=dict(args.engine_option), use_priors=args.use_priors,
+        context_prior=args.context_prior, k="median", backend=args.backend, model=args.model,
+        base_url=args.base_url, threads=args.threads, use_cache=not args.no_cache,
+    )
+    if args.cache_dir:
+        values["cache_dir"] = args.cache_dir
+    return PipelineConfig(**values)
+
+
+def _engine_option(text: str) -> tuple[str, Any]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
+    try:
+        return key, json.loads(value)
+    except json.JSONDecodeError:
+        return key, value
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("input", type=Path, help="prepared input records (experiments/prepare_factscore.py)")
+    p.add_argument("--out-dir", type=Path, default=Path("runs/biographies"), help="where result JSONL files go")
+    p.add_argument("--tag", help="name of this run in file names (default: the NLI backend name)")
+    p.add_argument("--assessors", nargs="+", choices=ASSESSORS, default=list(ASSESSORS),
+                   help="which assessors to run (default: all, in the order fr1 factscore vote fr2 fr3)")
+    p.add_argument("--nli", default="precomputed",
+                   help="NLI backend: precomputed (the records' relations), llm, cross-encoder, … (make_nli names)")
+    p.add_argument("--nli-model", help="NLI model path or name (cross-encoder directory, GGUF…)")
+    p.add_argument("--nli-prompt-version", default="v1")
+    p.add_argument("--backend", choices=["local", "openai"], default="local", help="LLM backend for --nli llm")
+    p.add_argument("--model", help="LLM model for --nli llm")
+    p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--engine", default="native", help="inference engine (default native)")
+    p.add_argument("--engine-option", type=_engine_option, action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--use-priors", action="store_true")
+    p.add_argument("--context-prior", type=float, default=0.9)
+    p.add_argument("--limit", type=int, help="only the first N records")
+    p.add_argument("--cache-dir", type=Path, help="cache directory (default $FACT_REASONER_CACHE or ~/.cache/fact_reasoner)")
+    p.add_argument("--no-cache", action="store_true", help="keep the NLI pair cache in memory only")
+    p.add_argument("--overwrite", action="store_true", help="start the output files afresh")
+    p.add_argument("--tables", type=Path, metavar="PREFIX", help="also write PREFIX.md and PREFIX.csv")
+    p.add_argument("--quiet", action="store_true")
+    return p.parse_args(argv)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "run"
+
+
+def _settings(assessor: str, config: PipelineConfig, nli_name: str) -> dict[str, Any]:
+    base = {"nli": config.nli, "nli_model": config.nli_model, "nli_backend": nli_name,
+            "nli_prompt_version": config.nli_prompt_version}
+    if assessor.startswith("fr"):
+        return base | {"version": int(assessor[2]), "engine": config.engine, "engine_options": config.engine_options,
+                       "use_priors": config.use_priors, "context_prior": config.context_prior}
+    return base | {"assessor": assessor}
+
+
+class _Stop(KeyboardInterrupt):
+    pass
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Stop()
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from fact_reasoner.pipeline import FactReasoner
+
+    config = build_config(args)
+    items = list(read_records(args.input))
+    bad = [i for i in items if not isinstance(i, NumberedRecord)]
+    for error in bad:
+        print(f"error: {error}", file=sys.stderr)
+    if bad:
+        return 2
+    records: list[NumberedRecord] = items[: args.limit] if args.limit is not None else items
+    missing_atoms = [r for r in records if r.record.atoms is None]
+    if missing_atoms:
+        print(f"error: {missing_atoms[0].path}:{missing_atoms[0].line}: record has no atoms; prepare the file first",
+              file=sys.stderr)
+        return 2
+    median = statistics.median(len(r.record.atoms) for r in records) if records else None
+
+    precomputed = config.nli == "precomputed"
+    cache = None
+    if precomputed:
+        nli: PairCachedNLI | CountingNLI = CountingNLI()
+        nli_name = "precomputed"
+    else:
+        cache = ModelCache.in_dir(config.cache_dir) if config.use_cache else ModelCache(None)
+        backend = FactReasoner(config).model_nli()
+        nli_name = getattr(backend, "name", type(backend).__name__)
+        identity = f"{nli_name}|model={config.nli_model}|prompt={config.nli_prompt_version}"
+        nli = PairCachedNLI(backend, cache, identity)
+    tag = _slug(args.tag or nli_name)
+    stem = args.input.name.removesuffix(".jsonl").removesuffix(".json")
+    args.out_dir.mkdir(parents=True, exist_ok=True)
+
+    engine = None
+    report: dict[str, Any] = {"input": str(args.input), "tag": tag, "nli": nli_name, "records": len(records),
+                              "median_atoms": median, "assessors": {}}
+    outputs: list[Path] = []
+    previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
+    interrupted = False
+    try:
+        for assessor in args.assessors:
+            out_path = args.out_dir / f"{stem}.{tag}.{assessor}.jsonl"
+            outputs.append(out_path)
+            settings = _settings(assessor, config, nli_name)
+            writer = ResultWriter(out_path, overwrite=args.overwrite)
+            kept = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
+            if kept and kept != {json.dumps(settings, sort_keys=True)}:
+                writer.close()
+                print(f"error: {out_path} holds results made with other settings; use --overwrite or another --tag",
+                      file=sys.stderr)
+                return 2
+            todo = [r for r in records if r.key not in writer]
+            before = (nli.requested, nli.hits, nli.backend_pairs, nli.seconds)
+            start = time.perf_counter()
+            failures = 0
+            fr = None
+            if assessor.startswith("fr"):
+                fr = FactReasoner(
+                    config.model_copy(update={"version": int(assessor[2])}),
+                    nli=None if precomputed else nli, engine=engine,
+                )
+            with writer, tqdm(total=len(todo), desc=assessor, unit="bio", disable=args.quiet or None,
+                              dynamic_ncols=True) as bar:
+                for item in todo:
+                    try:
+                        row = _assess(assessor, fr, item, nli, median, precomputed)
+                    except (KeyboardInterrupt, _Stop):
+                        raise
+                    except Exception as error:  # one bad record must not stop the run
+                        failures += 1
+                        tqdm.write(f"error: {item.path}:{item.line}: {assessor}: {type(error).__name__}: {error}",
+                                   file=sys.stderr)
+                    else:
+                        row["settings"] = settings
+                        row["assessor"] = row.get("assessor") or assessor.upper()
+                        row["cat"] = (item.record.model_extra or {}).get("cat")
+                        row["source_line"] = item.line
+                        writer.write(row)
+                    bar.update(1)
+                    bar.set_postfix(nli_calls=nli.backend_pairs - before[2], cache_hits=nli.hits - before[1])
+                if fr is not None:
+                    engine = fr.engine  # reuse one engine instance across versions
+            stats = {
+                "done_now": len(todo) - failures,
+                "skipped_already_done": len(records) - len(todo),
+                "failed": failures,
+                "seconds": round(time.perf_counter() - start, 3),
+                "nli_pairs_requested": nli.requested - before[0],
+                "nli_cache_hits": nli.hits - before[1],
+                "nli_backend_calls": nli.backend_pairs - before[2],
+                "nli_backend_seconds": round(nli.seconds - before[3], 3),
+                "output": str(out_path),
+            }
+            rows = list(ResultWriter(out_path).done.values())
+            stats["approximate_inference_records"] = sum(not (r.get("engine") or {}).get("exact", True) for r in rows)
+            report["assessors"][assessor] = stats
+            if not args.quiet:
+                print(f"{assessor}: {json.dumps(stats)}", file=sys.stderr)
+    except (KeyboardInterrupt, _Stop):
+        interrupted = True
+    finally:
+        signal.signal(signal.SIGTERM, previous_handler)
+    report["interrupted"] = interrupted
+    report_path = args.out_dir / f"{stem}.{tag}.run.json"
+    report_path.write_text(json.dumps(report, indent=1) + "\n")
+    if interrupted:
+        print(f"interrupted; rerun the same command to resume (finished records are kept)", file=sys.stderr)
+        return 130
+    existing = [p for p in outputs if p.exists()]
+    import tables
+
+    markdown = tables.write_tables(existing, args.tables) if args.tables else tables.render(existing)
+    if not args.quiet:
+        print(markdown)
+        print(f"run summary: {report_path}", file=sys.stderr)
+    return 0
+
+
+def _assess(assessor: str, fr, item: NumberedRecord, nli, median: float | None, precomputed: bool) -> dict[str, Any]:
+    record: InputRecord = item.record
+    if fr is not None:
+        result = fr.assess(record, k="median", dataset_median_atoms=median, record_key=item.key)
+        if precomputed:
+            nli.requested += result.counters.get("nli_pairs", 0)
+        return result.model_dump(mode="json")
+    backend: Any = nli
+    if precomputed:
+        texts = {a.id: a.text for a in record.atoms or []} | {c.id: c.text for c in record.contexts or []}
+        backend = PrecomputedNLI(record.relations or [], texts)
+    rows = baseline_module.assess_baselines(
+        record, backend, [assessor], k="median", dataset_median_atoms=median, record_key=item.key
+    )
+    if precomputed:
+        nli.requested += rows[assessor]["counters"]["nli_pairs"]
+    return rows[assessor]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        return run(args)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

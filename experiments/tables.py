@@ -1,0 +1,64 @@
+"""Tables of agreement with gold S/NS labels, per assessor (and rarity tier), Markdown and CSV.
+
+    python experiments/tables.py runs/factscore/out/chatgpt_dev.TAG.*.jsonl \\
+        --out experiments/results/chatgpt_dev_TAG
+
+writes ``PREFIX.md`` (our table, per-tier table, and the paper's published Table 3 beside it)
+and ``PREFIX.csv`` (our lines) and ``PREFIX.published.csv``. Definitions of every column are in
+:mod:`fact_reasoner.evaluation` (Pr, F1 of S atoms, accuracy, F1@K with K = dataset median,
+MAE of precision, Brier score, ECE over 10 equal-width bins).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from fact_reasoner import evaluation as ev
+
+
+def lines_for(paths: Sequence[Path]) -> list[ev.Summary]:
+    return ev.summary_table(ev.group_rows(ev.read_rows(paths)))
+
+
+def render(paths: Sequence[Path], title: str | None = None) -> str:
+    """The Markdown text: overall lines, per-tier lines, then the published numbers."""
+    lines = lines_for(paths)
+    overall = [line for line in lines if line.tier == "all"]
+    tiers = [line for line in lines if line.tier != "all"]
+    parts = [f"## {title}\n" if title else "", "Ours (same atoms, contexts and NLI for every assessor):\n",
+             ev.to_markdown(overall)]
+    if tiers:
+        parts += ["\nBy rarity tier (cat[0]; K is the whole dataset's median):\n", ev.to_markdown(tiers)]
+    parts += ["\n", ev.published_markdown()]
+    return "\n".join(p for p in parts if p)
+
+
+def write_tables(paths: Sequence[Path], prefix: Path, title: str | None = None) -> str:
+    prefix.parent.mkdir(parents=True, exist_ok=True)
+    markdown = render(paths, title or prefix.name)
+    prefix.with_name(prefix.name + ".md").write_text(markdown)
+    prefix.with_name(prefix.name + ".csv").write_text(ev.to_csv(lines_for(paths)))
+    prefix.with_name(prefix.name + ".published.csv").write_text(ev.published_csv())
+    return markdown
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Tables of agreement with gold labels")
+    parser.add_argument("results", type=Path, nargs="+", help="result JSONL files (one assessor each, or mixed)")
+    parser.add_argument("--out", type=Path, help="write OUT.md, OUT.csv and OUT.published.csv")
+    parser.add_argument("--title")
+    args = parser.parse_args(argv)
+    try:
+        text = write_tables(args.results, args.out, args.title) if args.out else render(args.results, args.title)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""The biography runner: every assessor over a file, resumable, NLI pair cache, tables."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "experiments"))
+EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
+
+import run_biographies as runner  # noqa: E402
+
+from fact_reasoner.cache import ModelCache  # noqa: E402
+from fact_reasoner.nli import PrecomputedNLI  # noqa: E402
+from fact_reasoner.schema import InputRecord  # noqa: E402
+
+
+def test_pair_cache_answers_repeats_without_the_backend(tmp_path: Path) -> None:
+    record = InputRecord.model_validate(json.loads(EXAMPLE.read_text().splitlines()[0]))
+    texts = {a.id: a.text for a in record.atoms} | {c.id: c.text for c in record.contexts}
+    backend = PrecomputedNLI(record.relations, texts)
+    pairs = [(texts[r.source], texts[r.target]) for r in record.relations]
+    first = runner.PairCachedNLI(backend, ModelCache.in_dir(tmp_path), "precomputed|test")
+    answers = first.judge(pairs + pairs[:2])  # repeats inside one batch are judged once
+    assert first.backend_pairs == len(set(pairs)) and first.hits == 0
+    # a new process (new wrapper, same file): everything from the cache, identical judgements
+    second = runner.PairCachedNLI(backend, ModelCache.in_dir(tmp_path), "precomputed|test")
+    again = second.judge(pairs)
+    assert second.backend_pairs == 0 and second.hits == len(set(pairs))
+    assert [(a.label, a.probability) for a in again] == [(a.label, a.probability) for a in answers[: len(pairs)]]
+    # another backend identity never reads these entries
+    other = runner.PairCachedNLI(backend, ModelCache.in_dir(tmp_path), "other-model")
+    other.judge(pairs[:1])
+    assert other.hits == 0 and other.backend_pairs == 1
+
+
+def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    source = json.loads(EXAMPLE.read_text().splitlines()[0])
+    source["cat"] = ["rare", "Europe"]
+    data = tmp_path / "bios.jsonl"
+    data.write_text(json.dumps(source) + "\n")
+    out = tmp_path / "out"
+    prefix = tmp_path / "tables" / "bios"
+    argv = [str(data), "--out-dir", str(out), "--nli", "precomputed", "--tables", str(prefix), "--quiet"]
+    assert runner.main(argv) == 0
+    files = {p.name for p in out.glob("*.jsonl")}
+    assert files == {f"bios.precomputed.{a}.jsonl" for a in runner.ASSESSORS}
+    rows = {a: json.loads((out / f"bios.precomputed.{a}.jsonl").read_text()) for a in runner.ASSESSORS}
+    assert rows["fr2"]["assessor"] == "FR2" and rows["factscore"]["assessor"] == "FactScore"
+    assert rows["fr3"]["cat"] == ["rare", "Europe"]
+    # every assessor scores the same atoms
+    ids = {a: [x["id"] for x in row["atoms"]] for a, row in rows.items()}
+    assert len({tuple(v) for v in ids.values()}) == 1
+    report = json.loads((out / "bios.precomputed.run.json").read_text())
+    assert report["assessors"]["fr3"]["done_now"] == 1 and report["assessors"]["fr1"]["nli_pairs_requested"] > 0
+    markdown = (prefix.parent / "bios.md").read_text()
+    for name in ("FactScore", "NLI-vote", "FR1", "FR2", "FR3", "granite-8b"):
+        assert name in markdown
+    assert (prefix.parent / "bios.csv").read_text().count("\n") == 1 + 5 * 2  # header + (all + 1 tier) × 5
+    # a rerun skips everything already written
+    assert runner.main(argv) == 0
+    again = json.loads((out / "bios.precomputed.run.json").read_text())
+    assert all(s["done_now"] == 0 and s["skipped_already_done"] == 1 for s in again["assessors"].values())
+    assert all(len((out / f"bios.precomputed.{a}.jsonl").read_text().splitlines()) == 1 for a in runner.ASSESSORS)
+    # other settings into the same files are refused
+    assert runner.main(argv + ["--use-priors"]) == 2
