@@ -1,0 +1,107 @@
+"""Atoms for the metrics: computed once per text and shared by every metric of an evaluation.
+
+:class:`AtomStore` asks its atomizer for the atoms of a text the first time it is needed and
+keeps them (keyed by the text) for every later metric and sample; with a
+:class:`~fact_reasoner.cache.ModelCache` it also keeps them across runs.
+
+:class:`SentenceAtomizer` is a real, model-free atomizer: one atom per sentence (pysbd when
+installed, else a punctuation rule). It is the fallback when no language model is available
+and the natural choice for short, single-fact sentences such as references.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any, Protocol
+
+from ..cache import ModelCache, cache_key
+from ..schema import Atom
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+
+
+class Atomizer(Protocol):
+    def atomize(self, text: str, question: str | None = None) -> list[Atom]: ...
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (pysbd if installed, else split after . ! ? before a capital)."""
+    text = text.strip()
+    if not text:
+        return []
+    try:
+        import pysbd
+
+        pieces = pysbd.Segmenter(language="en", clean=False).segment(text)
+    except ImportError:  # pragma: no cover - pysbd is in the heavy extra
+        pieces = _SENTENCE_END.split(text)
+    sentences = []
+    for piece in pieces:
+        for line in piece.splitlines():  # bullet lists and paragraphs: one claim per line
+            line = line.strip().lstrip("-*• ").strip()
+            if re.search(r"\w", line):
+                sentences.append(line)
+    return sentences
+
+
+class SentenceAtomizer:
+    """One atom per sentence of the text; deterministic and model-free."""
+
+    name = "sentence"
+    prompt_version = "sentence/v1"
+
+    def atomize(self, text: str, question: str | None = None) -> list[Atom]:
+        return [Atom(id=f"a{i}", text=s) for i, s in enumerate(split_sentences(text))]
+
+
+def atomizer_name(atomizer: Any) -> str:
+    name = getattr(atomizer, "name", None) or type(atomizer).__name__
+    version = getattr(atomizer, "prompt_version", None)
+    return f"{name}:{version}" if version else str(name)
+
+
+class AtomStore:
+    """Atom texts per text, computed once (per store, and per cache file when one is given).
+
+    The key is the text alone: the first question a text is seen with is the one passed to
+    the atomizer.
+    """
+
+    def __init__(self, atomizer: Atomizer, cache: ModelCache | None = None):
+        self.atomizer = atomizer
+        self.cache = cache
+        self._atoms: dict[str, list[str]] = {}
+        self._lock = threading.Lock()
+        self.computed = 0
+        self.reused = 0
+
+    def claims(self, text: str | None, question: str | None = None) -> list[str]:
+        """The atom texts of ``text`` (empty for an empty text)."""
+        if text is None or not text.strip():
+            return []
+        with self._lock:
+            if text in self._atoms:
+                self.reused += 1
+                return list(self._atoms[text])
+        key = cache_key("atoms", atomizer_name(self.atomizer), "metrics-atoms/v1", {"text": text})
+        claims: list[str] | None = None
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                claims = list(hit["atoms"])
+        if claims is None:
+            atoms = self.atomizer.atomize(text, question=question)
+            claims = [a.text.strip() for a in atoms if a.text and a.text.strip()]
+            self.computed += 1
+            if self.cache is not None:
+                self.cache.put(
+                    key, {"atoms": claims}, backend="atoms", model=atomizer_name(self.atomizer),
+                    prompt_version="metrics-atoms/v1", request={"text": text},
+                )
+        with self._lock:
+            self._atoms.setdefault(text, claims)
+        return list(claims)
+
+
+__all__ = ["AtomStore", "Atomizer", "SentenceAtomizer", "atomizer_name", "split_sentences"]

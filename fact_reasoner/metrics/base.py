@@ -1,0 +1,83 @@
+"""The metric base class and helpers shared by the metrics."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+from .context import MetricContext
+from .results import ClaimDetail, MetricResult
+from .sample import RagSample
+from .support import ClaimSupport, Evidence
+
+
+class Metric:
+    """A metric with parameters (a dataclass) and ``score(sample, context) -> MetricResult``.
+
+    ``context`` carries the stages and memos of the evaluation; without one a default
+    :class:`MetricContext` is created (models built from the default configuration).
+    """
+
+    name: ClassVar[str] = "metric"
+
+    def score(self, sample: RagSample | dict, context: MetricContext | None = None) -> MetricResult:
+        sample = as_sample(sample)
+        context = context or MetricContext()
+        return self._score(sample, context)
+
+    def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:  # pragma: no cover
+        raise NotImplementedError
+
+    @property
+    def key(self) -> str:
+        """Name plus parameters: results are shared between metrics with the same key."""
+        if dataclasses.is_dataclass(self):
+            params = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+            return f"{self.name}({params})"
+        return self.name
+
+    def params(self) -> dict[str, Any]:
+        if not dataclasses.is_dataclass(self):
+            return {}
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            out[f.name] = value.key if isinstance(value, Metric) else value
+        return out
+
+
+def as_sample(sample: RagSample | dict) -> RagSample:
+    if isinstance(sample, RagSample):
+        return sample
+    if isinstance(sample, dict):
+        return RagSample.model_validate(sample)
+    raise TypeError(f"a sample must be a RagSample or a dict, not {type(sample).__name__}")
+
+
+def evidence_detail(
+    support: ClaimSupport,
+    premises: tuple[str, ...] | list[str],
+    verdict: str,
+    reason: str,
+    deciding: Evidence | None,
+    source: str,
+) -> ClaimDetail:
+    """A :class:`ClaimDetail` naming the deciding premise (if any) by text and position."""
+    return ClaimDetail(
+        claim=support.claim,
+        verdict=verdict,
+        probability=support.probability,
+        context=premises[deciding.premise_index] if deciding is not None else None,
+        context_index=deciding.premise_index if deciding is not None else None,
+        reason=reason,
+        source=source,
+    )
+
+
+def describe(evidence: Evidence | None) -> str:
+    if evidence is None:
+        return ""
+    return f"{evidence.relation.value} p={evidence.probability:.2f} from context {evidence.premise_index}"
+
+
+__all__ = ["Metric", "as_sample", "describe", "evidence_detail"]

@@ -1,0 +1,84 @@
+"""Answer classification: CORRECT, WRONG or DON'T KNOW, and the counts over a dataset.
+
+DON'T KNOW when the response contains an uncertainty phrase as whole words (case-insensitive,
+any whitespace, curly apostrophes normalised): "I don't know" abstains, "The author is
+unknown" does not (no phrase is a bare "unknown"). Otherwise the judge decides: by default
+factual correctness (the same atoms and graphs), CORRECT when its F1 ≥ ``correct_threshold``.
+score: CORRECT 1, WRONG 0, DON'T KNOW 0 (so the mean is accuracy over all answers).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from .base import Metric
+from .context import MetricContext
+from .correctness import FactualCorrectness
+from .results import MetricResult
+from .sample import RagSample
+
+CORRECT, WRONG, DONT_KNOW = "CORRECT", "WRONG", "DON'T KNOW"
+LABELS = (CORRECT, WRONG, DONT_KNOW)
+
+UNCERTAINTY_PHRASES: tuple[str, ...] = (
+    "i don't know", "i do not know", "i dont know", "don't know the answer", "not sure",
+    "i'm not certain", "i am not certain", "i'm unsure", "i am unsure", "no idea",
+    "cannot answer", "can't answer", "unable to answer", "cannot determine", "can't determine",
+    "unable to determine", "cannot be determined", "not enough information", "insufficient information",
+    "no information", "does not provide", "doesn't provide", "does not mention", "doesn't mention",
+    "not mentioned", "not specified", "no answer", "i cannot say", "i can't say", "cannot provide",
+    "unable to provide", "unable to find", "could not find", "couldn't find",
+)
+
+
+def _phrase_pattern(phrase: str) -> str:
+    words = [re.escape(w) for w in phrase.split()]
+    return r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)"
+
+
+def uncertainty_match(text: str, phrases: Iterable[str] = UNCERTAINTY_PHRASES) -> str | None:
+    """The first uncertainty phrase occurring in ``text`` as whole words, or ``None``."""
+    normalised = text.replace("\u2019", "'").replace("\u2018", "'")
+    for phrase in phrases:
+        if re.search(_phrase_pattern(phrase.lower()), normalised, flags=re.IGNORECASE):
+            return phrase
+    return None
+
+
+@dataclass
+class AnswerClassification(Metric):
+    name = "answer_classification"
+    phrases: tuple[str, ...] = UNCERTAINTY_PHRASES
+    correct_threshold: float = 0.5
+    judge: FactualCorrectness = field(default_factory=FactualCorrectness)
+
+    def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
+        missing = sample.require("response")
+        if missing:
+            return MetricResult.nan(self.name, missing, label=None)
+        phrase = uncertainty_match(sample.response, self.phrases)
+        if phrase is not None:
+            return MetricResult(name=self.name, score=0.0, label=DONT_KNOW, reason=f"uncertainty phrase {phrase!r}")
+        if not sample.reference:
+            return MetricResult.nan(self.name, "no reference to judge the answer against", label=None)
+        judged = context.result(self.judge, sample)
+        if judged.is_nan:
+            return MetricResult.nan(self.name, f"judge could not decide: {judged.reason}", label=None, details=judged.details)
+        label = CORRECT if judged.score >= self.correct_threshold else WRONG
+        return MetricResult(
+            name=self.name, score=1.0 if label == CORRECT else 0.0, label=label, details=judged.details,
+            reason=f"{self.judge.name} {judged.score:.3f} {'≥' if label == CORRECT else '<'} {self.correct_threshold}",
+            judge_score=judged.score,
+        )
+
+    @staticmethod
+    def counts(results: Iterable[MetricResult]) -> dict[str, int]:
+        """How many results carry each label (``UNSCORED`` for NaN results)."""
+        counter = Counter(getattr(r, "label", None) or "UNSCORED" for r in results)
+        return {label: counter.get(label, 0) for label in (*LABELS, "UNSCORED")}
+
+
+__all__ = ["AnswerClassification", "CORRECT", "DONT_KNOW", "UNCERTAINTY_PHRASES", "WRONG", "uncertainty_match"]

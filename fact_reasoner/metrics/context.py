@@ -1,0 +1,163 @@
+"""The stages and shared state of one evaluation (:class:`MetricContext`).
+
+Metrics never build models themselves: they ask the context for the atom store, the NLI
+backend, the inference engine, the LLM or the embedder. Each is either injected (tests pass
+real deterministic stages: :class:`~fact_reasoner.nli.PrecomputedNLI`, the sentence atomizer,
+the MiniLM embedder) or created on first use through the same
+:class:`~fact_reasoner.pipeline.FactReasoner` stage factories the pipeline uses.
+
+Shared across all metrics and samples of an evaluation:
+
+- atoms, once per text (:class:`~.atoms.AtomStore`, persistent with the model-call cache);
+- NLI judgements, once per (premise, hypothesis) text pair (:class:`~.support.MemoNLI`);
+- FR2 support results, once per (claims, premises);
+- metric results per sample, so a composite reuses its components.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..cache import ModelCache
+from ..config import PipelineConfig
+from ..graph import GraphOptions
+from .atoms import AtomStore, SentenceAtomizer, atomizer_name
+from .support import MemoNLI, SupportResult, judge_support
+
+
+class MetricContext:
+    """Stages (injected or built lazily) and the memos of one evaluation.
+
+    Parameters
+    ----------
+    config:
+        Pipeline settings used to build missing stages (LLM backend, NLI backend, engine,
+        priors, cache directory). The graph is always FR2.
+    atomizer:
+        An object with ``atomize(text, question=None) -> list[Atom]``, or ``"sentence"``
+        (model-free, one atom per sentence), ``"llm"`` (the pipeline's LLM atomizer) or
+        ``"auto"`` (``llm`` when it can be built, else ``sentence``; the choice is recorded).
+    nli, engine, llm, embedder:
+        Ready-made stages; missing ones come from ``config``.
+    atom_cache:
+        A :class:`ModelCache` for atoms across runs; ``"auto"`` uses the config's cache file
+        when ``config.use_cache`` and the atomizer is a model; ``None`` keeps atoms in memory.
+    """
+
+    def __init__(
+        self,
+        config: PipelineConfig | None = None,
+        *,
+        atomizer: Any = "auto",
+        nli: Any | None = None,
+        engine: Any | None = None,
+        llm: Any | None = None,
+        embedder: Any | None = None,
+        atom_cache: ModelCache | str | None = "auto",
+    ) -> None:
+        from ..pipeline import FactReasoner
+
+        self.config = (config or PipelineConfig()).model_copy(update={"version": 2})
+        self.reasoner = FactReasoner(self.config, nli=nli, engine=engine, llm=llm)
+        self._atomizer_choice = atomizer
+        self._atom_cache_choice = atom_cache
+        self._atom_store: AtomStore | None = None
+        self._nli: MemoNLI | None = None
+        self._embedder = embedder
+        self._support: dict[tuple[tuple[str, ...], tuple[str, ...]], SupportResult] = {}
+        self._results: dict[tuple[int, str], tuple[Any, Any]] = {}
+        self._lock = threading.RLock()
+        self.notes: list[str] = []
+
+    # -- stages ---------------------------------------------------------------------------
+    @property
+    def atoms(self) -> AtomStore:
+        if self._atom_store is None:
+            atomizer = self._make_atomizer(self._atomizer_choice)
+            cache = self._atom_cache_choice
+            if cache == "auto":
+                cache = (
+                    ModelCache.in_dir(self.config.cache_dir)
+                    if self.config.use_cache and not isinstance(atomizer, SentenceAtomizer)
+                    else None
+                )
+            self._atom_store = AtomStore(atomizer, cache if isinstance(cache, ModelCache) else None)
+        return self._atom_store
+
+    def _make_atomizer(self, choice: Any) -> Any:
+        if not isinstance(choice, str):
+            return choice
+        if choice == "sentence":
+            return SentenceAtomizer()
+        if choice in ("llm", "auto"):
+            try:
+                return self.reasoner.atomizer()
+            except Exception as error:  # no LLM layer / model here
+                if choice == "llm":
+                    raise
+                self.notes.append(f"LLM atomizer unavailable ({type(error).__name__}: {error}); using sentences")
+                return SentenceAtomizer()
+        raise ValueError(f"unknown atomizer {choice!r}: use 'auto', 'llm', 'sentence' or an object")
+
+    @property
+    def atomizer_name(self) -> str:
+        return atomizer_name(self.atoms.atomizer)
+
+    @property
+    def nli(self) -> MemoNLI:
+        if self._nli is None:
+            self._nli = MemoNLI(self.reasoner.model_nli())
+        return self._nli
+
+    @property
+    def engine(self) -> Any:
+        return self.reasoner.engine
+
+    def llm(self) -> Any:
+        return self.reasoner.llm()
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from .embeddings import SentenceEmbedder
+
+            self._embedder = SentenceEmbedder()
+        return self._embedder
+
+    def graph_options(self) -> GraphOptions:
+        return self.config.graph_options()
+
+    # -- shared computations -------------------------------------------------------------
+    def claims(self, text: str | None, question: str | None = None) -> list[str]:
+        return self.atoms.claims(text, question)
+
+    def support(self, claims: Sequence[str], premises: Sequence[str]) -> SupportResult:
+        """FR2 support of ``claims`` by ``premises``, computed once per evaluation."""
+        key = (tuple(claims), tuple(premises))
+        with self._lock:
+            if key in self._support:
+                return self._support[key]
+        result = judge_support(claims, premises, self.nli, self.engine, self.graph_options())
+        with self._lock:
+            self._support[key] = result
+        return result
+
+    def result(self, metric: Any, sample: Any) -> Any:
+        """``metric.score(sample, self)``, computed once per (sample object, metric key)."""
+        key = (id(sample), metric.key)
+        with self._lock:
+            if key in self._results:
+                return self._results[key][1]
+        value = metric.score(sample, self)
+        with self._lock:
+            self._results[key] = (sample, value)  # keep the sample alive so its id stays unique
+        return value
+
+    def forget_results(self) -> None:
+        with self._lock:
+            self._results.clear()
+
+
+__all__ = ["MetricContext"]

@@ -1,0 +1,190 @@
+"""Claims judged against premises with FactReasoner's FR2 graph — the core of every metric.
+
+``judge_support(claims, premises, nli, engine)`` is FR2 exactly as the pipeline builds it
+(DESIGN §4): one binary variable per claim (prior 0.5) and per premise (prior 0.9 by default),
+every claim × every premise judged by NLI (premise → claim), entailment and contradiction
+become factors, inference gives the posterior P(claim is true). Each claim keeps its
+entailing and contradicting evidence (which premise, how sure) so a metric can say why.
+
+Which premises: retrieved chunks (faithfulness, context recall), the reference as one premise
+(factual-correctness precision) or the response as one premise (factual-correctness recall).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ..graph import GraphOptions, build_graph, plan_graph
+from ..inference import InferenceEngine
+from ..nli import NLIBackend, NLIJudgement
+from ..schema import Atom, Context, Relation, RelationType
+
+#: P(claim) above this counts as supported (as in the factuality scores: strictly > 0.5).
+SUPPORT_THRESHOLD = 0.5
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One factor on a claim: the premise (by position), its relation and probability."""
+
+    premise_index: int
+    relation: RelationType
+    probability: float
+
+
+@dataclass(frozen=True)
+class ClaimSupport:
+    """A claim's posterior and the evidence that produced it."""
+
+    claim: str
+    probability: float
+    entailing: tuple[Evidence, ...] = ()
+    contradicting: tuple[Evidence, ...] = ()
+    judged_pairs: int = 0
+    failed_pairs: int = 0
+    failure_reasons: tuple[str, ...] = ()
+
+    @property
+    def judged(self) -> bool:
+        """At least one premise gave a usable judgement (a missing relation counts as neutral)."""
+        return self.judged_pairs > 0
+
+    @property
+    def has_evidence(self) -> bool:
+        return bool(self.entailing or self.contradicting)
+
+    @property
+    def supported(self) -> bool:
+        return self.probability > SUPPORT_THRESHOLD
+
+    @property
+    def best_entailment(self) -> Evidence | None:
+        return self.entailing[0] if self.entailing else None
+
+    @property
+    def best_contradiction(self) -> Evidence | None:
+        return self.contradicting[0] if self.contradicting else None
+
+
+@dataclass(frozen=True)
+class SupportResult:
+    """Every claim's support, plus the raw judgements by (claim index, premise index)."""
+
+    claims: tuple[ClaimSupport, ...]
+    premises: tuple[str, ...]
+    judgements: dict[tuple[int, int], NLIJudgement] = field(default_factory=dict)
+    algorithm: str = ""
+    exact: bool = True
+    converged: bool = True
+
+    @property
+    def num_supported(self) -> int:
+        return sum(c.supported for c in self.claims)
+
+
+class MemoNLI:
+    """An NLI backend that never judges the same (premise, hypothesis) texts twice.
+
+    Failed judgements are not remembered, so a later call may try again.
+    """
+
+    def __init__(self, backend: NLIBackend):
+        self.backend = backend
+        self.name = getattr(backend, "name", type(backend).__name__)
+        self._memo: dict[tuple[str, str], NLIJudgement] = {}
+        self.calls = 0
+        self.reused = 0
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
+        todo = list(dict.fromkeys(p for p in pairs if p not in self._memo))
+        self.reused += len(pairs) - len(todo)
+        if todo:
+            self.calls += len(todo)
+            fresh = self.backend.judge(todo)
+            if len(fresh) != len(todo):
+                raise RuntimeError(f"NLI backend {self.name} returned {len(fresh)} judgements for {len(todo)} pairs")
+            found = dict(zip(todo, fresh))
+            for pair, judgement in found.items():
+                if not judgement.failed or judgement.is_unjudged:
+                    self._memo[pair] = judgement
+        else:
+            found = {}
+        return [self._memo.get(p) or found[p] for p in pairs]
+
+
+def judge_support(
+    claims: Sequence[str],
+    premises: Sequence[str],
+    nli: NLIBackend,
+    engine: InferenceEngine,
+    options: GraphOptions | None = None,
+) -> SupportResult:
+    """Posterior and evidence of each claim given the premises, from an FR2 factor graph.
+
+    Duplicate claims (or premises) share one variable, as in the pipeline; every input claim
+    gets its own :class:`ClaimSupport` in input order.
+    """
+    options = options or GraphOptions(version=2)
+    if options.version != 2:
+        raise ValueError("the metrics use FR2 graphs (claims × premises)")
+    atoms = [Atom(id=f"a{i}", text=c) for i, c in enumerate(claims)]
+    contexts = [Context(id=f"c{j}", text=p) for j, p in enumerate(premises)]
+    plan = plan_graph(atoms, contexts, 2)
+    texts = plan.texts
+    pairs = list(plan.pairs)
+    judgements = nli.judge([(texts[p], texts[h]) for p, h in pairs]) if pairs else []
+    relations = [
+        Relation(
+            source=p, target=h, relation=j.label, probability=j.probability,
+            failed=j.failed, reason=j.reason,
+        )
+        for (p, h), j in zip(pairs, judgements)
+        if not j.is_unjudged
+    ]
+    built = build_graph(plan, relations, options)
+    inference = engine.infer(built.graph)
+
+    by_atom: dict[str, list[tuple[int, NLIJudgement]]] = {}
+    for (p, h), j in zip(pairs, judgements):
+        by_atom.setdefault(h, []).append((int(p[1:]), j))
+    evidence: dict[str, list[Evidence]] = {}
+    for rel in built.factor_relations:
+        evidence.setdefault(rel.target, []).append(Evidence(int(rel.source[1:]), rel.relation, rel.probability))
+
+    out: list[ClaimSupport] = []
+    raw: dict[tuple[int, int], NLIJudgement] = {}
+    for i in range(len(claims)):
+        kept = plan.atom_duplicates.get(f"a{i}", f"a{i}")
+        links = sorted(evidence.get(kept, []), key=lambda e: (-e.probability, e.premise_index))
+        judged = by_atom.get(kept, [])
+        for j_index, judgement in judged:
+            raw[(i, j_index)] = judgement
+        failures = [j for _, j in judged if j.failed and not j.is_unjudged]
+        out.append(
+            ClaimSupport(
+                claim=claims[i],
+                probability=float(inference.marginals[kept]),
+                entailing=tuple(e for e in links if e.relation == RelationType.ENTAILMENT),
+                contradicting=tuple(e for e in links if e.relation == RelationType.CONTRADICTION),
+                judged_pairs=len(judged) - len(failures),
+                failed_pairs=len(failures),
+                failure_reasons=tuple(dict.fromkeys(j.reason or "failed" for j in failures)),
+            )
+        )
+    # Premises merged by deduplication: report judgements under every copy's index.
+    for dropped, kept in plan.context_duplicates.items():
+        for i in range(len(claims)):
+            if (i, int(kept[1:])) in raw:
+                raw[(i, int(dropped[1:]))] = raw[(i, int(kept[1:]))]
+    return SupportResult(
+        claims=tuple(out),
+        premises=tuple(premises),
+        judgements=raw,
+        algorithm=inference.algorithm,
+        exact=inference.exact,
+        converged=inference.converged,
+    )
+
+
+__all__ = ["ClaimSupport", "Evidence", "MemoNLI", "SUPPORT_THRESHOLD", "SupportResult", "judge_support"]
