@@ -404,7 +404,7 @@ def _bp_message(cavity: np.ndarray, exp_coupling: np.ndarray) -> np.ndarray:
 
 
 def bethe_log_partition(model: IsingModel, belief: np.ndarray, to_t: np.ndarray, to_s: np.ndarray) -> np.ndarray:
-    """−F_Bethe at the current messages, one value per start (R,).
+    r"""−F_Bethe at the current messages, one value per start (R,).
 
     −F = Σ_e Σ b_e (log ψ_e − log b_e) + Σ_v Σ b_v log φ_v + Σ_v (d_v − 1) H(b_v) + const, with
     b_v = σ(B_v) and b_e(x_s, x_t) ∝ exp(J x_s x_t + θ_{s\t} x_s + θ_{t\s} x_t), where the
