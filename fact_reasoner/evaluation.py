@@ -401,7 +401,8 @@ def plot_score_distributions(groups: dict[str, list[dict[str, Any]]]) -> bytes:
     count = max(len(groups), 1)
     columns = min(count, 3)
     rows_n = math.ceil(count / columns)
-    figure, axes = plt.subplots(rows_n, columns, figsize=(3.6 * columns, 2.8 * rows_n), squeeze=False)
+    figure, axes = plt.subplots(rows_n, columns, figsize=(3.6 * columns, 2.8 * rows_n), squeeze=False,
+                               constrained_layout=True)
     edges = [i / 20 for i in range(21)]
     for axis, (label, rows) in zip(axes.flat, groups.items()):
         atoms = [GoldAtoms.of(r) for r in rows]

@@ -1,0 +1,374 @@
+"""``fact-reasoner report``: one self-contained HTML page from result JSONL files.
+
+    fact-reasoner report runs/out/bios.*.jsonl --input-file bios_prepared.jsonl -o report.html
+
+The page holds, with inline CSS and PNG plots as ``data:`` URIs (no network, no script):
+
+- the summary table per assessor (and per rarity tier when rows carry ``cat``) with the
+  paper's published Table 3 beside it (see :mod:`fact_reasoner.evaluation` for definitions);
+- the reliability diagram, predicted vs gold precision and the posterior distributions
+  (when rows carry gold labels and matplotlib is installed);
+- for every response: its atoms, each with its gold label and one cell per assessor coloured
+  by the posterior P(atom true) (red 0 → yellow 0.5 → green 1), ✓/✗ against gold, and the
+  contexts that entail or contradict it, with the NLI probability.
+
+Context texts: result rows name contexts by id in ``atoms[].evidence``. The texts come from
+the rows' own ``contexts`` field when present, else from ``--input-file`` (the input records the
+results were made from, matched by ``record_key``, i.e. the same file and order as the run).
+Without either, evidence shows ids only.
+
+Every text from the files is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import datetime as _dt
+import html
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import evaluation as ev
+
+SNIPPET_CHARS = 220
+
+
+def esc(value: Any) -> str:
+    """HTML-escaped text (quotes too, so it is safe in attributes)."""
+    return html.escape("" if value is None else str(value), quote=True)
+
+
+def colour(p: float) -> str:
+    """Background for a posterior: hue 0 (red) at P = 0, 60 (yellow) at 0.5, 120 (green) at 1."""
+    p = min(max(float(p), 0.0), 1.0)
+    return f"hsl({120 * p:.0f}, 70%, 80%)"
+
+
+def _fmt(value: Any, digits: int = 3) -> str:
+    if isinstance(value, float):
+        return "–" if math.isnan(value) else f"{value:.{digits}f}"
+    return "–" if value is None else str(value)
+
+
+CSS = """
+:root { --fg:#1d2330; --muted:#5b6475; --line:#d9dde5; --bg:#fbfbfd; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+       background: var(--bg); margin: 0 auto; max-width: 1200px; padding: 24px; }
+h1 { font-size: 22px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; }
+h3 { font-size: 15px; margin: 0 0 6px; }
+.meta, .note { color: var(--muted); font-size: 12.5px; }
+table { border-collapse: collapse; margin: 8px 0 12px; background: #fff; }
+th, td { border: 1px solid var(--line); padding: 3px 7px; vertical-align: top; }
+th { background: #eef1f6; font-weight: 600; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+.plots { display: flex; flex-wrap: wrap; gap: 12px; }
+.plots figure { margin: 0; background: #fff; border: 1px solid var(--line); padding: 6px; }
+.plots img { max-width: 100%; height: auto; display: block; }
+section.record { background: #fff; border: 1px solid var(--line); border-radius: 6px; padding: 12px 14px; margin: 14px 0; }
+.badge { display: inline-block; min-width: 26px; text-align: center; border-radius: 4px; padding: 0 5px;
+         font-weight: 600; font-size: 12px; }
+.badge.S { background: #cdebd8; color: #14532d; } .badge.NS { background: #f8d3cc; color: #7f1d1d; }
+.badge.none { background: #e5e7eb; color: #374151; }
+td.p { text-align: center; white-space: nowrap; font-variant-numeric: tabular-nums; min-width: 74px; }
+.ok { color: #166534; } .bad { color: #b91c1c; font-weight: 700; }
+.atomtext { max-width: 520px; }
+details > summary { cursor: pointer; color: #1f4e99; }
+.evidence { margin: 4px 0 2px 0; padding-left: 0; list-style: none; font-size: 12.5px; }
+.evidence li { margin: 2px 0; }
+.rel { display: inline-block; min-width: 92px; font-weight: 600; }
+.rel.entailment { color: #166534; } .rel.contradiction { color: #b91c1c; } .rel.equivalence { color: #1f4e99; }
+.ctx { font-size: 12.5px; } .ctx dt { font-weight: 600; margin-top: 6px; } .ctx dd { margin: 0 0 0 12px; }
+.scale { display: inline-block; width: 180px; height: 12px; vertical-align: middle;
+         background: linear-gradient(90deg, hsl(0,70%,80%), hsl(60,70%,80%), hsl(120,70%,80%)); border: 1px solid var(--line); }
+.output { white-space: pre-wrap; background: #f6f7fa; padding: 6px 8px; border-radius: 4px; }
+"""
+
+
+class ContextTexts:
+    """Context id → (title, text) per record, and one anchor per distinct text."""
+
+    def __init__(self) -> None:
+        self.by_record: dict[str, dict[str, dict[str, Any]]] = {}
+
+    def add(self, record_key: str, contexts: Sequence[dict[str, Any]]) -> None:
+        table = self.by_record.setdefault(record_key, {})
+        for context in contexts:
+            if isinstance(context, dict) and "id" in context:
+                table.setdefault(str(context["id"]), {"title": context.get("title"), "text": context.get("text", "")})
+
+    def get(self, record_key: str, context_id: str) -> dict[str, Any] | None:
+        return self.by_record.get(record_key, {}).get(context_id)
+
+    @classmethod
+    def from_input(cls, path: Path) -> "ContextTexts":
+        from .io import NumberedRecord, read_records
+
+        texts = cls()
+        for item in read_records(path):
+            if isinstance(item, NumberedRecord):
+                texts.add(item.key, [c.model_dump() for c in item.record.contexts or []])
+        return texts
+
+
+def _summary_html(lines: Sequence[ev.Summary]) -> str:
+    head = "".join(f"<th>{esc(title)}</th>" for _, title in ev.COLUMNS)
+    body = []
+    for line in lines:
+        cells = []
+        for key, _ in ev.COLUMNS:
+            value = getattr(line, key)
+            numeric = isinstance(value, (int, float)) and key not in ("assessor", "tier")
+            cells.append(f"<td class=\"{'num' if numeric else ''}\">{esc(_fmt(value))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _published_html() -> str:
+    rows = []
+    for model, table in ev.PUBLISHED_TABLE3.items():
+        for assessor, values in table.items():
+            cells = "".join(f"<td class=\"num\">{v:.2f}</td>" for v in values)
+            rows.append(f"<tr><td>{esc(model)}</td><td>{esc(assessor)}</td>{cells}</tr>")
+    return (
+        "<p class=\"note\">Published numbers (paper v2, Table 3): 157 FActScore ChatGPT biographies, gold "
+        f"precision {ev.PUBLISHED_GOLD_PRECISION:.2f}, NLI by the LLMs named — a different NLI model and "
+        "dataset split from ours, shown for orientation only.</p>"
+        "<table><thead><tr><th>NLI/LLM (published)</th><th>assessor</th><th>Pr</th><th>F1</th><th>F1@K</th>"
+        f"<th>MAE</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return "<p class=\"note\">Plots need matplotlib (pip install matplotlib).</p>"
+    figures = []
+    captions = {
+        "reliability": "Reliability diagram: fraction of gold-S atoms per bin of predicted P",
+        "precision_scatter": "Predicted vs gold factual precision, one point per response",
+        "score_distributions": "Posterior P(atom true) by gold label",
+    }
+    for name, plot in ev.PLOTS.items():
+        data = base64.b64encode(plot(groups)).decode("ascii")
+        figures.append(
+            f"<figure><img alt=\"{esc(captions[name])}\" src=\"data:image/png;base64,{data}\">"
+            f"<figcaption class=\"note\">{esc(captions[name])}</figcaption></figure>"
+        )
+    return f"<div class=\"plots\">{''.join(figures)}</div>"
+
+
+def _row_precision(row: dict[str, Any]) -> tuple[float, float | None]:
+    atoms = ev.GoldAtoms.of(row)
+    all_atoms = row.get("atoms") or []
+    predicted = sum(a.get("prediction") == "S" for a in all_atoms) / len(all_atoms) if all_atoms else math.nan
+    gold = sum(atoms.truths) / len(atoms.truths) if atoms.truths else None
+    return predicted, gold
+
+
+def _evidence_html(record_key: str, per_assessor: dict[str, Sequence[dict[str, Any]]], texts: ContextTexts,
+                   anchors: dict[str, str], limit: int, all_names: Sequence[str]) -> str:
+    """The contexts that entail or contradict one atom, merged over assessors.
+
+    The same (context text, relation, probability) found by several assessors is listed once
+    with the assessors that used it (NLI is shared, so FR2/FR3 mostly add contexts FR1 lacks)."""
+    merged: dict[tuple[str, str, float], dict[str, Any]] = {}
+    for name, evidence in per_assessor.items():
+        for link in evidence:
+            context_id = str(link.get("context"))
+            relation = str(link.get("relation", ""))
+            probability = float(link.get("probability", math.nan))
+            info = texts.get(record_key, context_id)
+            identity = str(info.get("text")) if info is not None else context_id
+            entry = merged.setdefault((identity, relation, round(probability, 4)), {
+                "context": context_id, "relation": relation, "probability": probability, "info": info, "by": []})
+            entry["by"].append(name)
+    if not merged:
+        return "<span class=\"note\">no context entails or contradicts it</span>"
+    entries = sorted(merged.values(), key=lambda e: -e["probability"])
+    items = []
+    for entry in entries[:limit]:
+        info = entry["info"]
+        if info is not None:
+            text = str(info.get("text") or "")
+            snippet = text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rstrip() + "…"
+            anchor = anchors.get(text)
+            where = f"<a href=\"#{esc(anchor)}\">{esc(entry['context'])}</a>" if anchor else esc(entry["context"])
+            title = f" <i>{esc(info.get('title'))}</i>" if info.get("title") else ""
+            body = f"{where}{title}: {esc(snippet)}"
+        else:
+            body = esc(entry["context"])
+        by = "all" if len(entry["by"]) == len(all_names) else ", ".join(entry["by"])
+        items.append(
+            f"<li><span class=\"rel {esc(entry['relation'])}\">{esc(entry['relation'])} {esc(_fmt(entry['probability'], 2))}</span> "
+            f"{body} <span class=\"note\">[{esc(by)}]</span></li>"
+        )
+    more = f"<li class=\"note\">… and {len(entries) - limit} more</li>" if len(entries) > limit else ""
+    return f"<ul class=\"evidence\">{''.join(items)}{more}</ul>"
+
+
+def _record_html(index: int, key: str, by_group: dict[str, dict[str, Any]], texts: ContextTexts,
+                 evidence_limit: int) -> str:
+    rid = f"r{index}"
+    first = next(iter(by_group.values()))
+    names = list(by_group)
+    # one anchor per distinct context text, in the order of the input's contexts
+    anchors: dict[str, str] = {}
+    listed = []
+    for context_id, info in texts.by_record.get(key, {}).items():
+        text = str(info.get("text") or "")
+        if text not in anchors:
+            anchors[text] = f"{rid}-ctx{len(anchors)}"
+            listed.append((anchors[text], context_id, info))
+    scores = []
+    for name, row in by_group.items():
+        predicted, gold = _row_precision(row)
+        scores.append(f"{esc(name)} Pr {esc(_fmt(predicted))}")
+    _, gold = _row_precision(first)
+    gold_text = f" · gold Pr {esc(_fmt(gold))}" if gold is not None else ""
+
+    header = "".join(f"<th>{esc(n)}</th>" for n in names)
+    rows_html = []
+    atom_rows = {name: {a["id"]: a for a in row.get("atoms") or []} for name, row in by_group.items()}
+    for atom in first.get("atoms") or []:
+        label = atom.get("label")
+        badge = f"<span class=\"badge {esc(label) if label in ('S', 'NS') else 'none'}\">{esc(label or '?')}</span>"
+        cells = []
+        evidence: dict[str, Sequence[dict[str, Any]]] = {}
+        for name in names:
+            verdict = atom_rows[name].get(atom["id"])
+            if verdict is None:
+                cells.append("<td class=\"p\">–</td>")
+                continue
+            p = float(verdict.get("probability", math.nan))
+            prediction = verdict.get("prediction")
+            mark = ""
+            if label in ("S", "NS") and prediction in ("S", "NS"):
+                mark = " <span class=\"ok\">✓</span>" if prediction == label else " <span class=\"bad\">✗</span>"
+            cells.append(
+                f"<td class=\"p\" style=\"background:{colour(p) if math.isfinite(p) else '#eee'}\" "
+                f"title=\"{esc(name)}: P = {esc(_fmt(p, 4))}, predicted {esc(prediction)}\">"
+                f"{esc(_fmt(p, 2))} {esc(prediction or '')}{mark}</td>"
+            )
+            evidence[name] = verdict.get("evidence") or []
+        details = _evidence_html(key, evidence, texts, anchors, evidence_limit, names)
+        rows_html.append(
+            f"<tr class=\"atom\" id=\"{esc(rid)}-{esc(atom['id'])}\"><td>{esc(atom['id'])}</td>"
+            f"<td class=\"atomtext\">{esc(atom.get('text'))}"
+            f"<details><summary>evidence</summary>{details}</details></td>"
+            f"<td>{badge}</td>{''.join(cells)}</tr>"
+        )
+    contexts_html = ""
+    if listed:
+        entries = "".join(
+            f"<dt id=\"{esc(anchor)}\">{esc(cid)}{(' — ' + esc(info.get('title'))) if info.get('title') else ''}</dt>"
+            f"<dd>{esc(info.get('text'))}</dd>"
+            for anchor, cid, info in listed
+        )
+        contexts_html = f"<details><summary>{len(listed)} distinct contexts</summary><dl class=\"ctx\">{entries}</dl></details>"
+    return (
+        f"<section class=\"record\" id=\"{esc(rid)}\">"
+        f"<h3>{index + 1}. {esc(first.get('topic') or first.get('input') or key)}</h3>"
+        f"<div class=\"meta\">{' · '.join(scores)}{gold_text} · key {esc(key)}</div>"
+        f"<details><summary>prompt and response</summary><p><b>Input:</b> {esc(first.get('input'))}</p>"
+        f"<div class=\"output\">{esc(first.get('output'))}</div></details>"
+        f"<table><thead><tr><th>atom</th><th>text</th><th>gold</th>{header}</tr></thead>"
+        f"<tbody>{''.join(rows_html)}</tbody></table>{contexts_html}</section>"
+    )
+
+
+def build_report(
+    results: Sequence[Path],
+    input_file: Path | None = None,
+    title: str = "FactReasoner report",
+    max_records: int | None = None,
+    evidence_limit: int = 8,
+) -> str:
+    """The HTML text of the report (see the module docstring)."""
+    named = ev.read_rows(results)
+    groups = ev.group_rows(named)
+    texts = ContextTexts.from_input(input_file) if input_file is not None else ContextTexts()
+    keys: list[str] = []
+    by_key: dict[str, dict[str, dict[str, Any]]] = {}
+    for label, rows in groups.items():
+        for row in rows:
+            key = str(row.get("record_key"))
+            if key not in by_key:
+                by_key[key] = {}
+                keys.append(key)
+            by_key[key][label] = row
+            if isinstance(row.get("contexts"), list):
+                texts.add(key, row["contexts"])
+    lines = ev.summary_table(groups)
+    has_gold = any(line.atoms for line in lines)
+    overall = [line for line in lines if line.tier == "all"]
+    tiers = [line for line in lines if line.tier != "all"]
+    shown = keys if max_records is None else keys[:max_records]
+
+    parts = [
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
+        f"<h1>{esc(title)}</h1>",
+        f"<div class=\"meta\">{len(keys)} responses · assessors: {esc(', '.join(groups))} · files: "
+        f"{esc(', '.join(str(p) for p in results))} · generated {esc(_dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}</div>",
+        "<h2>Summary</h2>",
+    ]
+    if has_gold:
+        parts += [
+            "<p class=\"note\">Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; "
+            "acc: atom accuracy; F1@K: mean F1@K with K = median atoms per response; MAE: mean |Pr − gold Pr|; "
+            "Brier: mean (P − y)²; ECE: expected calibration error over 10 equal-width bins.</p>",
+            _summary_html(overall),
+        ]
+        if tiers:
+            parts += ["<h3>By rarity tier</h3>", _summary_html(tiers)]
+        parts += ["<h3>Published numbers, for comparison</h3>", _published_html(), "<h2>Plots</h2>", _plots_html(groups)]
+    else:
+        parts.append("<p class=\"note\">No gold labels in these results: only per-response scores are shown.</p>")
+    parts += [
+        "<h2>Responses</h2>",
+        "<p class=\"note\">Cells show P(atom true) and the prediction; colour <span class=\"scale\"></span> "
+        "from 0 (red) through 0.5 (yellow) to 1 (green); ✓/✗ against the gold label. Open “evidence” for the "
+        "contexts that entail or contradict an atom (NLI relation and probability).</p>",
+    ]
+    if len(shown) < len(keys):
+        parts.append(f"<p class=\"note\">Showing the first {len(shown)} of {len(keys)} responses (--max-records).</p>")
+    parts += [_record_html(i, key, by_key[key], texts, evidence_limit) for i, key in enumerate(shown)]
+    parts.append("</body></html>")
+    return "".join(parts)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    import sys
+
+    try:
+        page = build_report(args.results, args.input_file, args.title, args.max_records, args.max_evidence)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(page, encoding="utf-8")
+    print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.1f} MB)", file=sys.stderr)
+    return 0
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``report`` sub-command to ``fact-reasoner``'s parser."""
+    parser = subparsers.add_parser(
+        "report",
+        help="a self-contained HTML report of result files",
+        description="Write one self-contained HTML page (tables, plots, atoms coloured by posterior, evidence).",
+    )
+    parser.add_argument("results", type=Path, nargs="+", help="result JSONL files (one or more assessors)")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")
+    parser.add_argument("--input-file", type=Path,
+                        help="the input records the results came from (for context texts), same file as the run")
+    parser.add_argument("--title", default="FactReasoner report")
+    parser.add_argument("--max-records", type=int, help="show only the first N responses in detail")
+    parser.add_argument("--max-evidence", type=int, default=8, help="contexts listed per atom (default 8)")
+    parser.set_defaults(func=run_report)
