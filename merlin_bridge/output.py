@@ -77,12 +77,21 @@ def _float(value: object, what: str, source: str) -> float:
         raise MerlinOutputError(f"{source}: {what} is not a number: {value!r}") from None
 
 
-def parse_mar_json(text: str, num_variables: int, source: str = "merlin output") -> MarOutput:
+def parse_mar_json(
+    text: str, num_variables: int, source: str = "merlin output", *, gibbs_quirks: bool = False
+) -> MarOutput:
     """Parse ``<out>.MAR.json``; raise on underflow, truncation, malformed content or a
-    variable count that differs from ``num_variables``."""
+    variable count that differs from ``num_variables``.
+
+    ``gibbs_quirks``: merlin's Gibbs sampler writes its JSON without the closing ``}``; with
+    this flag (set by the runner for ``--algorithm gibbs`` only) a file whose only defect is
+    that missing final brace is accepted. Any other truncation still fails.
+    """
     if not text.strip():
         raise MerlinOutputError(f"{source} is empty")
     cleaned = _BARE_NUMBER.sub(lambda m: f'{m.group(1)}"{m.group(2)}"{m.group(3)}', text)
+    if gibbs_quirks and cleaned.rstrip().endswith("]"):
+        cleaned = cleaned.rstrip() + " }"
     try:
         data = json.loads(cleaned)
     except json.JSONDecodeError as exc:
@@ -127,28 +136,38 @@ def parse_mar_json(text: str, num_variables: int, source: str = "merlin output")
     )
 
 
-def parse_mar_uai(text: str, num_variables: int, source: str = "merlin output") -> MarOutput:
-    """Parse the UAI-format ``<out>.MAR`` (see the module docstring)."""
+def parse_mar_uai(
+    text: str, num_variables: int, source: str = "merlin output", *, gibbs_quirks: bool = False
+) -> MarOutput:
+    """Parse the UAI-format ``<out>.MAR`` (see the module docstring).
+
+    ``gibbs_quirks``: merlin's Gibbs sampler writes only the ``MAR`` section (no ``PR``, no
+    ``STATUS``); with this flag that is accepted and ln Z is reported as NaN.
+    """
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         raise MerlinOutputError(f"{source} is empty")
-    try:
-        pr = lines.index("PR")
-        status_at = lines.index("STATUS")
-    except ValueError:
-        raise MerlinOutputError(f"{source} lacks a PR or STATUS section (truncated or malformed)") from None
-    if pr + 1 >= len(lines) or status_at + 1 >= len(lines):
-        raise MerlinOutputError(f"{source} is truncated after PR/STATUS")
-    status_line = lines[status_at + 1]
-    verdict, _, message = status_line.partition(":")
-    if verdict.strip() == "false":
-        raise MerlinUnderflowError(
-            f"merlin reported status false ({message.strip() or 'no message'}): Z underflowed to 0 "
-            f"(ln Z line: {lines[pr + 1]}) or the evidence is inconsistent; no marginals returned"
-        )
-    if verdict.strip() != "true":
-        raise MerlinOutputError(f"{source}: STATUS line is {status_line!r}")
-    log_z = _float(lines[pr + 1].split()[0], "ln Z", source)
+    message = ""
+    if gibbs_quirks and lines[0] == "MAR":
+        log_z = math.nan
+    else:
+        try:
+            pr = lines.index("PR")
+            status_at = lines.index("STATUS")
+        except ValueError:
+            raise MerlinOutputError(f"{source} lacks a PR or STATUS section (truncated or malformed)") from None
+        if pr + 1 >= len(lines) or status_at + 1 >= len(lines):
+            raise MerlinOutputError(f"{source} is truncated after PR/STATUS")
+        status_line = lines[status_at + 1]
+        verdict, _, message = status_line.partition(":")
+        if verdict.strip() == "false":
+            raise MerlinUnderflowError(
+                f"merlin reported status false ({message.strip() or 'no message'}): Z underflowed to 0 "
+                f"(ln Z line: {lines[pr + 1]}) or the evidence is inconsistent; no marginals returned"
+            )
+        if verdict.strip() != "true":
+            raise MerlinOutputError(f"{source}: STATUS line is {status_line!r}")
+        log_z = _float(lines[pr + 1].split()[0], "ln Z", source)
     if "MAR" not in lines:
         raise MerlinOutputError(f"{source} has no MAR section (truncated)")
     tokens = " ".join(lines[lines.index("MAR") + 1 :]).split()
@@ -201,8 +220,22 @@ def mar_json_text(
     log_partition: float,
     marginals: Sequence[Sequence[float]] | None,
     digits: int = 6,
+    samples: int = 1000,
 ) -> str:
-    """merlin's MAR JSON text (``marginals=None`` writes the status-false form)."""
+    """merlin's MAR JSON text (``marginals=None`` writes the status-false form).
+
+    For ``algorithm="gibbs"`` it copies merlin's Gibbs writer: ``samples`` instead of i-bound
+    and iterations, no message, and no closing brace."""
+    if algorithm == "gibbs":
+        items = [
+            f'{{ "variable" : {i},  "states" : {len(p)},  "probabilities" : [{", ".join(format_fixed(x, digits) for x in p)}] }}'
+            for i, p in enumerate(marginals or [])
+        ]
+        return (
+            f'{{ "algorithm" : "gibbs",  "samples" : {samples},  "task" : "MAR",  '
+            f'"value" : {format_fixed(log_partition, digits)},  "status" : "true",  "marginals" : [ '
+            + ", ".join(items) + "] "
+        )
     head = (
         f'{{ "algorithm" : "{algorithm}",  "ibound" : {ibound},  "iterations" : {iterations},  '
         f'"task" : "MAR",  "value" : {format_fixed(log_partition, digits)}, '
@@ -217,15 +250,23 @@ def mar_json_text(
 
 
 def mar_uai_text(
-    *, log_partition: float, marginals: Sequence[Sequence[float]] | None, status: bool = True, digits: int = 6
+    *,
+    log_partition: float,
+    marginals: Sequence[Sequence[float]] | None,
+    status: bool = True,
+    digits: int = 6,
+    gibbs: bool = False,
 ) -> str:
     """merlin's UAI-format MAR text. Like merlin, the status-false form still lists whatever
-    marginals there are (``None``: none)."""
+    marginals there are (``None``: none); ``gibbs`` writes only the MAR section, as merlin's
+    Gibbs sampler does."""
     z = math.exp(log_partition) if math.isfinite(log_partition) and log_partition < 709 else (
         0.0 if not math.isfinite(log_partition) or log_partition < 0 else math.inf
     )
-    lines = ["PR", f"{format_fixed(log_partition, digits)} ({z:.{digits}e})", "STATUS"]
-    lines.append("true: Consistent evidence" if status else "false: Inconsistent evidence or underflow")
+    lines = []
+    if not gibbs:
+        lines = ["PR", f"{format_fixed(log_partition, digits)} ({z:.{digits}e})", "STATUS"]
+        lines.append("true: Consistent evidence" if status else "false: Inconsistent evidence or underflow")
     lines.append("MAR")
     parts = [str(len(marginals or []))]
     for probs in marginals or []:

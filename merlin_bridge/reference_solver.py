@@ -208,11 +208,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = Path(out_stem + ".MAR.json")
         text = mar_json_text(
             algorithm=args.algorithm, ibound=args.ibound, iterations=args.iterations,
-            log_partition=log_z, marginals=result, digits=digits,
+            log_partition=log_z, marginals=result, digits=digits, samples=args.samples or 1000,
         )
     else:
         path = Path(out_stem + ".MAR")
-        text = mar_uai_text(log_partition=log_z, marginals=marginals, status=not underflow, digits=digits)
+        text = mar_uai_text(
+            log_partition=log_z, marginals=marginals, status=not underflow, digits=digits, gibbs=args.algorithm == "gibbs"
+        )
     if fault == "truncate":
         text = text[: len(text) // 2]
     elif fault == "garbage":

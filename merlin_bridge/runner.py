@@ -21,6 +21,8 @@ Quirks of merlin (commit dbafe06, checked by reading its source and running it):
 - ``status`` is false when ``exp(ln Z) == 0``, i.e. ln Z < ≈ −745 — reached by any large FR
   graph, whose thousands of factors are all ≤ 1; :class:`~merlin_bridge.engine.MerlinEngine`
   therefore rescales every table to a maximum of 1 before writing (marginals unchanged);
+- its Gibbs sampler writes JSON without the closing brace and UAI output without the PR and
+  STATUS sections; the parsers accept exactly those defects for ``--algorithm gibbs`` only;
 - default i-bound 2 and 10 iterations when not given; WMB is exact when the induced width of
   its (randomised min-fill) order is ≤ the i-bound and says so on stdout
   (``exact inference  : Yes``).
@@ -186,7 +188,7 @@ def run_merlin(
         )
     text = output_file.read_text(encoding="utf-8", errors="replace")
     parse = parse_mar_json if output_format == "json" else parse_mar_uai
-    output = parse(text, num_variables, source=f"merlin output {output_file.name}")
+    output = parse(text, num_variables, source=f"merlin output {output_file.name}", gibbs_quirks=algorithm == "gibbs")
     return MerlinRun(output, output_file, tuple(command), stdout, stderr, seconds)
 
 
