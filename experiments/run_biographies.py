@@ -8,8 +8,9 @@ One command, one NLI backend, one output JSONL per assessor::
 
 writes ``<out-dir>/<stem>.<tag>.{fr1,factscore,vote,fr2,fr3}.jsonl`` (``tag`` = ``--tag`` or
 the NLI backend name), ``<stem>.<tag>.run.json`` (wall time, NLI pairs, backend calls and
-cache hits per assessor), and with ``--tables PREFIX`` the Markdown/CSV tables of
-``experiments/tables.py``.
+cache hits per assessor), with ``--tables PREFIX`` the Markdown/CSV tables of
+``experiments/tables.py``, and with ``--report FILE.html`` the HTML report (context texts from
+the input file).
 
 Resumable: records already in an output file are skipped (the file must hold results of the
 same settings, else use ``--overwrite``). NLI results are cached per (premise, hypothesis)
@@ -115,6 +116,22 @@ class CountingNLI:
         self.seconds = 0.0
 
 
+def make_backend(config: PipelineConfig) -> NLIBackend:
+    """The configured NLI backend: ``fact_reasoner.nli.factory.make_nli`` when present (the
+    pipeline's own way), else the LLM judge over ``make_llm(config)`` for ``--nli llm``."""
+    from fact_reasoner.pipeline import FactReasoner, StageUnavailable
+
+    try:
+        return FactReasoner(config).model_nli()
+    except StageUnavailable:
+        if config.nli not in ("llm", "auto"):
+            raise
+    from fact_reasoner.llm import make_llm
+    from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions
+
+    return LLMJudgeNLI(make_llm(config), LLMJudgeOptions(prompt_version=config.nli_prompt_version))
+
+
 def build_config(args: argparse.Namespace) -> PipelineConfig:
     values: dict[str, Any] = dict(
         nli=args.nli, nli_model=args.nli_model, nli_prompt_version=args.nli_prompt_version,
@@ -161,6 +178,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--no-cache", action="store_true", help="keep the NLI pair cache in memory only")
     p.add_argument("--overwrite", action="store_true", help="start the output files afresh")
     p.add_argument("--tables", type=Path, metavar="PREFIX", help="also write PREFIX.md and PREFIX.csv")
+    p.add_argument("--report", type=Path, metavar="HTML", help="also write the HTML report of all outputs")
     p.add_argument("--quiet", action="store_true")
     return p.parse_args(argv)
 
@@ -213,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         nli_name = "precomputed"
     else:
         cache = ModelCache.in_dir(config.cache_dir) if config.use_cache else ModelCache(None)
-        backend = FactReasoner(config).model_nli()
+        backend = make_backend(config)
         nli_name = getattr(backend, "name", type(backend).__name__)
         identity = f"{nli_name}|model={config.nli_model}|prompt={config.nli_prompt_version}"
         nli = PairCachedNLI(backend, cache, identity)
@@ -281,7 +299,8 @@ def run(args: argparse.Namespace) -> int:
                 "nli_backend_seconds": round(nli.seconds - before[3], 3),
                 "output": str(out_path),
             }
-            rows = list(ResultWriter(out_path).done.values())
+            with ResultWriter(out_path) as reread:
+                rows = list(reread.done.values())
             stats["approximate_inference_records"] = sum(not (r.get("engine") or {}).get("exact", True) for r in rows)
             report["assessors"][assessor] = stats
             if not args.quiet:
@@ -300,6 +319,11 @@ def run(args: argparse.Namespace) -> int:
     import tables
 
     markdown = tables.write_tables(existing, args.tables) if args.tables else tables.render(existing)
+    if args.report:
+        from fact_reasoner.report import build_report
+
+        args.report.parent.mkdir(parents=True, exist_ok=True)
+        args.report.write_text(build_report(existing, args.input, f"{stem} · NLI {nli_name}"), encoding="utf-8")
     if not args.quiet:
         print(markdown)
         print(f"run summary: {report_path}", file=sys.stderr)

@@ -46,7 +46,8 @@ def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.C
     out = tmp_path / "out"
     prefix = tmp_path / "tables" / "bios"
     argv = [str(data), "--out-dir", str(out), "--nli", "precomputed", "--tables", str(prefix), "--quiet"]
-    assert runner.main(argv) == 0
+    assert runner.main(argv + ["--report", str(tmp_path / "r.html")]) == 0
+    assert "Marie Curie was born in Vienna." in (tmp_path / "r.html").read_text()
     files = {p.name for p in out.glob("*.jsonl")}
     assert files == {f"bios.precomputed.{a}.jsonl" for a in runner.ASSESSORS}
     rows = {a: json.loads((out / f"bios.precomputed.{a}.jsonl").read_text()) for a in runner.ASSESSORS}
