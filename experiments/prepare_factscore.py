@@ -23,6 +23,10 @@ FR2/FR3 merge them by exact text).
 (:mod:`fact_reasoner.retrieval`) over ``--topic-passages`` (``{topic: [{title, text}]}``),
 restricted to the atom's topic, ``--top-k`` per atom.
 
+``--topics FILE`` keeps only some topics, e.g. the topics a trained NLI model never saw
+(``--topics /work/nli_ckpt/splits.json --topics-key heldout_topics``): evaluate a model only on
+biographies it was not trained on.
+
 Usage::
 
     python experiments/prepare_factscore.py \\
@@ -111,6 +115,7 @@ def read_passages(path: Path) -> dict[tuple[str, str], deque[list[dict[str, str]
 class PreparationStats:
     generations: int = 0
     records: int = 0
+    skipped_topics: int = 0
     null_annotations: int = 0
     sentences_without_atoms: int = 0
     atoms_by_label: dict[str, int] = field(default_factory=lambda: {"S": 0, "NS": 0, "IR": 0})
@@ -211,14 +216,36 @@ def attach_retrieved_passages(record: dict[str, Any], retriever: TopicBM25, top_
     stats.contexts += len(contexts)
 
 
+def read_topics(path: Path, key: str | None = None) -> set[str]:
+    """Topics to keep: a JSON list, a JSON object's list under ``key`` (e.g. the NLI training's
+    ``splits.json`` with ``heldout_topics``), or a text file with one topic per line."""
+    if not path.exists():
+        raise FileNotFoundError(f"file not found: {path}")
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:
+        return {line.strip() for line in text.splitlines() if line.strip()}
+    if isinstance(data, dict):
+        if key is None or key not in data:
+            raise PreparationError(f"{path}: a JSON object; name the list of topics with --topics-key "
+                                   f"(keys: {', '.join(sorted(data))})")
+        data = data[key]
+    if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
+        raise PreparationError(f"{path}: expected a list of topic names")
+    return set(data)
+
+
 def prepare(
     generations: Path,
     passages: Path | None = None,
     *,
     retriever: TopicBM25 | None = None,
     top_k: int = 5,
+    topics: set[str] | None = None,
 ) -> tuple[list[dict[str, Any]], PreparationStats]:
-    """Input records for every annotated generation of ``generations`` (see module doc)."""
+    """Input records for every annotated generation of ``generations`` (see module doc);
+    only those whose topic is in ``topics`` when given (others count as ``skipped_topics``)."""
     if (passages is None) == (retriever is None):
         raise ValueError("give either the passages file or a retriever")
     given = read_passages(passages) if passages is not None else None
@@ -228,6 +255,9 @@ def prepare(
         where = f"{generations}:{number}"
         stats.generations += 1
         topic = _require(data, "topic", str, where)
+        if topics is not None and topic not in topics:
+            stats.skipped_topics += 1
+            continue
         annotations = data.get("annotations")
         if annotations is None:
             stats.null_annotations += 1
@@ -262,13 +292,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="given: the --passages file (default); bm25: our BM25 over --topic-passages")
     parser.add_argument("--topic-passages", type=Path, help="{topic: [{title, text}]} corpus for --retriever bm25")
     parser.add_argument("--top-k", type=int, default=5, help="contexts per atom with --retriever bm25 (default 5)")
+    parser.add_argument("--topics", type=Path,
+                        help="keep only these topics (text file, one per line; or JSON list / object, see --topics-key)")
+    parser.add_argument("--topics-key", help="key of the topic list in a JSON object (e.g. heldout_topics)")
     parser.add_argument("--out", type=Path, required=True, help="output JSONL of input records")
     args = parser.parse_args(argv)
     try:
+        topics = read_topics(args.topics, args.topics_key) if args.topics else None
         if args.retriever == "given":
             if args.passages is None:
                 parser.error("--retriever given needs --passages FILE")
-            records, stats = prepare(args.generations, args.passages)
+            records, stats = prepare(args.generations, args.passages, topics=topics)
         else:
             if args.topic_passages is None:
                 parser.error("--retriever bm25 needs --topic-passages FILE")
@@ -280,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
                 raise PreparationError(f"{args.topic_passages}:{error.lineno}: invalid JSON: {error.msg}") from None
             if not isinstance(corpus, dict):
                 raise PreparationError(f"{args.topic_passages}: expected an object {{topic: [passages]}}")
-            records, stats = prepare(args.generations, retriever=TopicBM25(corpus), top_k=args.top_k)
+            records, stats = prepare(args.generations, retriever=TopicBM25(corpus), top_k=args.top_k, topics=topics)
     except (PreparationError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

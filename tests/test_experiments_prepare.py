@@ -78,3 +78,15 @@ def test_errors_name_file_and_line(tmp_path: Path) -> None:
         prep.prepare(bad, passages)
     assert prep.main(["--generations", str(tmp_path / "missing.jsonl"), "--passages", str(passages),
                       "--out", str(tmp_path / "o.jsonl")]) == 2
+
+
+@needs_data
+def test_topic_filter(tmp_path: Path) -> None:
+    generations = _slice(DATA / "ChatGPT.jsonl", tmp_path / "gen.jsonl", 4)
+    topics_file = tmp_path / "splits.json"
+    topics_file.write_text(json.dumps({"heldout_topics": ["Joey D. Vieira"]}))
+    with pytest.raises(prep.PreparationError, match="--topics-key"):
+        prep.read_topics(topics_file)
+    topics = prep.read_topics(topics_file, "heldout_topics")
+    records, stats = prep.prepare(generations, DATA / "passages_bm25_ChatGPT_dev.jsonl", topics=topics)
+    assert [r["topic"] for r in records] == ["Joey D. Vieira"] and stats.skipped_topics == 3
