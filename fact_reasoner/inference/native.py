@@ -58,7 +58,7 @@ Method = Literal["auto", "exact", "lbp", "sampler"]
 #: Largest vertex cover enumerated exactly by default. Measured on the 2-core CPU this project
 #: runs on (``scripts/benchmark_inference.py --cover-timing``): 2^20 states with 40 summed-out
 #: variables take ≈0.5 s, 2^22 with 60 take ≈3 s; each extra cover variable doubles the time.
-DEFAULT_MAX_EXACT_COVER = 21
+DEFAULT_MAX_EXACT_COVER = 22
 
 
 # --------------------------------------------------------------------------------------------

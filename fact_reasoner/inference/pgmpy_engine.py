@@ -45,6 +45,29 @@ def induced_width(graph: FactorGraph, members: np.ndarray) -> int:
     return int(width)
 
 
+def min_fill_order(graph: FactorGraph, members: np.ndarray) -> list[int]:
+    """Positions (in ``members``) in greedy min-fill elimination order."""
+    position = {int(v): k for k, v in enumerate(members.tolist())}
+    neighbours: dict[int, set[int]] = {k: set() for k in range(len(members))}
+    for s, t in zip(graph.source.tolist(), graph.target.tolist()):
+        if s in position and t in position:
+            neighbours[position[s]].add(position[t])
+            neighbours[position[t]].add(position[s])
+    order = []
+    while neighbours:
+        def fill(u: int) -> int:
+            nb = list(neighbours[u])
+            return sum(1 for a in range(len(nb)) for b in range(a + 1, len(nb)) if nb[b] not in neighbours[nb[a]])
+
+        u = min(neighbours, key=lambda k: (fill(k), len(neighbours[k])))
+        nb = neighbours.pop(u)
+        for a in nb:
+            neighbours[a] |= nb - {a}
+            neighbours[a].discard(u)
+        order.append(u)
+    return order
+
+
 class PgmpyEngine:
     """pgmpy ``VariableElimination`` per connected component, normalised and checked.
 
@@ -52,7 +75,7 @@ class PgmpyEngine:
         max_width: refuse a component whose estimated induced width exceeds this.
         max_variables: refuse a component with more variables than this (one elimination
             per variable; pgmpy's Python overhead makes larger components slow).
-        elimination_order: passed to pgmpy (``"MinFill"``, ``"MinNeighbors"``, ``"greedy"``…).
+        elimination_order: recorded only; the order is this module's greedy min-fill.
     """
 
     name = "pgmpy"
@@ -97,12 +120,15 @@ class PgmpyEngine:
                 )
             network = graph.subgraph(members).to_pgmpy()
             inference = VariableElimination(network)
+            # one min-fill order for the component, computed once (pgmpy would recompute it
+            # per query, which dominates its run time); each query eliminates the others in it
+            order = [names[j] for j in min_fill_order(graph, members)]
             mass = []
             for i, name in zip(members, names):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     factor = inference.query(
-                        [name], elimination_order=self.elimination_order, show_progress=False
+                        [name], elimination_order=[x for x in order if x != name], show_progress=False
                     )
                 values = np.asarray(factor.values, dtype=float).reshape(-1)
                 # state order of the result: pgmpy names states 0, 1 for cardinality-2 factors
