@@ -30,7 +30,7 @@ class MerlinEngine:
     """Marginals from the compiled merlin binary (``--engine merlin``).
 
     Args:
-        merlin_path: the binary; default ``$MERLIN_PATH`` (then ``merlin`` on PATH).
+        merlin_path: the binary; default ``$MERLIN_PATH``.
         algorithm: ``wmb`` (default), ``bte``, ``cte``, ``ijgp``, ``lbp`` or ``gibbs``.
         ibound: mini-bucket i-bound (WMB/IJGP); WMB is exact when the induced width ≤ it.
         iterations: merlin's ``--iterations`` (omitted when ``None``: merlin's default, 10).

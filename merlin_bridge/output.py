@@ -36,7 +36,8 @@ from .errors import MerlinOutputError, MerlinUnderflowError, MerlinVariableMisma
 #: Tolerance on p0 + p1 = 1: merlin rounds each to 6 decimals.
 SUM_TOLERANCE = 1e-4
 
-_BARE_NUMBER = re.compile(r'(:\s*)(-?inf(?:inity)?|-?nan)(\s*[,}\]])', re.IGNORECASE)
+# inf/nan as C++ prints them, after a key or inside an array; JSON has no spelling for them
+_BARE_NUMBER = re.compile(r'([:\[,]\s*)(-?inf(?:inity)?|-?nan)(?=\s*[,}\]])', re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,11 @@ def _check_marginals(entries: dict[int, list[float]], num_variables: int, source
     out = []
     for i in range(num_variables):
         probs = entries[i]
+        if any(math.isnan(p) or math.isinf(p) for p in probs):
+            raise MerlinUnderflowError(
+                f"{source}: merlin returned non-finite marginals for variable {i} ({probs}): its "
+                "computation overflowed or underflowed; no marginals returned"
+            )
         if len(probs) != 2:
             raise MerlinOutputError(f"{source}: variable {i} has {len(probs)} states, expected 2")
         if not all(math.isfinite(p) and -1e-9 <= p <= 1.0 + 1e-9 for p in probs):
@@ -89,7 +95,7 @@ def parse_mar_json(
     """
     if not text.strip():
         raise MerlinOutputError(f"{source} is empty")
-    cleaned = _BARE_NUMBER.sub(lambda m: f'{m.group(1)}"{m.group(2)}"{m.group(3)}', text)
+    cleaned = _BARE_NUMBER.sub(lambda m: f'{m.group(1)}"{m.group(2)}"', text)
     if gibbs_quirks and cleaned.rstrip().endswith("]"):
         cleaned = cleaned.rstrip() + " }"
     try:

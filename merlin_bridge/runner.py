@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
@@ -49,22 +48,21 @@ STDERR_TAIL_CHARS = 2000
 
 
 def find_merlin(path: str | os.PathLike[str] | None = None) -> Path:
-    """The merlin executable: ``path`` if given, else ``$MERLIN_PATH``, else ``merlin`` on PATH.
+    """The merlin executable: ``path`` if given, else ``$MERLIN_PATH``.
 
-    Raises :class:`MerlinNotFoundError` saying which source was used and what is wrong.
+    ``merlin`` on PATH is deliberately not searched: other programs share the name (LLNL's
+    workflow tool installs a ``merlin`` command). Raises :class:`MerlinNotFoundError` saying
+    which source was used and what is wrong.
     """
     if path is not None and str(path):
         source, candidate = "--merlin-path", str(path)
     elif os.environ.get(MERLIN_PATH_ENV):
         source, candidate = MERLIN_PATH_ENV, os.environ[MERLIN_PATH_ENV]
     else:
-        found = shutil.which("merlin")
-        if found is None:
-            raise MerlinNotFoundError(
-                "no merlin binary: pass --merlin-path /path/to/merlin or set MERLIN_PATH "
-                "(merlin is built from https://github.com/radum2275/merlin with cmake; see the README)"
-            )
-        source, candidate = "PATH", found
+        raise MerlinNotFoundError(
+            "no merlin binary: pass --merlin-path /path/to/merlin or set MERLIN_PATH "
+            "(merlin is built from https://github.com/radum2275/merlin with cmake; see the README)"
+        )
     binary = Path(candidate).expanduser()
     if not binary.exists():
         raise MerlinNotFoundError(f"merlin binary from {source} does not exist: {binary}")

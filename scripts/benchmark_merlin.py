@@ -8,7 +8,10 @@ max |ΔP| against exact marginals for:
   (time includes writing the UAI file, the subprocess and parsing), plus the induced width
   merlin reports and whether it calls the run exact;
 - ``NativeEngine()`` (default ``auto``);
-- exact: ``NativeEngine(method="exact")`` (vertex-cover enumeration), where the cover fits.
+- exact: ``NativeEngine(method="exact")`` (vertex-cover enumeration), where the cover fits;
+  otherwise merlin's exact bucket-tree elimination (``--algorithm bte``) when the induced
+  width merlin reports is at most ``--bte-max-width`` (BTE is also checked against the
+  enumeration wherever both run).
 
 It also records whether merlin's ``status`` would have been false (Z underflow) without the
 bridge's table rescaling. Usage::
@@ -108,6 +111,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--quick", action="store_true", help="only a few small cases")
     parser.add_argument("--out", type=Path, help="also write one JSON line per case here")
+    parser.add_argument("--bte-max-width", type=int, default=24, help="run merlin BTE up to this induced width")
+    parser.add_argument("--only", help="comma-separated case labels to run")
     args = parser.parse_args()
 
     if args.reference:
@@ -117,13 +122,14 @@ def main() -> int:
     else:
         parser.error("no merlin: pass --merlin-path, set MERLIN_PATH, or use --reference")
     merlin = MerlinEngine(binary, algorithm="wmb", ibound=args.ibound, timeout=600)
+    bte = MerlinEngine(binary, algorithm="bte", timeout=600)
     merlin_unscaled = MerlinEngine(binary, algorithm="wmb", ibound=args.ibound, timeout=600, rescale=False)
     native = NativeEngine()
     exact_engine = NativeEngine(method="exact", max_exact_cover=24)
 
     header = (
         f"{'case':24} {'V':>4} {'E':>6} | {'merlin s':>8} {'w*':>3} {'ex':>3} {'|ΔP| merlin':>11} | "
-        f"{'native s':>8} {'|ΔP| native':>11} {'native alg':>18} | {'exact s':>7} | {'ΔP m-n':>8} {'unscaled':>9}"
+        f"{'native s':>8} {'|ΔP| native':>11} {'native alg':>18} | {'exact s':>7} {'exact by':>11} | {'ΔP m-n':>8} {'unscaled':>9}"
     )
     print(f"merlin: {binary}  (wmb, i-bound {args.ibound}); best of {args.repeats}")
     print(header)
@@ -131,6 +137,8 @@ def main() -> int:
     rows = []
     for index, case in enumerate(CASES):
         if args.quick and case.label not in QUICK:
+            continue
+        if args.only and case.label not in args.only.split(","):
             continue
         graph = make_graph(case, args.seed + index)
         row: dict = {"case": case.label, "variables": graph.num_variables, "factors": graph.num_factors}
@@ -148,6 +156,18 @@ def main() -> int:
                 row["exact_s"] = x_s
             except InferenceError as exc:
                 row["exact_error"] = str(exc)
+        row["exact_by"] = "enumeration" if x is not None else "-"
+        width = row.get("induced_width")
+        if width is not None and width <= args.bte_max_width:
+            try:
+                b, b_s = timed(bte, graph, 1)
+                row["bte_s"] = b_s
+                if x is not None:
+                    row["bte_vs_enumeration_dp"] = max_delta(b.marginals, x.marginals)
+                else:
+                    x, row["exact_by"], row["exact_s"] = b, "merlin-bte", b_s
+            except InferenceError as exc:
+                row["bte_error"] = f"{type(exc).__name__}: {exc}"[:300]
         if x is not None:
             row["native_dp"] = max_delta(n.marginals, x.marginals)
             if m is not None:
@@ -170,11 +190,14 @@ def main() -> int:
             f"{case.label:24} {row['variables']:>4} {row['factors']:>6} | {f('merlin_s', '8.3f')} "
             f"{f('induced_width', '3d')} {('yes' if row.get('merlin_exact') else 'no'):>3} {f('merlin_dp', '11.2e')} | "
             f"{f('native_s', '8.3f')} {f('native_dp', '11.2e')} {row['native_algorithm'][:18]:>18} | "
-            f"{f('exact_s', '7.2f')} | {f('merlin_vs_native_dp', '8.2e')} {row['unscaled']:>9}",
+            f"{f('exact_s', '7.2f')} {row['exact_by']:>11} | {f('merlin_vs_native_dp', '8.2e')} {row['unscaled']:>9}",
             flush=True,
         )
-        if "merlin_error" in row:
-            print(f"    merlin failed: {row['merlin_error'][:300]}")
+        for key in ("merlin_error", "exact_error", "bte_error"):
+            if key in row:
+                print(f"    {key}: {row[key][:300]}")
+        if "bte_vs_enumeration_dp" in row:
+            print(f"    merlin BTE vs enumeration: max |ΔP| = {row['bte_vs_enumeration_dp']:.2e} ({row['bte_s']:.3f} s)")
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return 0

@@ -250,7 +250,6 @@ def test_keep_uai_keeps_the_files_of_a_failed_run(reference_merlin, tmp_path, fa
 
 def test_binary_missing_or_unusable(tmp_path, monkeypatch):
     monkeypatch.delenv("MERLIN_PATH", raising=False)
-    monkeypatch.setenv("PATH", str(tmp_path))  # no merlin on PATH either
     with pytest.raises(MerlinNotFoundError, match="--merlin-path .* or set MERLIN_PATH"):
         MerlinEngine()
     with pytest.raises(MerlinNotFoundError, match="does not exist"):
@@ -415,3 +414,13 @@ def test_gibbs_end_to_end(merlin, output_format):
     assert all(0.0 <= p <= 1.0 for p in result.marginals.values())
     if output_format == "uai":
         assert result.log_partition is None  # merlin's Gibbs UAI output has no ln Z
+
+
+def test_nan_marginals_are_a_numerical_failure():
+    """Seen with WMB on FR3 100×200 when tables are scaled around 1: ``[-nan, -nan]``."""
+    text = MERLIN_JSON.replace("[0.682119, 0.317881]", "[-nan, -nan]")
+    with pytest.raises(MerlinUnderflowError, match="non-finite marginals for variable 0"):
+        parse_mar_json(text, 2)
+    uai = "PR\n5314.894516 (inf)\nSTATUS\ntrue: Consistent evidence\nMAR\n2 2 nan nan 2 0.5 0.5\n"
+    with pytest.raises(MerlinUnderflowError, match="non-finite"):
+        parse_mar_uai(uai, 2)
