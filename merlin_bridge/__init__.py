@@ -20,7 +20,7 @@ from .errors import (
     MerlinUnderflowError,
     MerlinVariableMismatchError,
 )
-from .uai import export_graph, load_exported, read_evidence, read_uai, read_variable_map
+from .uai import export_graph, load_exported, read_evidence, read_uai, read_variable_map, record_stem
 
 __all__ = [
     "MerlinError",
@@ -35,4 +35,5 @@ __all__ = [
     "read_evidence",
     "read_uai",
     "read_variable_map",
+    "record_stem",
 ]

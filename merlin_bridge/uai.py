@@ -229,6 +229,15 @@ def export_paths(path_stem: str | Path) -> ExportedFiles:
     return ExportedFiles(Path(stem + UAI_SUFFIX), Path(stem + EVIDENCE_SUFFIX), Path(stem + VARIABLES_SUFFIX))
 
 
+def record_stem(directory: str | Path, record_id: str) -> Path:
+    """``directory/<safe record id>``: a stem for :func:`export_graph` when exporting one model
+    per record. Characters other than letters, digits, ``-``, ``_`` and ``.`` become ``_``
+    (so an id can never escape ``directory``); an empty result becomes ``record``."""
+    safe = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_.") else "_" for ch in str(record_id))
+    safe = safe.lstrip(".") or "record"
+    return Path(directory) / safe
+
+
 def export_graph(
     graph: FactorGraph,
     path_stem: str | Path,

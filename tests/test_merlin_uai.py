@@ -19,6 +19,7 @@ from merlin_bridge.uai import (
     read_evidence,
     read_uai,
     read_variable_map,
+    record_stem,
 )
 from random_graphs import paper_example_1, random_graph
 
@@ -201,3 +202,11 @@ def test_to_factor_graph_normalises_general_unary_factors():
     graph, log_constant = model.to_factor_graph(["x", "y"])
     assert graph.prior.tolist() == pytest.approx([0.6, 0.5])
     assert log_constant == pytest.approx(math.log(5) + math.log(2))
+
+
+def test_record_stem_keeps_ids_inside_the_directory(tmp_path):
+    assert record_stem(tmp_path, "bio-12") == tmp_path / "bio-12"
+    assert record_stem(tmp_path, "../../etc/x y") == tmp_path / "_.._etc_x_y"
+    assert record_stem(tmp_path, "") == tmp_path / "record"
+    paths = export_graph(paper_example_1(), record_stem(tmp_path, "q/1"))
+    assert paths[0] == tmp_path / "q_1.uai"
