@@ -15,6 +15,9 @@ Sets (from ../shared/data), a stratified random subsample of ``--n`` items each 
   at least one passage (the max over passages of P(entailment) is also kept, for AUC-free
   threshold checks).
 
+Each set is also scored after contextual calibration (``--calibrate`` in the judge: label
+probabilities divided by those of content-free pairs), from the same model calls.
+
 Speed: every set is judged once against an empty cache file (cold: real model calls) and once
 more against the same file (warm: every call a cache hit); pairs/s for both. Accuracy: share of
 pairs whose label equals gold, with a 95 % Wilson interval; failures count as wrong.
@@ -37,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fact_reasoner.cache import ModelCache  # noqa: E402
 from fact_reasoner.config import PipelineConfig  # noqa: E402
 from fact_reasoner.llm import make_llm  # noqa: E402
-from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions  # noqa: E402
+from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions, calibrated  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -147,13 +150,16 @@ def main(argv=None) -> int:
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--cache-file", type=Path, default=None,
+                        help="reuse this call cache (default: a fresh temporary file, so 'cold' is really cold)")
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"no data at {DATA}", file=sys.stderr)
         return 1
     rng = random.Random(0)
     sets = load_sets(args, rng)
-    cache_file = Path(tempfile.mkdtemp(prefix="eval_llm_nli_")) / "calls.sqlite"
+    cache_file = args.cache_file or Path(tempfile.mkdtemp(prefix="eval_llm_nli_")) / "calls.sqlite"
+    print(f"call cache: {cache_file}", file=sys.stderr)
     config = PipelineConfig(backend=args.backend, model=args.model, base_url=args.base_url, threads=args.threads)
     cache = ModelCache(cache_file)
     llm = make_llm(config, cache=cache)
@@ -176,6 +182,9 @@ def main(argv=None) -> int:
                 "warm_pairs_per_s": len(pairs) / warm,
                 "judge_stats": judge.stats(),
             }
+            prior = judge.content_free_probabilities()
+            if prior is not None:
+                entry["calibrated"] = score(name, items, [calibrated(v, prior) for v in verdicts]) | {"content_free": prior}
             results["sets"][f"{name}/{version}"] = entry
             print(json.dumps({f"{name}/{version}": entry}), flush=True)
     results["llm_stats"] = llm.stats()

@@ -125,3 +125,17 @@ def test_local_qwen_judges_clear_pairs(tmp_path):
     llm = LocalLLM(None, cache_dir=PipelineConfig().cache_dir, cache=ModelCache(None), threads=2)
     verdicts = LLMJudgeNLI(llm).judge([(p, h) for p, h, _ in QWEN_PAIRS])
     assert [v.label.value for v in verdicts] == [g for _, _, g in QWEN_PAIRS]
+
+
+def test_calibration_removes_a_label_lean():
+    from fact_reasoner.nli.base import NLIJudgement
+    from fact_reasoner.nli.llm_judge import calibrated
+
+    leaning = NLIJudgement.from_probabilities({"entailment": 0.3, "neutral": 0.1, "contradiction": 0.6})
+    prior = {"entailment": 0.2, "neutral": 0.1, "contradiction": 0.7}
+    fixed = calibrated(leaning, prior)
+    # 0.3/0.2 = 1.5, 0.1/0.1 = 1.0, 0.6/0.7 ≈ 0.857 → entailment wins after calibration
+    assert fixed.label is RelationType.ENTAILMENT
+    assert fixed.probabilities["entailment"] == pytest.approx(1.5 / (1.5 + 1.0 + 0.6 / 0.7))
+    failure = NLIJudgement.failure("x")
+    assert calibrated(failure, prior) is failure

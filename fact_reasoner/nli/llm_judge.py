@@ -162,6 +162,10 @@ class LLMJudgeOptions:
     max_tokens_v1: int = 3
     max_tokens_v2: int = 120
     force_self_consistency: bool = False
+    # Contextual calibration (Zhao et al., 2021): divide the label probabilities by those the
+    # model gives to content-free pairs ("N/A", "[MASK]", ""), then renormalise. Small models
+    # lean towards one label whatever the input; this removes that lean. Off by default.
+    calibrate: bool = False
 
 
 class LLMJudgeNLI:
@@ -195,9 +199,27 @@ class LLMJudgeNLI:
         verdicts: dict[tuple[str, str], NLIJudgement] = {}
         for pair, messages, reply in zip(unique, conversations, replies):
             verdicts[pair] = self._verdict(messages, reply, sampled=sampled)
+        if self.options.calibrate and not sampled:
+            prior = self.content_free_probabilities()
+            if prior is not None:
+                verdicts = {pair: calibrated(v, prior) for pair, v in verdicts.items()}
         self._counters["pairs"] += len(pairs)
         self._counters["failures"] += sum(verdicts[p].failed for p in pairs)
         return [verdicts[p] for p in pairs]
+
+    def content_free_probabilities(self) -> dict[str, float] | None:
+        """Mean label probabilities over content-free pairs (cached like any call), or None."""
+        if getattr(self, "_content_free", None) is None:
+            version = self.options.prompt_version
+            replies = self.llm.chat_many(
+                [self._request(build_messages(text, text, version), sampled=False) for text in CONTENT_FREE]
+            )
+            found = [probabilities_from_choice(r.choices[0], version) for r in replies if not isinstance(r, LLMError)]
+            found = [f for f in found if f is not None]
+            self._content_free = (
+                {name: sum(f[name] for f in found) / len(found) for name in LABEL_NAMES} if found else None
+            )
+        return self._content_free
 
     def _verdict(self, messages: list[tuple[str, str]], reply: ChatResponse | LLMError, *, sampled: bool) -> NLIJudgement:
         version = self.options.prompt_version
@@ -257,3 +279,14 @@ class LLMJudgeNLI:
         calls and cache hits are in ``self.llm.stats()``."""
         return dict(self._counters)
 
+
+
+CONTENT_FREE = ("N/A", "[MASK]", "")
+
+
+def calibrated(verdict: NLIJudgement, prior: dict[str, float]) -> NLIJudgement:
+    """p'(l) = (p(l) / prior(l)) / Σ_l' p(l') / prior(l'); failures pass through unchanged."""
+    if verdict.failed or not verdict.probabilities:
+        return verdict
+    weights = {name: verdict.probabilities.get(name, 0.0) / max(prior.get(name, 0.0), 1e-6) for name in LABEL_NAMES}
+    return NLIJudgement.from_probabilities(weights)
