@@ -202,3 +202,24 @@ def test_make_cross_encoder_from_config(tiny_model, tmp_path):
     assert backend.judge([("the cat sat .", "a cat .")])[0].probabilities
     assert (tmp_path / "model_calls.sqlite").exists()
     assert threads_set == 1
+
+
+def test_onnx_runtime_matches_torch(tmp_path):
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("onnx")
+    from transformers import BertForSequenceClassification
+
+    folder = _build_tiny_model(tmp_path / "o", seed=3)
+    model = BertForSequenceClassification.from_pretrained(folder)
+    with torch.no_grad():  # large logits, so a wrong graph could not pass by near-uniform outputs
+        model.classifier.weight.mul_(200.0)
+    model.save_pretrained(folder)
+    pairs = [(_long_premise(6), "he was born in london ."), ("the cat sat .", "a dog sat on the mat .")]
+    with_torch = CrossEncoderNLI(folder, max_length=32).judge(pairs)
+    with_onnx_backend = CrossEncoderNLI(folder, max_length=32, use_onnx=True, onnx_dir=tmp_path / "onnx")
+    assert with_onnx_backend._onnx_session is not None
+    assert list((tmp_path / "onnx").glob("*.onnx"))
+    with_onnx = with_onnx_backend.judge(pairs)
+    assert max(max(j.probabilities.values()) for j in with_torch) > 0.6
+    for a, b in zip(with_torch, with_onnx):
+        assert b.probabilities == pytest.approx(a.probabilities, abs=1e-4)

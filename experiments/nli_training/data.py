@@ -344,6 +344,7 @@ class DataConfig:
     factscore_min_overlap_other: float = 0.5
     synthetic_contradictions: int = 1600
     validation_size: int = 300
+    max_per_label: int | None = None  # cap each label's training pairs (CPU budget, balance)
 
 
 def build(cfg: DataConfig) -> dict[str, list[dict]]:
@@ -371,6 +372,14 @@ def build(cfg: DataConfig) -> dict[str, list[dict]]:
     rng = random.Random(cfg.seed)
     rng.shuffle(pool)
     validation, train = pool[: cfg.validation_size], pool[cfg.validation_size :]
+    if cfg.max_per_label:
+        kept: Counter = Counter()
+        capped = []
+        for e in train:  # already shuffled: a random subset of each label
+            if kept[e["label"]] < cfg.max_per_label:
+                kept[e["label"]] += 1
+                capped.append(e)
+        train = capped
     for e in vc_held:
         e.pop("group", None)
     return {

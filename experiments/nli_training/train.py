@@ -23,6 +23,8 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Shared, oversubscribed CPU: idle OpenMP threads sleep instead of spinning.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
@@ -126,6 +128,9 @@ def main() -> None:
         # 11.7M of the 22.7M parameters; their dense gradients and Adam updates cost CPU time
         # while a few thousand pairs cannot move them usefully.
         model.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    for layer in model.bert.encoder.layer[: config.get("freeze_layers_below", 0)]:
+        # CPU budget: no backward pass through the lowest layers (they stay as pre-trained).
+        layer.requires_grad_(False)
 
     def encode(rows):
         enc = tokenizer(

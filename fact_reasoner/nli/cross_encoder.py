@@ -109,6 +109,14 @@ def combine_windows(window_probabilities: Sequence[dict[str, float]]) -> dict[st
     return {"entailment": e / total, "neutral": n / total, "contradiction": c / total}
 
 
+def _dtype_argument() -> str:
+    """``dtype`` (transformers ≥ 4.56) or ``torch_dtype`` (older) for from_pretrained."""
+    import transformers
+
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
+
 def model_fingerprint(model_path: str | Path) -> str:
     """Identifies the weights: ``<name>@<sha256 prefix of config + weight files>``.
 
@@ -156,8 +164,9 @@ class CrossEncoderNLI:
             raise FileNotFoundError(f"the shipped NLI model is missing: {shipped_model_path()}")
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
+            # fp16 shipped weights are upcast: fp16 matmuls are slow on CPU.
             self.model = AutoModelForSequenceClassification.from_pretrained(
-                self.model_path, dtype=torch.float32
+                self.model_path, **{_dtype_argument(): torch.float32}
             )
         except OSError as error:
             raise FileNotFoundError(
