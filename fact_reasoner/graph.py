@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import numpy as np
 
@@ -240,7 +240,16 @@ def plan_graph(atoms: Sequence[Atom], contexts: Sequence[Context], version: Vers
 # Building: relations -> factors
 
 
-def reconcile_context_pair(forward: Relation | None, backward: Relation | None) -> Relation | None:
+class FactorSource(NamedTuple):
+    """The relation behind one factor of the graph (after deduplication and reconciliation)."""
+
+    source: str
+    target: str
+    relation: RelationType
+    probability: float
+
+
+def reconcile_context_pair(forward: Relation | None, backward: Relation | None) -> FactorSource | None:
     """FR3's two-way reconciliation of the NLI results for one unordered context pair.
 
     The direction with the higher probability wins, whatever its label; ties keep
@@ -253,13 +262,10 @@ def reconcile_context_pair(forward: Relation | None, backward: Relation | None) 
     winner = max(candidates, key=lambda r: r.probability)  # max keeps the first on ties
     if winner.relation == RelationType.NEUTRAL:
         return None
-    both_entail = (
-        len(candidates) == 2
-        and all(r.relation == RelationType.ENTAILMENT for r in candidates)
-    )
-    if both_entail:
-        return winner.model_copy(update={"relation": RelationType.EQUIVALENCE})
-    return winner
+    relation = winner.relation
+    if len(candidates) == 2 and all(r.relation == RelationType.ENTAILMENT for r in candidates):
+        relation = RelationType.EQUIVALENCE
+    return FactorSource(winner.source, winner.target, relation, winner.probability)
 
 
 @dataclass(frozen=True)
@@ -268,11 +274,26 @@ class BuiltGraph:
 
     graph: FactorGraph
     plan: GraphPlan
-    factor_relations: tuple[Relation, ...]  # aligned with the graph's factors
     atom_variables: tuple[str, ...]
     context_variables: tuple[str, ...]
     missing_pairs: int  # pairs of the plan with no relation at all (treated as neutral)
     failed_pairs: int  # pairs whose judgement failed (treated as neutral)
+    factor_probabilities: np.ndarray  # NLI probability behind each factor, before clamping
+
+    @property
+    def factor_relations(self) -> tuple[FactorSource, ...]:
+        """The relation behind each factor, aligned with the graph's factors."""
+        names = self.graph.variables
+        return tuple(
+            FactorSource(names[s], names[t], RELATION_NAMES[int(code)], float(p))
+            for s, t, code, p in zip(
+                self.graph.source, self.graph.target, self.graph.relations, self.factor_probabilities
+            )
+        )
+
+
+_NEUTRAL_CODE = 3
+_CODES = {**RELATION_CODES, RelationType.NEUTRAL: _NEUTRAL_CODE}
 
 
 def build_graph(
@@ -282,60 +303,58 @@ def build_graph(
 
     Only entailment, contradiction and equivalence become factors; neutral and failed
     relations are dropped, so an atom with no factor keeps its prior (0.5). Relations on ids
-    that deduplication dropped are mapped onto the kept id.
+    that deduplication dropped are mapped onto the kept id; when a pair is judged twice the
+    first judgement counts. Context pairs (FR3) are reconciled as
+    :func:`reconcile_context_pair` describes, vectorised over all pairs.
     """
     options = options or GraphOptions(version=plan.version)
     if options.version != plan.version:
         raise ValueError(f"plan is FR{plan.version} but options ask for FR{options.version}")
-    aliases = plan.atom_duplicates | plan.context_duplicates
-    by_pair: dict[tuple[str, str], Relation] = {}
-    for rel in relations:
-        key = (aliases.get(rel.source, rel.source), aliases.get(rel.target, rel.target))
-        by_pair.setdefault(key, rel)
-
     atom_ids = tuple(a.id for a in plan.atoms)
     context_ids = tuple(c.id for c in plan.contexts)
-    atom_set = set(atom_ids)
-    missing = failed = 0
-    chosen: list[Relation] = []
-    seen_context_pairs: set[frozenset[str]] = set()
-    for premise, hypothesis in plan.pairs:
-        rel = by_pair.get((premise, hypothesis))
-        if rel is None:
-            missing += 1
-        elif rel.failed:
-            failed += 1
-        if hypothesis in atom_set:
-            if rel is not None and not rel.failed and rel.relation != RelationType.NEUTRAL:
-                chosen.append(_relabel(rel, premise, hypothesis))
-            continue
-        key = frozenset((premise, hypothesis))
-        if key in seen_context_pairs:
-            continue
-        seen_context_pairs.add(key)
-        forward = _relabel(rel, premise, hypothesis)
-        backward = _relabel(by_pair.get((hypothesis, premise)), hypothesis, premise)
-        winner = reconcile_context_pair(forward, backward)
-        if winner is not None:
-            chosen.append(winner)
-
-    priors = {a: options.atom_prior for a in atom_ids} | {c: options.context_prior for c in context_ids}
-    variables = tuple(priors)
+    variables = atom_ids + context_ids
+    n_atoms, v = len(atom_ids), len(variables)
     index = {name: i for i, name in enumerate(variables)}
-    codes = np.array([RELATION_CODES[r.relation] for r in chosen], dtype=np.int8)
-    probs = np.asarray(
-        clamp_probability(np.array([r.probability for r in chosen], dtype=float), options.clamp)
-    ).reshape(-1)
+    for dropped, kept in (plan.atom_duplicates | plan.context_duplicates).items():
+        index.setdefault(dropped, index.get(kept, -1))
+
+    # One pass in Python to turn relations into arrays; everything after is numpy.
+    rows = [
+        (index.get(r.source, -1), index.get(r.target, -1), _CODES[r.relation], r.probability, r.failed)
+        for r in relations
+    ]
+    table = np.array(rows, dtype=float).reshape(-1, 5)
+    src, tgt = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
+    code, prob, failed = table[:, 2].astype(np.int8), table[:, 3], table[:, 4].astype(bool)
+    planned = _planned_mask(plan, index, src, tgt, n_atoms)
+    pair_code = src * v + tgt
+    first = np.zeros(len(rows), dtype=bool)
+    _, first_index = np.unique(np.where(planned, pair_code, -1 - np.arange(len(rows))), return_index=True)
+    first[first_index] = True
+    keep = planned & first
+    src, tgt, code, prob, failed = src[keep], tgt[keep], code[keep], prob[keep], failed[keep]
+    missing = len(plan.pairs) - int(keep.sum())
+    n_failed = int(failed.sum())
+
+    on_atom = tgt < n_atoms
+    atom_factor = on_atom & ~failed & (code != _NEUTRAL_CODE)
+    f_src, f_tgt, f_code, f_prob = _reconcile_context_pairs(
+        src[~on_atom], tgt[~on_atom], code[~on_atom], prob[~on_atom], failed[~on_atom], v
+    )
+    source = np.concatenate([src[atom_factor], f_src])
+    target = np.concatenate([tgt[atom_factor], f_tgt])
+    codes = np.concatenate([code[atom_factor], f_code]).astype(np.int8)
+    raw = np.concatenate([prob[atom_factor], f_prob])
+    probs = np.asarray(clamp_probability(raw, options.clamp), dtype=float).reshape(-1)
     target_priors = None
     if options.use_priors:
-        target_priors = np.array(
-            [options.atom_prior if r.target in atom_set else options.context_prior for r in chosen]
-        )
+        target_priors = np.where(target < n_atoms, options.atom_prior, options.context_prior)
+    prior = np.concatenate([np.full(n_atoms, options.atom_prior), np.full(v - n_atoms, options.context_prior)])
     graph = FactorGraph(
         variables=variables,
-        prior=np.array([priors[v] for v in variables], dtype=float),
-        source=np.array([index[r.source] for r in chosen], dtype=np.int64),
-        target=np.array([index[r.target] for r in chosen], dtype=np.int64),
+        prior=prior,
+        source=source,
+        target=target,
         tables=relation_tables(codes, probs, target_priors),
         relations=codes,
         probabilities=probs,
@@ -343,15 +362,55 @@ def build_graph(
     return BuiltGraph(
         graph=graph,
         plan=plan,
-        factor_relations=tuple(chosen),
         atom_variables=atom_ids,
         context_variables=context_ids,
         missing_pairs=missing,
-        failed_pairs=failed,
+        failed_pairs=n_failed,
+        factor_probabilities=raw,
     )
 
 
-def _relabel(rel: Relation | None, source: str, target: str) -> Relation | None:
-    if rel is None or (rel.source, rel.target) == (source, target):
-        return rel
-    return rel.model_copy(update={"source": source, "target": target})
+def _planned_mask(plan: GraphPlan, index: dict[str, int], src, tgt, n_atoms: int) -> np.ndarray:
+    """Which relations are pairs of the plan (premise a context; FR1: the atom's own contexts)."""
+    known = (src >= 0) & (tgt >= 0) & (src >= n_atoms) & (src != tgt)
+    if plan.version == 1:
+        v = len(index)
+        codes = {index[p] * v + index[h] for p, h in plan.pairs}
+        known &= np.isin(src * v + tgt, np.fromiter(codes, dtype=np.int64, count=len(codes)))
+    elif plan.version == 2:
+        known &= tgt < n_atoms
+    return known
+
+
+def _reconcile_context_pairs(src, tgt, code, prob, failed, v):
+    """Vectorised :func:`reconcile_context_pair` over every context pair at once.
+
+    "Forward" is the direction from the context listed first (lower index), which is the
+    direction the plan lists first, so ties keep it as the scalar version does.
+    """
+    forward = src < tgt
+    lo, hi = np.minimum(src, tgt), np.maximum(src, tgt)
+    key = lo * v + hi
+    pairs, inverse = np.unique(key, return_inverse=True)
+    k = len(pairs)
+    present = np.zeros((2, k), dtype=bool)
+    usable = np.zeros((2, k), dtype=bool)
+    p = np.full((2, k), -np.inf)
+    c = np.full((2, k), _NEUTRAL_CODE, dtype=np.int8)
+    side = np.where(forward, 0, 1)
+    present[side, inverse] = True
+    usable[side, inverse] = ~failed
+    p[side, inverse] = np.where(failed, -np.inf, prob)
+    c[side, inverse] = code
+    backward_wins = usable[1] & (~usable[0] | (p[1] > p[0]))
+    any_usable = usable[0] | usable[1]
+    win_code = np.where(backward_wins, c[1], c[0])
+    win_prob = np.where(backward_wins, p[1], p[0])
+    entail = RELATION_CODES[RelationType.ENTAILMENT]
+    both_entail = usable[0] & usable[1] & (c[0] == entail) & (c[1] == entail)
+    win_code = np.where(both_entail, RELATION_CODES[RelationType.EQUIVALENCE], win_code)
+    keep = any_usable & (win_code != _NEUTRAL_CODE)
+    lo_k, hi_k = pairs // v, pairs % v
+    win_src = np.where(backward_wins, hi_k, lo_k)
+    win_tgt = np.where(backward_wins, lo_k, hi_k)
+    return win_src[keep], win_tgt[keep], win_code[keep], win_prob[keep]

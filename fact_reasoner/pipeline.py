@@ -34,6 +34,7 @@ from .schema import (
     Marginal,
     OutputRecord,
     Relation,
+    RelationType,
 )
 from .scores import predict_label, resolve_k, score_record
 
@@ -223,11 +224,13 @@ class FactReasoner:
         else:
             backend = self.model_nli()
         judgements = backend.judge(text_pairs)
+        # model_construct: these come straight from a backend, validated there; 60k pairs of an
+        # FR3 graph would otherwise spend more time in validation than in inference
         relations = [
-            Relation(
+            Relation.model_construct(
                 source=premise,
                 target=hypothesis,
-                relation=j.label,
+                relation=RelationType(j.label),
                 probability=j.probability,
                 probabilities=j.probabilities or None,
                 failed=j.failed,

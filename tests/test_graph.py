@@ -193,3 +193,55 @@ def test_unknown_relation_endpoint_is_rejected_by_the_record():
             relations=[rel("c9", "a0", "entailment", 0.5)],
         )
     assert RelationType("entailment") is RelationType.ENTAILMENT
+
+
+def _scalar_factors(plan, relations):
+    """The reference semantics, pair by pair, for checking the vectorised builder."""
+    aliases = plan.atom_duplicates | plan.context_duplicates
+    by_pair = {}
+    for r in relations:
+        by_pair.setdefault((aliases.get(r.source, r.source), aliases.get(r.target, r.target)), r)
+    atoms = {a.id for a in plan.atoms}
+    factors, seen = set(), set()
+    for premise, hypothesis in plan.pairs:
+        r = by_pair.get((premise, hypothesis))
+        if hypothesis in atoms:
+            if r is not None and not r.failed and r.relation != RelationType.NEUTRAL:
+                factors.add((premise, hypothesis, r.relation, r.probability))
+            continue
+        if frozenset((premise, hypothesis)) in seen:
+            continue
+        seen.add(frozenset((premise, hypothesis)))
+        back = by_pair.get((hypothesis, premise))
+        f = r.model_copy(update={"source": premise, "target": hypothesis}) if r else None
+        b = back.model_copy(update={"source": hypothesis, "target": premise}) if back else None
+        w = reconcile_context_pair(f, b)
+        if w is not None:
+            factors.add(tuple(w))
+    return factors
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_vectorised_builder_matches_pairwise_semantics(seed):
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(1, 6)), int(rng.integers(1, 7))
+    atoms = [Atom(id=f"a{i}", text=f"atom {rng.integers(0, 4)}") for i in range(n)]
+    contexts = [Context(id=f"c{j}", text=f"ctx {rng.integers(0, 5)}") for j in range(m)]
+    ids = [a.id for a in atoms] + [c.id for c in contexts]
+    labels = ["entailment", "contradiction", "neutral"]
+    relations = []
+    for _ in range(int(rng.integers(0, 3 * (n + m) ** 2 // 2 + 1))):
+        s, t = rng.choice([c.id for c in contexts]), rng.choice(ids)
+        if s == t:
+            continue
+        p = float(rng.choice([0.6, 0.7, 0.8, rng.uniform()]))  # repeated values make ties
+        relations.append(rel(s, t, str(rng.choice(labels)), p, failed=bool(rng.uniform() < 0.1)))
+    for version in (1, 2, 3):
+        if version == 1:
+            for a in atoms:
+                a.contexts = sorted({str(x) for x in rng.choice([c.id for c in contexts], size=2)})
+        plan = plan_graph(atoms, contexts, version)
+        built = build_graph(plan, relations, GraphOptions(version=version))
+        got = {tuple(f) for f in built.factor_relations}
+        assert got == _scalar_factors(plan, relations)
+        assert len(got) == built.graph.num_factors
