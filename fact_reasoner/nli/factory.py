@@ -27,7 +27,13 @@ def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") 
     if kind in ("llm", "auto"):
         from .llm_judge import LLMJudgeNLI, LLMJudgeOptions
 
-        return LLMJudgeNLI(llm_factory(), LLMJudgeOptions(prompt_version=config.nli_prompt_version))
+        options = LLMJudgeOptions(
+            prompt_version=config.nli_prompt_version,
+            # optional config fields (added by the CLI when it offers them)
+            calibrate=bool(getattr(config, "nli_calibrate", False)),
+            samples=int(getattr(config, "nli_samples", 5) or 5),
+        )
+        return LLMJudgeNLI(llm_factory(), options)
     if kind == "cross-encoder":
         from .cross_encoder import make_cross_encoder
 
