@@ -233,7 +233,9 @@ def run(args: argparse.Namespace) -> int:
         cache = ModelCache.in_dir(config.cache_dir) if config.use_cache else ModelCache(None)
         backend = make_backend(config)
         nli_name = getattr(backend, "name", type(backend).__name__)
-        identity = f"{nli_name}|model={config.nli_model}|prompt={config.nli_prompt_version}"
+        # the backend's own model fingerprint when it has one (a retrained model gets new keys)
+        fingerprint = getattr(backend, "model_id", None) or getattr(backend, "identity", None)
+        identity = f"{nli_name}|model={config.nli_model}|fingerprint={fingerprint}|prompt={config.nli_prompt_version}"
         nli = PairCachedNLI(backend, cache, identity)
     tag = _slug(args.tag or nli_name)
     stem = args.input.name.removesuffix(".jsonl").removesuffix(".json")
