@@ -11,6 +11,8 @@ Metrics per atom, averaged (k = 1 and 5):
 - R@k: the fraction of the atom's gold passages found in our top k (at most 1/|gold| at k = 1);
 - Hit@k: 1 if any gold passage is in our top k;
 - First@k: 1 if the gold list's first (best BM25) passage is in our top k.
+Queries: the atom text, and the topic (person) + atom text (FActScore's own query, via
+``fact_reasoner.retrieval.records.topic_query``); each with and without the topic filter.
 With the topic filter a random ranking of the person's n passages gets E[R@k] = min(k, n)/n,
 reported as ``random``.
 
@@ -33,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from fact_reasoner.retrieval.base import RetrievedContext  # noqa: E402
 from fact_reasoner.retrieval.corpus import document_hash  # noqa: E402
+from fact_reasoner.retrieval.records import topic_query  # noqa: E402
 from fact_reasoner.retrieval.retrievers import (  # noqa: E402
     BM25Retriever,
     ChromaRetriever,
@@ -96,6 +99,7 @@ def main() -> int:
     parser.add_argument("--labels", default="S,NS", help="atom labels to use (default S,NS; add IR for all)")
     parser.add_argument("--k", type=int, default=5)
     parser.add_argument("--out", type=Path, help="write the results as JSON here")
+    parser.add_argument("--quick", action="store_true", help="atom queries only (skip the topic-prefixed ones)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads for index embedding (default 1)")
     args = parser.parse_args()
     if not args.data.exists():
@@ -126,7 +130,10 @@ def main() -> int:
 
     rows = []
     depth = 20
-    for topic_filter in (True, False):
+    variants = [(True, False), (False, False), (True, True), (False, True)]  # (topic filter, topic in query)
+    if args.quick:
+        variants = variants[:2]
+    for topic_filter, topic_in_query in variants:
         rankings_for_fusion: dict[str, list] = {"chroma": [], "bm25": []}
         for name, retriever in retrievers.items():
             per_atom = []
@@ -134,13 +141,14 @@ def main() -> int:
             for atom in atoms:
                 topic = atom["topic"] if topic_filter else None
                 want = depth if name in rankings_for_fusion else args.k
-                results = retriever.retrieve(atom["text"], want, topic=topic)
+                query = topic_query(atom["text"], atom["topic"]) if topic_in_query else atom["text"]
+                results = retriever.retrieve(query, want, topic=topic)
                 if name in rankings_for_fusion:
                     rankings_for_fusion[name].append(results)
                 hashes = [r.metadata["doc_hash"] for r in results]
                 per_atom.append(score(hashes, atom["gold"], 1) | score(hashes, atom["gold"], args.k))
             seconds = time.perf_counter() - started
-            row = {"retriever": name, "topic_filter": topic_filter, "queries": len(atoms),
+            row = {"retriever": name, "topic_filter": topic_filter, "topic_in_query": topic_in_query, "queries": len(atoms),
                    "qps": len(atoms) / seconds, "depth": depth if name in rankings_for_fusion else args.k}
             row |= {key: mean(m[key] for m in per_atom) for key in per_atom[0]}
             rows.append(row)
@@ -152,22 +160,23 @@ def main() -> int:
             for atom, d, b in zip(atoms, rankings_for_fusion["chroma"], rankings_for_fusion["bm25"]):
                 hashes = [r.metadata["doc_hash"] for r in fuse([d, b])]
                 per_atom.append(score(hashes, atom["gold"], 1) | score(hashes, atom["gold"], args.k))
-            row = {"retriever": f"fusion {label}", "topic_filter": topic_filter}
+            row = {"retriever": f"fusion {label}", "topic_filter": topic_filter, "topic_in_query": topic_in_query}
             row |= {key: mean(m[key] for m in per_atom) for key in per_atom[0]}
             rows.append(row)
             print(json.dumps(row), flush=True)
-        if topic_filter:
-            random_row = {"retriever": "random", "topic_filter": True}
+        if topic_filter and not topic_in_query:
+            random_row = {"retriever": "random", "topic_filter": True, "topic_in_query": False}
             for k in (1, args.k):
                 random_row[f"R@{k}"] = mean(min(k, passages_per_topic[a["topic"]]) / passages_per_topic[a["topic"]] for a in atoms)
             rows.append(random_row)
 
-    print("\n| retriever | topic filter | R@1 | R@5 | Hit@1 | Hit@5 | First@1 | First@5 | queries/s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("\n| retriever | topic filter | query | R@1 | R@5 | Hit@1 | Hit@5 | First@1 | First@5 | queries/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         cells = [f"{row[k]:.3f}" if k in row else "" for k in ("R@1", f"R@{args.k}", "Hit@1", f"Hit@{args.k}", "First@1", f"First@{args.k}")]
         qps = f"{row['qps']:.0f}" if "qps" in row else ""
-        print(f"| {row['retriever']} | {'yes' if row['topic_filter'] else 'no'} | {' | '.join(cells)} | {qps} |")
+        query = "topic + atom" if row["topic_in_query"] else "atom"
+        print(f"| {row['retriever']} | {'yes' if row['topic_filter'] else 'no'} | {query} | {' | '.join(cells)} | {qps} |")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"atoms": len(atoms), "labels": sorted(labels), "build": build, "rows": rows}, indent=2))

@@ -329,3 +329,21 @@ def test_index_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     bad.write_text('{"text": "fine"}\nnot json\n')
     assert main(["index", "--corpus", str(bad), "--store", str(store), "--no-dense", "--quiet"]) == 2
     assert f"{bad}:2: invalid JSON" in capsys.readouterr().err
+
+
+def test_topic_in_query_and_topic_filter(bm25_store) -> None:
+    from fact_reasoner.retrieval.records import topic_query
+
+    assert topic_query("He was a mathematician.", "Ada Lovelace") == "Ada Lovelace He was a mathematician."
+    assert topic_query("Ada Lovelace was a writer.", "ada lovelace") == "Ada Lovelace was a writer."
+    store, _ = bm25_store
+    retriever = BM25Retriever(store, "bios")
+    atoms = [Atom(id="a0", text="She was an English mathematician in London.")]
+    plain, _ = retrieve_for_record(atoms, None, retriever, 1, False, topic="Ada Lovelace")
+    prefixed, _ = retrieve_for_record(atoms, None, retriever, 1, False, topic="Ada Lovelace", topic_in_query=True)
+    assert plain[0].title == "Alan Turing"  # no filter, no prefix: the topic is ignored
+    assert prefixed[0].title == "Ada Lovelace"
+    filtered, per_atom = retrieve_for_record(atoms, None, retriever, 5, False, topic="Ada Lovelace", topic_filter=True)
+    assert [c.title for c in filtered] == ["Ada Lovelace"] and per_atom == {"a0": ["c_a0_0"]}
+    # a store indexed without this topic: the filter finds nothing (hence topic_filter is opt-in)
+    assert retrieve_for_record(atoms, None, retriever, 5, False, topic="Nobody", topic_filter=True) == ([], {"a0": []})
