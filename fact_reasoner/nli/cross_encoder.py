@@ -243,7 +243,7 @@ class CrossEncoderNLI:
         lengths = [
             len(ids)
             for ids in self.tokenizer(
-                [w for w, _ in items], [h for _, h in items], truncation="only_first", max_length=self.max_length
+                [w for w, _ in items], [h for _, h in items], truncation="longest_first", max_length=self.max_length
             )["input_ids"]
         ]
         order = sorted(range(len(items)), key=lambda i: lengths[i])
