@@ -317,6 +317,7 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         print(f"interrupted; rerun the same command to resume (finished records are kept)", file=sys.stderr)
         return 130
+    failed = sum(s["failed"] for s in report["assessors"].values())
     existing = [p for p in outputs if p.exists()]
     import tables
 
@@ -329,6 +330,9 @@ def run(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(markdown)
         print(f"run summary: {report_path}", file=sys.stderr)
+    if failed:
+        print(f"{failed} record(s) failed (see the errors above); rerun to retry them", file=sys.stderr)
+        return 1
     return 0
 
 
