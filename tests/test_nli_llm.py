@@ -35,6 +35,7 @@ def test_token_prefixes_map_to_labels():
     assert token_label("contr") == "contradiction"
     assert token_label("[ent") == "entailment"
     assert token_label("The") is None and token_label(" ") is None
+    assert token_label("T") == "entailment" and token_label(" False") == "contradiction" and token_label("Unk") == "neutral"
 
 
 def test_label_probabilities_sum_spellings_and_normalise():
@@ -49,13 +50,15 @@ def test_parse_label_by_version():
     assert parse_label("It says Paris, not neutral ground. [entailment]", "v2") == "entailment"
     assert parse_label("I think entailment", "v2") is None
     assert parse_label("no idea", "v1") is None
+    assert parse_label("False", "v1") == "contradiction"
+    assert parse_label("It is not stated. [Unknown]", "v2") == "neutral"
 
 
 def test_prompts_carry_examples_for_every_label():
     messages = build_messages(*PAIR, "v2")
     answers = " ".join(c for r, c in messages if r == "assistant")
-    assert all(f"[{label}]" in answers for label in ("entailment", "neutral", "contradiction"))
-    assert messages[-1][1].startswith(f"Premise: {PAIR[0]}")
+    assert all(f"[{word}]" in answers for word in ("True", "Unknown", "False"))
+    assert messages[-1][1].startswith(f"Evidence: {PAIR[0]}\nClaim: {PAIR[1]}")
 
 
 def test_unparsable_reply_gets_one_repair_then_fails_with_reason():

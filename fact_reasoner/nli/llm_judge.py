@@ -2,13 +2,17 @@
 
 Prompt versions (the version is part of every cache key):
 
-- ``v1``: answer with one word — entailment, neutral or contradiction. The three-way
-  probabilities come from the first answer token's top logprobs: every listed token that is a
-  non-empty prefix of a label (case-insensitive; the labels start with distinct letters, so
-  each prefix names one label) adds exp(logprob) to that label, and the three sums are
-  normalised: P(l) = Σ_{t→l} e^{lp(t)} / Σ_{l'} Σ_{t→l'} e^{lp(t)}.
-- ``v2``: one or two sentences of reasoning, then the label in square brackets. Probabilities
-  from the logprobs of the first label token after the last ``[`` the same way.
+The model is asked whether the claim (hypothesis) is True, False or Unknown given the evidence
+(premise); True/False/Unknown map to entailment/contradiction/neutral (the NLI label words
+themselves are accepted too). Three worked examples, one per label, precede the pair.
+
+- ``v1``: answer with one word. The three-way probabilities come from the first answer
+  token's top logprobs: every listed token that is a non-empty prefix of an answer word
+  (case-insensitive; the six words start with six distinct letters, so each prefix names one
+  label) adds exp(logprob) to that label, and the three sums are normalised:
+  P(l) = Σ_{t→l} e^{lp(t)} / Σ_{l'} Σ_{t→l'} e^{lp(t)}.
+- ``v2``: one or two sentences of reasoning, then the answer in square brackets. Probabilities
+  from the logprobs of the first answer token after the last ``[`` the same way.
 
 Backends without logprobs (or a reply that carries none): self-consistency — ``samples``
 answers at temperature ``sample_temperature`` with seeds seed, seed+1, …; P(l) = the fraction
@@ -31,11 +35,17 @@ from .base import LABELS, NLIJudgement
 
 LABEL_NAMES = tuple(label.value for label in LABELS)  # entailment, neutral, contradiction
 
+# The model answers True / False / Unknown about the claim (hypothesis) given the evidence
+# (premise): measured on 15 VitaminC pairs, Qwen2.5-Coder-1.5B got 9/15 with these words and
+# 5/15 with "entailment / neutral / contradiction", which it answered "contradiction" to
+# almost always. The words map to the NLI labels below.
+ANSWER_WORDS = {"true": "entailment", "unknown": "neutral", "false": "contradiction"}
+_WORD_OF = {label: word for word, label in ANSWER_WORDS.items()}
+
 SYSTEM = (
-    "You are an expert in natural language inference. Given a premise and a hypothesis, decide "
-    "whether the premise entails the hypothesis (the hypothesis must be true if the premise is "
-    "true), contradicts it (the hypothesis must be false if the premise is true), or is neutral "
-    "(the premise does not settle it)."
+    "You check claims against evidence. Answer True if the evidence shows that the claim is "
+    "true, False if the evidence shows that the claim is false, and Unknown if the evidence "
+    "does not settle it."
 )
 
 _EXAMPLES = (
@@ -44,22 +54,22 @@ _EXAMPLES = (
      "Winning two Nobel Prizes means she won a Nobel Prize."),
     ("The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
      "The Eiffel Tower was completed in 1920.", "contradiction",
-     "The premise gives 1889 as the completion year, not 1920."),
+     "The evidence gives 1889 as the completion year, not 1920."),
     ("Lionel Messi joined Barcelona's youth academy at the age of 13.",
      "Lionel Messi has three children.", "neutral",
-     "The premise says nothing about his children."),
+     "The evidence says nothing about his children."),
 )
 
-V1_INSTRUCTION = "Answer with exactly one word: entailment, neutral or contradiction."
+V1_INSTRUCTION = "True, False or Unknown? Answer with one word."
 V2_INSTRUCTION = (
-    "Reason in at most two short sentences, then give the label in square brackets: "
-    "[entailment], [neutral] or [contradiction]."
+    "Reason in at most two short sentences, then give the answer in square brackets: "
+    "[True], [False] or [Unknown]."
 )
 PROMPT_VERSIONS = ("v1", "v2")
 
 
 def _user(premise: str, hypothesis: str, instruction: str) -> str:
-    return f"Premise: {premise}\nHypothesis: {hypothesis}\n{instruction}"
+    return f"Evidence: {premise}\nClaim: {hypothesis}\n{instruction}"
 
 
 def build_messages(premise: str, hypothesis: str, version: str) -> list[tuple[str, str]]:
@@ -70,7 +80,8 @@ def build_messages(premise: str, hypothesis: str, version: str) -> list[tuple[st
     messages: list[tuple[str, str]] = [("system", SYSTEM)]
     for p, h, label, why in _EXAMPLES:
         messages.append(("user", _user(p, h, instruction)))
-        messages.append(("assistant", label if version == "v1" else f"{why} [{label}]"))
+        word = _WORD_OF[label].capitalize()
+        messages.append(("assistant", word if version == "v1" else f"{why} [{word}]"))
     messages.append(("user", _user(premise, hypothesis, instruction)))
     return messages
 
@@ -80,8 +91,9 @@ def token_label(token: str) -> str | None:
     cleaned = token.strip().strip("[\"'*").lower()
     if not cleaned:
         return None
-    for name in LABEL_NAMES:
-        if name.startswith(cleaned) or cleaned.startswith(name):
+    # six words, six distinct first letters (t/u/f, e/n/c): any prefix names one label
+    for word, name in (*ANSWER_WORDS.items(), *((n, n) for n in LABEL_NAMES)):
+        if word.startswith(cleaned) or cleaned.startswith(word):
             return name
     return None
 
@@ -99,20 +111,25 @@ def label_probabilities_from_top(top: dict[str, float]) -> dict[str, float] | No
     return {name: value / total for name, value in mass.items()}
 
 
-_BRACKET = re.compile(r"\[\s*(entailment|neutral|contradiction)\s*\]", re.IGNORECASE)
-_WORD = re.compile(r"\b(entailment|neutral|contradiction|entails|contradicts)\b", re.IGNORECASE)
+_LABEL_WORDS = "true|false|unknown|entailment|neutral|contradiction"
+_BRACKET = re.compile(rf"\[\s*({_LABEL_WORDS})\s*\]", re.IGNORECASE)
+_WORD = re.compile(rf"\b({_LABEL_WORDS}|entails|contradicts)\b", re.IGNORECASE)
 
 
 def parse_label(text: str, version: str) -> str | None:
     """The label a reply states: v1 the first label word, v2 the last bracketed label."""
     if version == "v2":
         found = _BRACKET.findall(text)
-        return found[-1].lower() if found else None
+        return _as_label(found[-1]) if found else None
     match = _WORD.search(text)
     if not match:
         return None
-    word = match.group(1).lower()
-    return {"entails": "entailment", "contradicts": "contradiction"}.get(word, word)
+    return _as_label(match.group(1))
+
+
+def _as_label(word: str) -> str:
+    word = word.lower()
+    return {**ANSWER_WORDS, "entails": "entailment", "contradicts": "contradiction"}.get(word, word)
 
 
 def _label_position(choice: Choice, version: str) -> int | None:
