@@ -19,17 +19,24 @@ from pathlib import Path
 from fact_reasoner import evaluation as ev
 
 
+def groups_for(paths: Sequence[Path]) -> tuple[dict, int]:
+    """Rows per assessor, restricted to the responses every assessor has finished."""
+    return ev.restrict_to_common(ev.group_rows(ev.read_rows(paths)))
+
+
 def lines_for(paths: Sequence[Path]) -> list[ev.Summary]:
-    return ev.summary_table(ev.group_rows(ev.read_rows(paths)))
+    return ev.summary_table(groups_for(paths)[0])
 
 
 def render(paths: Sequence[Path], title: str | None = None) -> str:
     """The Markdown text: overall lines, per-tier lines, then the published numbers."""
-    lines = lines_for(paths)
+    groups, left_out = groups_for(paths)
+    lines = ev.summary_table(groups)
     overall = [line for line in lines if line.tier == "all"]
     tiers = [line for line in lines if line.tier != "all"]
+    note = (f"({left_out} response(s) not finished by every assessor are left out.)\n" if left_out else "")
     parts = [f"## {title}\n" if title else "", "Ours (same atoms, contexts and NLI for every assessor):\n",
-             ev.to_markdown(overall)]
+             note, ev.to_markdown(overall)]
     if tiers:
         parts += ["\nBy rarity tier (cat[0]; K is the whole dataset's median):\n", ev.to_markdown(tiers)]
     parts += ["\n", ev.published_markdown()]

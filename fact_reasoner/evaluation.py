@@ -222,6 +222,18 @@ def group_rows(named_rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, li
     return dict(sorted(groups.items(), key=lambda item: _assessor_order(item[0])))
 
 
+def restrict_to_common(groups: dict[str, list[dict[str, Any]]]) -> tuple[dict[str, list[dict[str, Any]]], int]:
+    """Keep only responses (by ``record_key``) present in every group, so that assessors are
+    compared on the same responses (e.g. when a run was stopped before FR3 finished).
+    Returns the restricted groups and how many distinct responses were left out."""
+    keys = [{r.get("record_key") for r in rows} for rows in groups.values()]
+    if not keys:
+        return groups, 0
+    common = set.intersection(*keys)
+    every = set.union(*keys)
+    return {label: [r for r in rows if r.get("record_key") in common] for label, rows in groups.items()}, len(every - common)
+
+
 def _assessor_order(label: str) -> tuple[int, str]:
     order = {"FactScore": 0, "NLI-vote": 1, "FR1": 2, "FR2": 3, "FR3": 4}
     return (order.get(label.split(" [")[0], 9), label)

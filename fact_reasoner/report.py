@@ -303,7 +303,8 @@ def build_report(
             by_key[key][label] = row
             if isinstance(row.get("contexts"), list):
                 texts.add(key, row["contexts"])
-    lines = ev.summary_table(groups)
+    common, left_out = ev.restrict_to_common(groups)
+    lines = ev.summary_table(common)
     has_gold = any(line.atoms for line in lines)
     overall = [line for line in lines if line.tier == "all"]
     tiers = [line for line in lines if line.tier != "all"]
@@ -325,9 +326,12 @@ def build_report(
             "Brier: mean (P − y)²; ECE: expected calibration error over 10 equal-width bins.</p>",
             _summary_html(overall),
         ]
+        if left_out:
+            parts.append(f"<p class=\"note\">{left_out} response(s) not finished by every assessor are left out "
+                         "of the tables and plots (they are listed below).</p>")
         if tiers:
             parts += ["<h3>By rarity tier</h3>", _summary_html(tiers)]
-        parts += ["<h3>Published numbers, for comparison</h3>", _published_html(), "<h2>Plots</h2>", _plots_html(groups)]
+        parts += ["<h3>Published numbers, for comparison</h3>", _published_html(), "<h2>Plots</h2>", _plots_html(common)]
     else:
         parts.append("<p class=\"note\">No gold labels in these results: only per-response scores are shown.</p>")
     parts += [

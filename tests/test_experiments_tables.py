@@ -114,3 +114,10 @@ def test_plots_are_png() -> None:
     groups = {"X": [_row("X", [("S", 0.9), ("NS", 0.2), ("S", 0.4)])]}
     for plot in ev.PLOTS.values():
         assert plot(groups)[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_restrict_to_common_responses() -> None:
+    a = [dict(_row("A", [("S", 0.9)]), record_key="k1"), dict(_row("A", [("S", 0.9)]), record_key="k2")]
+    b = [dict(_row("B", [("S", 0.1)]), record_key="k2")]
+    groups, left_out = ev.restrict_to_common({"A": a, "B": b})
+    assert left_out == 1 and [r["record_key"] for r in groups["A"]] == ["k2"] and len(groups["B"]) == 1
