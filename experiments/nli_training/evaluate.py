@@ -138,6 +138,9 @@ def main() -> None:
     parser.add_argument("--nli-prompt-version", default="v1")
     parser.add_argument("--backend", default="local", help="LLM backend for --nli llm")
     parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--max-length", type=int, default=None, help="cross-encoder window (tokens)")
+    parser.add_argument("--batch-size", type=int, default=32, help="cross-encoder batch size")
+    parser.add_argument("--onnx", action="store_true", help="cross-encoder through ONNX Runtime")
     parser.add_argument("--no-cache", action="store_true", help="do not use the model-call cache")
     parser.add_argument("--max-atoms", type=int, default=None, help="evaluate only the first N held-out atoms")
     parser.add_argument("--max-pairs", type=int, default=None, help="only the first N pairs of each 3-way set")
@@ -158,12 +161,21 @@ def main() -> None:
         threads=args.threads,
         use_cache=False if args.nli == "cross-encoder" else not args.no_cache,
     )
-    backend = FactReasoner(pipeline_config).model_nli()
+    if args.nli == "cross-encoder":
+        from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+
+        backend = CrossEncoderNLI(
+            args.nli_model, max_length=args.max_length, batch_size=args.batch_size,
+            threads=args.threads, use_onnx=args.onnx,
+        )
+    else:
+        backend = FactReasoner(pipeline_config).model_nli()
     atoms = splits["heldout_factscore"][: args.max_atoms] if args.max_atoms else splits["heldout_factscore"]
     limit = args.max_pairs
     results: dict = {
         "backend": getattr(backend, "name", args.nli),
         "model": getattr(backend, "model_id", args.nli_model),
+        "max_length": getattr(backend, "max_length", None),
         "heldout_topics": splits["heldout_topics"],
     }
     started = time.perf_counter()

@@ -24,6 +24,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkpoint")
     parser.add_argument("target")
+    parser.add_argument("--max-length", type=int, default=None,
+                        help="window length the backend uses by default (tokenizer model_max_length)")
     args = parser.parse_args()
 
     import torch
@@ -32,6 +34,8 @@ def main() -> None:
     source, target = Path(args.checkpoint), Path(args.target)
     model = AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
     tokenizer = AutoTokenizer.from_pretrained(source)
+    if args.max_length:
+        tokenizer.model_max_length = args.max_length
     staging = target.with_name(target.name + ".staging")
     shutil.rmtree(staging, ignore_errors=True)
     model.half().save_pretrained(staging, safe_serialization=True)

@@ -114,7 +114,9 @@ def main() -> None:
     print(summary(splits), flush=True)
     (out / "splits.json").write_text(json.dumps({k: v for k, v in splits.items()}, ensure_ascii=False))
 
-    base = base_model_path(config)
+    # Stage 2 of the recipe starts from stage 1's saved model ("init_from") instead of the base.
+    base = config.get("init_from") or base_model_path(config)
+    print(f"== initial weights: {base}", flush=True)
     tokenizer = AutoTokenizer.from_pretrained(base)
     label2id = {l: i for i, l in enumerate(LABELS)}
     model = AutoModelForSequenceClassification.from_pretrained(
@@ -195,7 +197,7 @@ def main() -> None:
     stop_at = min(total_steps, args.max_steps) if args.max_steps else total_steps
     while step < stop_at:
         epoch = step // steps_per_epoch
-        batches = length_grouped_batches(lengths, batch_size, seed, epoch)
+        batches = length_grouped_batches(lengths, batch_size, config.get("shuffle_seed", seed), epoch)
         for batch_idx in batches[step - epoch * steps_per_epoch :]:
             if step >= stop_at:
                 break

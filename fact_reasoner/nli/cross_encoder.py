@@ -183,8 +183,13 @@ class CrossEncoderNLI:
             self.label_names = names
         else:
             self.label_names = label_names_from_config(self.model.config.id2label)
-        model_max = getattr(self.model.config, "max_position_embeddings", 512)
-        self.max_length = min(max_length or 256, model_max, getattr(self.tokenizer, "model_max_length", model_max))
+        # Window size in tokens: explicit, else the tokenizer's model_max_length (the shipped
+        # model sets the length it was trained at), never past the position embeddings.
+        model_max = min(getattr(self.model.config, "max_position_embeddings", 512), 512)
+        tokenizer_max = getattr(self.tokenizer, "model_max_length", None) or model_max
+        self.max_length = min(int(max_length or tokenizer_max), model_max)
+        if self.max_length < 16:
+            raise ValueError(f"max_length {self.max_length} is too short for NLI windows")
         self.window_overlap_tokens = window_overlap_tokens
         self.batch_size = batch_size
         self.cache = cache
