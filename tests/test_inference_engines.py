@@ -19,7 +19,11 @@ from fact_reasoner.graph import FactorGraph
 from fact_reasoner.inference import InferenceError, brute_force_marginals, make_engine
 from fact_reasoner.inference.native import (
     NativeEngine,
+    bethe_log_partition,
+    collapsed_tempered_gibbs,
     exact_by_cover,
+    frustration,
+    frustration_gauge,
     ising_model,
     loopy_bp,
     vertex_cover,
@@ -265,3 +269,115 @@ def test_engine_options_are_validated() -> None:
         NativeEngine(damping=1.0)
     with pytest.raises(TypeError):
         make_engine("native", no_such_option=1)
+
+
+def test_dense_and_sparse_loopy_bp_agree() -> None:
+    """Both message layouts, damped or adaptive, reach the same fixed point and Bethe value."""
+    graph = random_graph(20, 30, 3, np.random.default_rng(8), agreement=0.85)
+    model = ising_model(graph)
+    v = model.num_variables
+    starts = np.vstack([np.full(v, np.nan), np.ones(v), np.zeros(v)])
+    runs = [
+        loopy_bp(model, starts=starts, dense=dense, adaptive=adaptive, tolerance=1e-10, max_iterations=2000)
+        for dense in (True, False)
+        for adaptive in (True, False)
+    ]
+    assert {run.layout for run in runs} == {"dense", "sparse"}
+    for run in runs:
+        assert run.converged.all()
+        assert np.abs(run.log_odds - runs[0].log_odds).max() <= 1e-6
+        assert np.abs(run.bethe - runs[0].bethe).max() <= 1e-6
+
+
+def test_bethe_log_partition_is_exact_on_a_tree() -> None:
+    """On a tree the Bethe free energy at the BP fixed point is −log Z (closed form check)."""
+    rng = np.random.default_rng(21)
+    names = [f"v{i}" for i in range(9)]
+    priors = {name: float(rng.uniform(0.1, 0.9)) for name in names}
+    factors = [(names[int(rng.integers(0, i))], names[i], rng.uniform(0.05, 1.0, size=(2, 2))) for i in range(1, 9)]
+    graph = FactorGraph.from_factors(priors, factors)
+    model = ising_model(graph)
+    result = loopy_bp(model, damping=0.0, tolerance=1e-12, max_iterations=100)
+    assert result.converged.all()
+    assert result.bethe[0] == pytest.approx(brute_force_marginals(graph).log_partition, abs=1e-9)
+    # the closed form also holds away from a fixed point: it is a function of any messages
+    to_t, to_s = rng.normal(size=(1, len(model.s))), rng.normal(size=(1, len(model.s)))
+    assert np.isfinite(bethe_log_partition(model, rng.normal(size=(1, model.num_variables)), to_t, to_s)).all()
+
+
+def test_frustration_is_zero_for_consistent_relations_and_finds_the_truth() -> None:
+    """Relations that all agree with one truth assignment: no frustration; the gauge is it.
+
+    (Two camps without label noise: every relation agrees with "atoms and camp A true, camp B
+    false".)
+    """
+    rng = np.random.default_rng(9)
+    graph = random_graph(8, 10, 3, rng, camps=True, agreement=1.0, use_priors=True)
+    model = ising_model(graph)
+    share, gauge = frustration_gauge(model)
+    assert share == pytest.approx(0.0, abs=1e-9)
+    assert np.all(gauge[model.s] * gauge[model.t] * model.J >= 0)
+    names = graph.variables
+    camp_a = [i for i, n in enumerate(names) if n.startswith("a") or (n.startswith("c") and int(n[1:]) % 2 == 0)]
+    truth = -np.ones(len(names))
+    truth[camp_a] = 1.0
+    assert np.array_equal(gauge, truth) or np.array_equal(gauge, -truth)
+    assert frustration(ising_model(random_graph(8, 10, 3, rng, agreement=0.5))) > 0.2
+
+
+def _camps_graph_where_bp_picks_the_wrong_mode() -> FactorGraph:
+    # FR3 30 atoms x 18 contexts, two camps, priors: loopy BP from zero messages settles in the
+    # mode that holds ~3% of the mass (error 0.96); a too-cold tempering ladder stays there too
+    return random_graph(30, 18, 3, np.random.default_rng(4), camps=True, agreement=0.9, use_priors=True)
+
+
+def test_default_recovers_the_heavy_mode_of_a_bimodal_graph() -> None:
+    graph = _camps_graph_where_bp_picks_the_wrong_mode()
+    exact = NativeEngine(method="exact").infer(graph)
+    assert _max_error(NativeEngine(method="lbp").infer(graph), exact) > 0.9
+    approximate = NativeEngine(max_exact_cover=0).infer(graph)
+    component = approximate.details["components"][0]
+    assert approximate.algorithm == "tempered-gibbs", component
+    assert "rival" in component["sampler_reason"]
+    assert _max_error(approximate, exact) <= 0.05
+    assert approximate.converged and component["replica_std_error"] <= 0.01
+
+
+def test_collapsed_sampler_is_exact_with_a_one_variable_cover() -> None:
+    """A one-variable cover: its Rao-Blackwellised conditional is its exact marginal.
+
+    (Paper Example 1: the atom is the cover; the contexts are summed out, so P(atom) is exact
+    at every sweep, and the contexts' estimates average their exact conditionals.)
+    """
+    graph = paper_example_1()
+    model = ising_model(graph)
+    cover, _ = vertex_cover(model)
+    assert len(cover) == 1
+    result = collapsed_tempered_gibbs(model, cover, np.random.default_rng(0), min_sweeps=50)
+    exact, _ = exact_by_cover(model, cover)
+    assert abs(result.p[cover[0]] - exact[cover[0]]) <= 1e-12
+    assert np.abs(result.p - exact).max() <= 0.01
+    assert result.stopped_by == "std-error" and result.spread <= 0.005
+
+
+def test_sampler_stops_on_its_time_budget_and_says_so() -> None:
+    graph = random_graph(40, 60, 3, np.random.default_rng(3), agreement=0.5, use_priors=True)
+    engine = NativeEngine(method="sampler", time_budget=0.3, min_sweeps=10**6, sweeps=10**6)
+    result = engine.infer(graph)
+    component = result.details["components"][0]
+    assert component["stopped_by"] == "time budget"
+    assert component["sampler_seconds"] < 0.3 + 5.0  # one block of sweeps past the budget at most
+    assert result.iterations == component["sweeps"] > 0
+    assert result.converged == (component["replica_std_error"] <= 0.01)
+    assert not result.exact
+
+
+def test_default_on_a_large_agreeing_fr3_graph_uses_checked_loopy_bp() -> None:
+    """FR3 60 x 120 (about 14k factors): dense loopy BP, checked from the extra starts."""
+    graph = random_graph(60, 120, 3, np.random.default_rng(0), agreement=0.85)
+    result = NativeEngine().infer(graph)
+    component = result.details["components"][0]
+    assert result.algorithm == "loopy-bp" and result.converged and not result.exact
+    assert component["bp_layout"] == "dense" and component["bp_starts"] == 4
+    assert component["rival_fixed_points"] == 0
+    assert component["frustration"] < 0.3

@@ -26,17 +26,22 @@ Approximate (cover larger than ``max_exact_cover``):
 
 - ``"lbp"``: sum-product loopy belief propagation on log-odds messages,
   ``m_{s→t} = softplus(θ_{s\\t} + J_st) − softplus(θ_{s\\t})`` with the cavity field
-  ``θ_{s\\t} = h_s + Σ_{r≠t} m_{r→s}``, flooding schedule, damping in the log-odds domain.
-  Exact on forests.
-- ``"sampler"``: Gibbs sampling over colour classes of the graph (every variable of a class is
-  updated at once given the rest), replicas at several inverse temperatures β with swaps
-  between neighbouring temperatures (parallel tempering), and Rao-Blackwellised estimates
-  P(x_v=1) ≈ mean over sweeps of σ(h_v + Σ_w J_vw x_w) at β = 1.
-- ``"auto"`` (default): exact when the cover is at most ``max_exact_cover``; otherwise loopy
-  BP, unless BP is judged unreliable (it did not converge, or runs started from different
-  messages reach different fixed points, or the couplings are frustrated — contradictory
-  cycles carry a noticeable share of the coupling weight), in which case the sampler runs.
-  The measurements behind these choices are in ``scripts/benchmark_inference.py``.
+  ``θ_{s\\t} = h_s + Σ_{r≠t} m_{r→s}``, flooding schedule, undamped until the updates stop
+  contracting and damped in the log-odds domain from then on. Dense graphs (FR2/FR3) use
+  V × V message matrices, sparse ones edge lists. Exact on forests.
+- ``"sampler"``: Gibbs sampling on the vertex cover C with the independent rest U summed out
+  exactly (the same collapse as the exact path: on FR3 only contexts are sampled, never atoms),
+  many chains at once as a batch: independent replicas, each a ladder of inverse temperatures
+  β with swaps between neighbours (parallel tempering). Estimates are Rao-Blackwellised:
+  P(x_u=1) ≈ mean σ(d_u(x_C)), P(x_c=1) ≈ mean of its conditional, at β = 1. It stops when
+  the replicas agree (standard error), on a time budget, or after a number of sweeps.
+- ``"auto"`` (default): exact when the cover is at most ``max_exact_cover``; otherwise the
+  sampler when the couplings are frustrated (contradictory cycles carry a noticeable share of
+  the coupling weight); otherwise loopy BP from zero messages, checked from three more starts
+  (the flip of its state and the two truth assignments the relations agree with best), and
+  the sampler instead when a start does not converge or two fixed points are rivals (similar
+  Bethe free energy). The measurements behind these choices are in
+  ``scripts/benchmark_inference.py``.
 """
 
 from __future__ import annotations
@@ -335,6 +340,22 @@ class BPResult:
     iterations: int
     max_change: np.ndarray  # (R,)
     bethe: np.ndarray  # (R,) Bethe estimate of log Z at the final messages
+    layout: str = "sparse"  # "dense" (V × V message matrices) or "sparse" (edge lists)
+
+
+#: Dense message matrices are used when the graph has at least this share of all possible
+#: edges (FR2/FR3 with every pair judged: 0.4–0.9) and at most DENSE_BP_MAX_VARIABLES
+#: variables. Contiguous V × V arithmetic avoids the gathers and scatter-adds of the edge-list
+#: form: ≈3× faster per message on FR3 100 × 200 (``scripts/benchmark_inference.py --bp``).
+DENSE_BP_MIN_DENSITY = 0.25
+DENSE_BP_MAX_VARIABLES = 1500
+
+
+def _use_dense(model: IsingModel, dense: bool | None) -> bool:
+    if dense is not None:
+        return dense
+    v = model.num_variables
+    return 1 < v <= DENSE_BP_MAX_VARIABLES and 2 * len(model.s) >= DENSE_BP_MIN_DENSITY * v * (v - 1)
 
 
 def loopy_bp(
@@ -344,14 +365,23 @@ def loopy_bp(
     tolerance: float = 1e-8,
     max_iterations: int = 500,
     starts: np.ndarray | None = None,
+    adaptive: bool = True,
+    dense: bool | None = None,
 ) -> BPResult:
     """Sum-product loopy BP in log-odds form, for R starting points at once.
 
     ``starts`` (R, V) in [0, 1] sets the initial messages as if every sender were sure of that
     state: m_{s→t} = softplus(θ + J) − softplus(θ) with θ = ±8 — different starts can reach
-    different fixed points, which is how unreliability is detected. ``None``: zero messages.
-    Damped update m ← (1 − damping)·m_new + damping·m_old; stops when every start changed no
-    message by more than ``tolerance``.
+    different fixed points, which is how unreliability is detected; a NaN row means zero
+    messages. ``None``: one start with zero messages.
+
+    Update m ← (1 − d)·m_new + d·m_old. With ``adaptive`` each start runs undamped (d = 0)
+    until its largest message change grows from one iteration to the next (oscillation), and
+    with d = ``damping`` from then on; damping changes the path, not the fixed points, and
+    undamped flooding converges in a few iterations on the well-determined dense graphs that
+    dominate FR2/FR3. Stops when every start changed no message by more than ``tolerance``.
+    ``dense``: V × V message matrices (``None``: chosen by density, see
+    :data:`DENSE_BP_MIN_DENSITY`).
     """
     if not 0.0 <= damping < 1.0:
         raise ValueError("damping must lie in [0, 1)")
@@ -359,127 +389,164 @@ def loopy_bp(
     if starts is None:
         starts = np.full((1, v), np.nan)
     r = len(starts)
-    e = len(s)
-    row_offset = (np.arange(r) * v)[:, None]
-    flat_t, flat_s = (t + row_offset).ravel(), (s + row_offset).ravel()
-
-    def incoming(into_t: np.ndarray, into_s: np.ndarray) -> np.ndarray:
-        """Σ of the messages each variable receives, per start: (R, V)."""
-        total = np.bincount(flat_t, into_t.ravel(), minlength=r * v)
-        total += np.bincount(flat_s, into_s.ravel(), minlength=r * v)
-        return total.reshape(r, v)
-
     theta0 = np.where(starts >= 0.5, 8.0, -8.0)
     known = ~np.isnan(starts)
-    to_t = np.where(known[:, s], _softplus(theta0[:, s] + coupling) - _softplus(theta0[:, s]), 0.0)
-    to_s = np.where(known[:, t], _softplus(theta0[:, t] + coupling) - _softplus(theta0[:, t]), 0.0)
-    exp_coupling = np.exp(coupling)
+    d = np.full(r, 0.0 if adaptive else damping)
     converged = np.zeros(r, dtype=bool)
     change = np.full(r, np.inf)
     iterations = 0
-    for iterations in range(1, max_iterations + 1):
+    use_dense = _use_dense(model, dense) and len(s) > 0
+    if use_dense:
+        j = np.zeros((v, v))
+        j[s, t] = coupling
+        j[t, s] = coupling
+        exp_j = np.exp(j)
+        # messages[r, a, b] = m_{a→b}; zero where there is no edge (J = 0 makes it stay 0)
+        init = np.where(known, theta0, 0.0)[:, :, None]
+        messages = np.where(known[:, :, None], _softplus(init + j) - _softplus(init), 0.0)
+        for iterations in range(1, max_iterations + 1):
+            belief = model.h + messages.sum(axis=1)
+            cavity = belief[:, :, None] - messages.transpose(0, 2, 1)  # θ_{a\b} = B_a − m_{b→a}
+            new = _bp_message(cavity, exp_j)
+            step = new - messages
+            previous, change = change, np.abs(step).reshape(r, -1).max(axis=1)
+            if adaptive and damping:
+                d = np.where(change > previous, damping, d)
+            messages = messages + (1.0 - d)[:, None, None] * step
+            converged = change <= tolerance
+            if converged.all():
+                break
+        belief = model.h + messages.sum(axis=1)
+        to_t, to_s = messages[:, s, t], messages[:, t, s]
+    else:
+        row_offset = (np.arange(r) * v)[:, None]
+        flat_t, flat_s = (t + row_offset).ravel(), (s + row_offset).ravel()
+
+        def incoming(into_t: np.ndarray, into_s: np.ndarray) -> np.ndarray:
+            """Σ of the messages each variable receives, per start: (R, V)."""
+            total = np.bincount(flat_t, into_t.ravel(), minlength=r * v)
+            total += np.bincount(flat_s, into_s.ravel(), minlength=r * v)
+            return total.reshape(r, v)
+
+        to_t = np.where(known[:, s], _softplus(theta0[:, s] + coupling) - _softplus(theta0[:, s]), 0.0)
+        to_s = np.where(known[:, t], _softplus(theta0[:, t] + coupling) - _softplus(theta0[:, t]), 0.0)
+        exp_coupling = np.exp(coupling)
+        for iterations in range(1, max_iterations + 1):
+            belief = model.h + incoming(to_t, to_s)
+            step_t = _bp_message(belief[:, s] - to_s, exp_coupling) - to_t
+            step_s = _bp_message(belief[:, t] - to_t, exp_coupling) - to_s
+            previous = change
+            change = np.maximum(np.abs(step_t).max(axis=1, initial=0), np.abs(step_s).max(axis=1, initial=0))
+            if adaptive and damping:
+                d = np.where(change > previous, damping, d)
+            keep = (1.0 - d)[:, None]
+            to_t = to_t + keep * step_t
+            to_s = to_s + keep * step_s
+            converged = change <= tolerance
+            if converged.all():
+                break
         belief = model.h + incoming(to_t, to_s)
-        new_t = _bp_message(belief[:, s] - to_s, exp_coupling)
-        new_s = _bp_message(belief[:, t] - to_t, exp_coupling)
-        if damping:
-            new_t = (1 - damping) * new_t + damping * to_t
-            new_s = (1 - damping) * new_s + damping * to_s
-        change = np.maximum(np.abs(new_t - to_t).max(axis=1, initial=0), np.abs(new_s - to_s).max(axis=1, initial=0))
-        to_t, to_s = new_t, new_s
-        converged = change <= tolerance
-        if converged.all():
-            break
-    belief = model.h + incoming(to_t, to_s)
-    return BPResult(belief, converged, iterations, change, bethe_log_partition(model, belief, to_t, to_s))
+    return BPResult(
+        belief,
+        converged,
+        iterations,
+        change,
+        bethe_log_partition(model, belief, to_t, to_s),
+        "dense" if use_dense else "sparse",
+    )
 
 
 def _bp_message(cavity: np.ndarray, exp_coupling: np.ndarray) -> np.ndarray:
-    """softplus(θ + J) − softplus(θ) = log((1 + e^θ e^J) / (1 + e^θ)).
+    """softplus(θ + J) − softplus(θ) = log((1 + e^θ e^J) / (1 + e^θ)); overwrites ``cavity``.
 
     One exp and one log per message. θ is clipped to ±60: beyond that the message equals J
     (or 0) to within e^{−60 + |J|}, far below the tolerance.
     """
-    odds = np.exp(np.clip(cavity, -60.0, 60.0))
-    return np.log((1.0 + odds * exp_coupling) / (1.0 + odds))
+    odds = np.exp(np.clip(cavity, -60.0, 60.0, out=cavity), out=cavity)  # cavity is a temporary
+    ratio = odds * exp_coupling
+    ratio += 1.0
+    odds += 1.0
+    ratio /= odds
+    return np.log(ratio, out=ratio)
 
 
 def bethe_log_partition(model: IsingModel, belief: np.ndarray, to_t: np.ndarray, to_s: np.ndarray) -> np.ndarray:
     r"""−F_Bethe at the current messages, one value per start (R,).
 
     −F = Σ_e Σ b_e (log ψ_e − log b_e) + Σ_v Σ b_v log φ_v + Σ_v (d_v − 1) H(b_v) + const, with
-    b_v = σ(B_v) and b_e(x_s, x_t) ∝ exp(J x_s x_t + θ_{s\t} x_s + θ_{t\s} x_t), where the
-    cavity field θ_{s\t} = B_s − m_{t→s} already holds h_s (so φ is counted once, in b_v).
+    b_v = σ(B_v) and b_e(x_s, x_t) ∝ exp(J x_s x_t + a x_s + b x_t), where the cavity fields
+    a = θ_{s\t} = B_s − m_{t→s} and b = θ_{t\s} already hold h (so φ is counted once, in b_v).
+    In closed form the edge term is log Z_e − a·b_e(x_s=1) − b·b_e(x_t=1) with
+    log Z_e = log(1 + e^a + e^b + e^{a+b+J}) = softplus(a) + softplus(b + μ(a)),
+    b_e(x_t=1) = σ(b + μ(a)), b_e(x_s=1) = σ(a + μ(b)), μ(θ) = softplus(θ + J) − softplus(θ).
     At a fixed point it approximates log Z; it ranks the fixed points that different starts
     reach.
     """
     s, t, coupling = model.s, model.t, model.J
     cav_s = belief[:, s] - to_s
     cav_t = belief[:, t] - to_t
-    states = np.array([[0, 0], [0, 1], [1, 0], [1, 1]], dtype=float)
-    log_unnorm = (
-        coupling[None, :, None] * (states[:, 0] * states[:, 1])[None, None, :]
-        + cav_s[:, :, None] * states[None, None, :, 0]
-        + cav_t[:, :, None] * states[None, None, :, 1]
-    )  # (R, E, 4)
-    top = log_unnorm.max(axis=2, keepdims=True)
-    log_z_e = np.log(np.exp(log_unnorm - top).sum(axis=2, keepdims=True)) + top
-    log_b_e = log_unnorm - log_z_e
-    b_e = np.exp(log_b_e)
-    energy_e = (b_e * (coupling[None, :, None] * (states[:, 0] * states[:, 1]) - log_b_e)).sum(axis=(1, 2))
+    into_t = cav_t + _softplus(cav_s + coupling) - _softplus(cav_s)  # b + μ(a)
+    into_s = cav_s + _softplus(cav_t + coupling) - _softplus(cav_t)  # a + μ(b)
+    edge = _softplus(cav_s) + _softplus(into_t) - cav_s * _sigmoid(into_s) - cav_t * _sigmoid(into_t)
     p = _sigmoid(belief)
     entropy_v = -(p * np.log(np.clip(p, 1e-300, 1)) + (1 - p) * np.log(np.clip(1 - p, 1e-300, 1)))
     degree = np.bincount(np.r_[s, t], minlength=model.num_variables)
     # single-variable terms: E_b[h x] and the Bethe entropy correction (1 − d_v) H(b_v);
     # edge terms already contain each end's entropy once, hence (1 − d_v) not −d_v
     unary = (p * model.h).sum(axis=1) + ((1 - degree) * entropy_v).sum(axis=1)
-    return model.const + energy_e + unary
+    return model.const + edge.sum(axis=1) + unary
 
 
-def frustration(model: IsingModel) -> float:
-    """Share of |J| on couplings that disagree with the best gauge found by a spanning tree.
+def frustration_gauge(model: IsingModel) -> tuple[float, np.ndarray]:
+    """Share of |J| on couplings that disagree with the best gauge found, and that gauge.
 
     A model is unfrustrated when signs σ_v ∈ {±1} exist with σ_s σ_t sign(J_st) > 0 for every
     edge (all relations consistent with one truth assignment); then loopy BP is reliable. The
-    gauge is fixed along a maximum-|J| spanning forest; edges off the forest that disagree
-    with it close contradictory cycles. Returns their |J| share (0 = unfrustrated).
+    gauge is fixed along a maximum-|J| spanning forest, then improved by a few majority moves;
+    edges that disagree with it close contradictory cycles. Returns their |J| share
+    (0 = unfrustrated) and σ (V,) — the truth assignment, up to a global flip per component,
+    that the relations agree with best.
     """
     from scipy.sparse.csgraph import minimum_spanning_tree
 
     v, s, t, coupling = model.num_variables, model.s, model.t, model.J
-    if len(s) == 0:
-        return 0.0
-    weight = np.abs(coupling) + 1e-12
-    tree = minimum_spanning_tree(sparse.csr_matrix((-weight, (s, t)), shape=(v, v)))
-    tree = tree.tocoo()
-    sign_of = {}
-    for a, b, j in zip(s.tolist(), t.tolist(), coupling.tolist()):
-        sign_of[(a, b)] = 1 if j >= 0 else -1
-    tree_sign = np.array([sign_of.get((a, b), sign_of.get((b, a), 1)) for a, b in zip(tree.row, tree.col)])
-    forest = sparse.csr_matrix((np.ones(len(tree.row)), (tree.row, tree.col)), shape=(v, v))
-    sign_matrix = sparse.csr_matrix((tree_sign, (tree.row, tree.col)), shape=(v, v))
-    sign_matrix = sign_matrix + sign_matrix.T
     gauge = np.ones(v)
+    if len(s) == 0:
+        return 0.0, gauge
+    weight = np.abs(coupling) + 1e-12
+    tree = minimum_spanning_tree(sparse.csr_matrix((-weight, (s, t)), shape=(v, v))).tocoo()
+    signed = model.coupling_matrix()
+    tree_sign = np.where(np.asarray(signed[tree.row, tree.col]).ravel() >= 0, 1.0, -1.0)
+    forest = sparse.csr_matrix((tree_sign, (tree.row, tree.col)), shape=(v, v))
+    forest = (forest + forest.T).tocsr()
     seen = np.zeros(v, dtype=bool)
     for root in range(v):
         if seen[root]:
             continue
         order, pred = breadth_first_order(forest, root, directed=False)
         seen[order] = True
-        for node in order[1:]:
-            gauge[node] = gauge[pred[node]] * sign_matrix[node, pred[node]]
+        children = order[1:]
+        step = np.asarray(forest[children, pred[children]]).ravel()  # sign of the tree edge
+        values = gauge  # BFS order: each parent's sign is set before its children's
+        for node, parent, sign in zip(children.tolist(), pred[children].tolist(), step.tolist()):
+            values[node] = values[parent] * sign
     # improve the gauge by zero-temperature majority moves, keeping the best seen
-    signed = model.coupling_matrix()
     best = float(weight[gauge[s] * gauge[t] * coupling < 0].sum())
-    for _ in range(10):
+    for sweep in range(10):
         proposal = np.where(signed @ gauge >= 0, 1.0, -1.0)
-        flip = (proposal != gauge) & (np.arange(v) % 2 == _ % 2)  # half the flips: no 2-cycles
+        flip = (proposal != gauge) & (np.arange(v) % 2 == sweep % 2)  # half the flips: no 2-cycles
         candidate = np.where(flip, proposal, gauge)
         value = float(weight[candidate[s] * candidate[t] * coupling < 0].sum())
         if value < best:
             best, gauge = value, candidate
         elif not flip.any():
             break
-    return best / float(weight.sum())
+    return best / float(weight.sum()), gauge
+
+
+def frustration(model: IsingModel) -> float:
+    """The frustrated share of |J| from :func:`frustration_gauge`."""
+    return frustration_gauge(model)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -516,9 +583,164 @@ class SamplerResult:
     swap_rate: float
     replicas: int
     temperatures: int
+    seconds: float = 0.0
+    stopped_by: str = "sweeps"  # "std-error", "time budget" or "sweeps"
+    cover: int = 0  # variables sampled (the rest are summed out); 0 for the chromatic sampler
 
 
-def tempered_gibbs(
+#: The collapsed sampler keeps dense J_CC (k × k) and J_CU (k × |U|); above this many entries
+#: the chromatic sampler (sparse couplings) runs instead.
+COLLAPSED_MAX_ENTRIES = 4_000_000
+
+
+def _cover_and_rest(model: IsingModel, cover: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    in_cover = np.zeros(model.num_variables, dtype=bool)
+    in_cover[cover] = True
+    return np.flatnonzero(in_cover), np.flatnonzero(~in_cover)
+
+
+def collapsed_tempered_gibbs(
+    model: IsingModel,
+    cover: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    max_sweeps: int = 4000,
+    min_sweeps: int = 200,
+    replicas: int = 16,
+    temperatures: int = 8,
+    beta_min: float = 0.005,
+    time_budget: float = 3.0,
+    target_std_error: float = 0.005,
+    check_every: int = 25,
+) -> SamplerResult:
+    """Gibbs sampling on a vertex cover C with the independent rest U summed out exactly.
+
+    Given x_C the x_u (u ∈ U) are independent, so they are collapsed out of the chain
+    (as in :func:`exact_by_cover`) and the chain runs on the k = |C| cover variables under
+
+        log w(x_C) = Σ_c h_c x_c + Σ_{c<c'} J_cc' x_c x_c' + Σ_u softplus(a_u),
+        a_u = h_u + Σ_c J_cu x_c .
+
+    Single-site heat-bath update of c (all chains at once, C in a fixed order):
+    logit_c = h_c + Σ_{c'} J_cc' x_c' + Σ_u [softplus(a_u^{−c} + J_cu) − softplus(a_u^{−c})],
+    x_c = 1 iff logit(uniform) < β·logit_c; a and the C-fields are then updated by the change.
+    On FR3 graphs C ⊆ contexts, and the atoms — the variables that matter — are never sampled:
+    their estimates are Rao-Blackwellised, P(x_u=1) ≈ mean σ(a_u), and likewise
+    P(x_c=1) ≈ mean σ(logit_c), both at β = 1.
+
+    ``replicas`` independent ladders of ``temperatures`` inverse temperatures β geometrically
+    spaced from 1 to ``beta_min`` (target ∝ w^β); after every sweep neighbouring temperatures
+    (odd/even pairs alternately) swap states with probability min(1, e^{(β_i − β_j)(E_j − E_i)}),
+    E = log w. Sweeps are recorded in blocks of ``check_every``; after each block the first
+    quarter of the blocks is dropped as burn-in and the standard error of every marginal across
+    the replicas (std/√replicas) is computed. The run stops when the largest standard error is
+    at most ``target_std_error`` (after ``min_sweeps``), when ``time_budget`` seconds have
+    passed, or after ``max_sweeps`` sweeps.
+    """
+    start_time = time.perf_counter()
+    v = model.num_variables
+    cover, rest = _cover_and_rest(model, cover)
+    k, n_rest = len(cover), len(rest)
+    pos = -np.ones(v, dtype=np.int64)
+    pos[cover] = np.arange(k)
+    pos[rest] = np.arange(n_rest)
+    in_cover = np.zeros(v, dtype=bool)
+    in_cover[cover] = True
+    if np.any(~in_cover[model.s] & ~in_cover[model.t]):
+        raise ValueError("not a vertex cover: an edge joins two uncovered variables")
+    both = in_cover[model.s] & in_cover[model.t]
+    j_cc = np.zeros((k, k))
+    np.add.at(j_cc, (pos[model.s[both]], pos[model.t[both]]), model.J[both])
+    j_cc = j_cc + j_cc.T  # symmetric, zero diagonal
+    one = ~both
+    c_end = np.where(in_cover[model.s[one]], model.s[one], model.t[one])
+    u_end = np.where(in_cover[model.s[one]], model.t[one], model.s[one])
+    j_cu = np.zeros((k, n_rest))
+    np.add.at(j_cu, (pos[c_end], pos[u_end]), model.J[one])
+    exp_j_cu = np.exp(j_cu)
+    h_c, h_u = model.h[cover], model.h[rest]
+
+    betas = beta_min ** (np.arange(temperatures) / max(temperatures - 1, 1))
+    chains = replicas * temperatures
+    beta = np.tile(betas, replicas)  # chain i has temperature i % temperatures
+    cold = np.arange(replicas) * temperatures
+    x = (rng.random((chains, k)) < _sigmoid(h_c)).astype(float)
+    field_c = h_c + x @ j_cc  # (chains, k): h_c + Σ_c' J_cc' x_c'
+    pre_u = h_u + x @ j_cu  # (chains, |U|): a_u
+    block_sums: list[np.ndarray] = []  # per block: (replicas, V) sums of Rao-Blackwell terms
+    block_sweeps: list[int] = []
+    block = np.zeros((replicas, v))
+    swaps_tried = swaps_done = 0
+    sweeps = 0
+    spread = float("inf")
+    stopped_by = "sweeps"
+    p = np.full(v, np.nan)
+    while sweeps < max_sweeps:
+        threshold = rng.random((chains, k))
+        threshold = np.log(threshold) - np.log1p(-threshold)  # logit(u): x = 1 iff logit(u) < β·logit
+        for c in range(k):
+            old = x[:, c]
+            # a_u without c's term, then Σ_u softplus(a + J_cu) − softplus(a) in message form
+            without = pre_u - old[:, None] * j_cu[c] if n_rest else pre_u
+            logit = field_c[:, c] + (_bp_message(without, exp_j_cu[c]).sum(axis=1) if n_rest else 0.0)
+            block[:, cover[c]] += _sigmoid(logit[cold])
+            new = (threshold[:, c] < beta * logit).astype(float)
+            delta = new - old
+            if delta.any():
+                changed = np.flatnonzero(delta)
+                step = delta[changed, None]
+                if n_rest:
+                    pre_u[changed] += step * j_cu[c]
+                field_c[changed] += step * j_cc[c]
+                x[changed, c] = new[changed]
+        if n_rest:
+            block[:, rest] += _sigmoid(pre_u[cold])
+        sweeps += 1
+        if temperatures > 1:
+            energy = x @ h_c + 0.5 * np.einsum("ik,ik->i", x, field_c - h_c)
+            if n_rest:
+                energy += _softplus(pre_u).sum(axis=1)
+            energy = energy.reshape(replicas, temperatures)
+            i = np.arange(sweeps % 2, temperatures - 1, 2)
+            if len(i):
+                gain = (betas[i] - betas[i + 1]) * (energy[:, i + 1] - energy[:, i])
+                accept = np.log(rng.random(gain.shape)) < gain
+                swaps_tried += accept.size
+                swaps_done += int(accept.sum())
+                if accept.any():
+                    order = np.arange(chains).reshape(replicas, temperatures)
+                    rr, ii = np.nonzero(accept)
+                    order[rr, i[ii]], order[rr, i[ii] + 1] = order[rr, i[ii] + 1], order[rr, i[ii]]
+                    order = order.ravel()
+                    x, field_c, pre_u = x[order], field_c[order], pre_u[order]
+        if sweeps % check_every == 0 or sweeps == max_sweeps:
+            block_sums.append(block)
+            block_sweeps.append(sweeps - sum(block_sweeps))
+            block = np.zeros((replicas, v))
+            first_kept = len(block_sums) // 4  # the first quarter of the blocks is burn-in
+            per_replica = np.sum(block_sums[first_kept:], axis=0) / sum(block_sweeps[first_kept:])
+            p = per_replica.mean(axis=0)
+            spread = float(per_replica.std(axis=0, ddof=1).max() / np.sqrt(replicas)) if replicas > 1 else float("inf")
+            if sweeps >= min_sweeps and spread <= target_std_error:
+                stopped_by = "std-error"
+                break
+            if time.perf_counter() - start_time > time_budget:
+                stopped_by = "time budget"
+                break
+    return SamplerResult(
+        p=p,
+        sweeps=sweeps,
+        spread=spread,
+        swap_rate=swaps_done / swaps_tried if swaps_tried else float("nan"),
+        replicas=replicas,
+        temperatures=temperatures,
+        seconds=time.perf_counter() - start_time,
+        stopped_by=stopped_by,
+        cover=k,
+    )
+
+
+def chromatic_tempered_gibbs(
     model: IsingModel,
     rng: np.random.Generator,
     *,
@@ -527,15 +749,23 @@ def tempered_gibbs(
     replicas: int = 16,
     temperatures: int = 8,
     beta_min: float = 0.1,
+    time_budget: float = float("inf"),
 ) -> SamplerResult:
-    """Parallel-tempering Gibbs sampling with Rao-Blackwellised marginals (module docstring).
+    """Parallel-tempering Gibbs sampling over colour classes, Rao-Blackwellised marginals.
+
+    The fallback for components too large for :func:`collapsed_tempered_gibbs`'s dense
+    matrices: every variable is sampled, a colour class (no edge inside) at a time.
 
     ``replicas`` independent ladders of ``temperatures`` inverse temperatures geometrically
     spaced from 1 down to ``beta_min``; one sweep updates every colour class in turn for all
     chains at once (x_v = 1 iff logit(u) < β·field_v, u uniform), then proposes swaps between
     neighbouring temperatures (odd/even pairs alternately), accepted with probability
-    min(1, exp((β_i − β_j)(E_j − E_i))), E = log P̃ − const.
+    min(1, exp((β_i − β_j)(E_j − E_i))), E = log P̃ − const. Stops after ``burn_in + sweeps``
+    sweeps or, once past the burn-in, when ``time_budget`` seconds have passed.
     """
+    start_time = time.perf_counter()
+    stopped_by = "sweeps"
+    done = 0
     v = model.num_variables
     classes = greedy_colouring(model)
     coupling = model.coupling_matrix()
@@ -561,6 +791,7 @@ def tempered_gibbs(
             if record:
                 cold_fields[:, members] += _sigmoid(field_[cold])
             x[:, members] = threshold[:, members] < beta * field_
+        done += 1
         if record:
             kept += 1
         if temperatures > 1:
@@ -579,16 +810,21 @@ def tempered_gibbs(
                 rr, ii = np.nonzero(accept)
                 a, b = xr[rr, i[ii]].copy(), xr[rr, i[ii] + 1].copy()
                 xr[rr, i[ii]], xr[rr, i[ii] + 1] = b, a
+        if record and time.perf_counter() - start_time > time_budget:
+            stopped_by = "time budget"
+            break
     per_replica = cold_fields / max(kept, 1)
     p = per_replica.mean(axis=0)
     spread = float(per_replica.std(axis=0, ddof=1).max() / np.sqrt(replicas)) if replicas > 1 else float("nan")
     return SamplerResult(
         p=p,
-        sweeps=sweeps,
+        sweeps=done,
         spread=spread,
         swap_rate=swaps_done / swaps_tried if swaps_tried else float("nan"),
         replicas=replicas,
         temperatures=temperatures,
+        seconds=time.perf_counter() - start_time,
+        stopped_by=stopped_by,
     )
 
 
@@ -615,13 +851,19 @@ class NativeEngine:
             ``"lbp"`` (loopy BP on every component; exact on trees) or ``"sampler"``.
         max_exact_cover: largest cover enumerated exactly (default
             :data:`DEFAULT_MAX_EXACT_COVER`, chosen by measurement).
-        damping, tolerance, max_iterations: loopy BP settings.
+        damping, tolerance, max_iterations: loopy BP settings (``damping`` is applied once
+            undamped updates stop contracting, see :func:`loopy_bp`).
         frustration_threshold: in ``"auto"``, frustrated share of |J| above which loopy BP is
-            not trusted and the sampler runs (random-label graphs measure ≈0.3–0.4, graphs
+            not trusted and the sampler runs (random-label graphs measure ≈0.3–0.5, graphs
             whose relations mostly agree ≈0.05–0.25).
         mode_margin: in ``"auto"``, Bethe log Z gap (nats) below which two loopy BP fixed
             points are rivals (the sampler runs).
-        sweeps, burn_in, replicas, temperatures: sampler settings; ``seed`` makes it repeatable.
+        sweeps, min_sweeps, replicas, temperatures, beta_min, time_budget, target_std_error:
+            sampler settings (``beta_min``: the hottest inverse temperature) — at most ``sweeps`` sweeps and about ``time_budget`` seconds per
+            component; it stops early once every marginal's standard error across the
+            independent replicas is at most ``target_std_error`` (after ``min_sweeps``).
+            ``converged`` is reported when that standard error is at most 0.01. ``seed`` makes
+            it repeatable.
     """
 
     name = "native"
@@ -636,10 +878,13 @@ class NativeEngine:
         max_iterations: int = 300,
         frustration_threshold: float = 0.3,
         mode_margin: float = 5.0,
-        sweeps: int = 600,
-        burn_in: int = 100,
+        sweeps: int = 4000,
+        min_sweeps: int = 200,
         replicas: int = 16,
         temperatures: int = 8,
+        beta_min: float = 0.005,
+        time_budget: float = 3.0,
+        target_std_error: float = 0.005,
         seed: int | None = 0,
         chunk_elements: int = 1 << 18,
     ) -> None:
@@ -651,8 +896,12 @@ class NativeEngine:
             raise ValueError("damping must lie in [0, 1)")
         if tolerance <= 0 or max_iterations < 1:
             raise ValueError("tolerance must be positive and max_iterations at least 1")
-        if sweeps < 1 or burn_in < 0 or replicas < 1 or temperatures < 1:
-            raise ValueError("sweeps, replicas and temperatures must be at least 1, burn_in ≥ 0")
+        if sweeps < 1 or min_sweeps < 0 or replicas < 1 or temperatures < 1:
+            raise ValueError("sweeps, replicas and temperatures must be at least 1, min_sweeps ≥ 0")
+        if time_budget <= 0 or target_std_error <= 0:
+            raise ValueError("time_budget and target_std_error must be positive")
+        if not 0.0 < beta_min <= 1.0:
+            raise ValueError("beta_min must lie in (0, 1]")
         self.method = method
         self.max_exact_cover = max_exact_cover
         self.damping = damping
@@ -661,9 +910,12 @@ class NativeEngine:
         self.frustration_threshold = frustration_threshold
         self.mode_margin = mode_margin
         self.sweeps = sweeps
-        self.burn_in = burn_in
+        self.min_sweeps = min_sweeps
         self.replicas = replicas
         self.temperatures = temperatures
+        self.beta_min = beta_min
+        self.time_budget = time_budget
+        self.target_std_error = target_std_error
         self.seed = seed
         self.chunk_elements = chunk_elements
 
@@ -677,11 +929,13 @@ class NativeEngine:
         algorithms: dict[str, int] = {}
         components = []
         isolated = 0
-        for members in graph.components():
+        members_list = graph.components()
+        for members in members_list:
             if len(members) == 1:
                 isolated += 1  # no factor: the marginal is the prior, exactly (adds 0 to ln Z)
                 continue
-            model = ising_model(graph.subgraph(members))
+            sub = graph if len(members_list) == 1 else graph.subgraph(members)
+            model = ising_model(sub)
             outcome = self._component(model, rng)
             p[members] = outcome.p
             exact &= outcome.exact
@@ -735,53 +989,74 @@ class NativeEngine:
                 f"{v} variables; the limit is max_exact_cover={self.max_exact_cover} "
                 "(each extra variable doubles the time); use method='auto'"
             )
-        bp = self._bp(model, False, multistart=True)
-        frustrated = frustration(model)
-        info |= {"frustration": round(frustrated, 4), **bp.info}
+        # Cheapest test first: frustrated couplings make loopy BP unreliable whatever it does,
+        # so BP is not even run then.
+        frustrated, gauge = frustration_gauge(model)
+        info["frustration"] = round(frustrated, 4)
+        if frustrated > self.frustration_threshold:
+            info["sampler_reason"] = f"frustrated couplings ({frustrated:.3f} of |J|)"
+            return self._sample(model, rng, info, cover if cover is not None and len(cover) else None)
+        bp = self._bp(model, False, gauge=gauge)
+        info |= bp.info
         reasons = []
         if not bp.converged:
             reasons.append("loopy BP did not converge from every start")
-        if bp.info["rival_fixed_points"]:
+        if bp.info.get("rival_fixed_points"):
             reasons.append("loopy BP has rival fixed points of similar Bethe free energy")
-        if frustrated > self.frustration_threshold:
-            reasons.append(f"frustrated couplings ({frustrated:.3f} of |J|)")
         if not reasons:
             bp.info = info
             return bp
         info["sampler_reason"] = "; ".join(reasons)
-        return self._sample(model, rng, info)
+        sampled = self._sample(model, rng, info, cover if cover is not None and len(cover) else None)
+        sampled.iterations += bp.iterations
+        return sampled
 
-    def _bp(self, model: IsingModel, is_tree: bool, multistart: bool = False) -> _ComponentOutcome:
-        """Loopy BP; with ``multistart``, from several starts, keeping the best Bethe fixed point.
+    def _bp(self, model: IsingModel, is_tree: bool, gauge: np.ndarray | None = None) -> _ComponentOutcome:
+        """Loopy BP from zero messages; with a ``gauge``, checked from three more starts.
 
-        Starts: zero messages, every sender sure of "true", and a random state (symmetric
-        starts alone can all fall into the same wrong mode). Fixed points that differ from the
-        best by more than 1e-3 and lie within ``mode_margin`` nats of its Bethe log Z are
-        rivals: the posterior is multimodal and a single fixed point cannot represent it.
+        The check starts are the flip of the state the first run settled in and the two
+        truth assignments the couplings agree with best (``gauge`` and its flip): on a dense,
+        barely frustrated graph these are the candidate modes of the posterior, and a start
+        that is already a self-consistent state converges in a few iterations. The fixed point
+        with the best Bethe log Z is kept. Fixed points that differ from it by more than 1e-3
+        and lie within ``mode_margin`` nats of its Bethe log Z are rivals: the posterior is
+        multimodal and a single fixed point cannot represent it. The check is skipped when the
+        first run did not converge (the caller samples then).
         """
-        starts = None
-        if multistart:
-            v = model.num_variables
-            rng = np.random.default_rng(self.seed)
-            starts = np.vstack([np.full(v, np.nan), np.ones(v), (rng.random((1, v)) < 0.5).astype(float)])
-        result = loopy_bp(
-            model,
+        settings = dict(
             # undamped flooding BP is exact on a tree after (diameter + 1) sweeps
             damping=0.0 if is_tree else self.damping,
             tolerance=self.tolerance,
             max_iterations=self.max_iterations,
-            starts=starts,
         )
+        result = loopy_bp(model, **settings)
+        info: dict[str, Any] = {"bp_layout": result.layout, "bp_iterations": result.iterations}
+        iterations = result.iterations
+        check = gauge is not None and bool(result.converged.all())
+        if check:
+            settled = (result.log_odds[0] > 0).astype(float)
+            starts = np.vstack([1.0 - settled, (gauge > 0).astype(float), (gauge < 0).astype(float)])
+            more = loopy_bp(model, starts=starts, **settings)
+            iterations += more.iterations
+            result = BPResult(
+                np.vstack([result.log_odds, more.log_odds]),
+                np.r_[result.converged, more.converged],
+                iterations,
+                np.r_[result.max_change, more.max_change],
+                np.r_[result.bethe, more.bethe],
+                result.layout,
+            )
+            info["bp_iterations"] = iterations
         beliefs = _sigmoid(result.log_odds)
-        info: dict[str, Any] = {"bp_iterations": result.iterations, "bp_max_change": float(result.max_change.max())}
+        info["bp_max_change"] = float(result.max_change.max())
         best = 0
-        if multistart:
+        if check:
             bethe = np.where(result.converged, result.bethe, -np.inf)
             best = int(np.argmax(bethe)) if result.converged.any() else 0
             distinct = np.abs(beliefs - beliefs[best]).max(axis=1) > 1e-3
             rivals = distinct & result.converged & (bethe > bethe[best] - self.mode_margin)
             info |= {
-                "bp_starts": len(starts),
+                "bp_starts": len(beliefs),
                 "bp_fixed_points": int(1 + len({tuple(np.round(b, 3)) for b in beliefs[distinct & result.converged]})),
                 "bethe_log_z": [round(float(x), 3) for x in result.bethe],
                 "rival_fixed_points": int(rivals.sum()),
@@ -789,19 +1064,51 @@ class NativeEngine:
         converged = bool(result.converged.all())
         exact = is_tree and converged
         name = "belief-propagation-tree" if is_tree else "loopy-bp"
-        return _ComponentOutcome(beliefs[best], name, exact, converged, result.iterations, None, info)
+        return _ComponentOutcome(beliefs[best], name, exact, converged, iterations, None, info)
 
-    def _sample(self, model: IsingModel, rng: np.random.Generator, info: dict[str, Any]) -> _ComponentOutcome:
-        result = tempered_gibbs(
-            model,
-            rng,
-            sweeps=self.sweeps,
-            burn_in=self.burn_in,
-            replicas=self.replicas,
-            temperatures=self.temperatures,
-        )
+    def _sample(
+        self,
+        model: IsingModel,
+        rng: np.random.Generator,
+        info: dict[str, Any],
+        cover: np.ndarray | None = None,
+    ) -> _ComponentOutcome:
+        """The collapsed tempered sampler on a vertex cover (chromatic one if too large)."""
+        if cover is None:
+            cover, how = vertex_cover(model)
+            info = info | {"cover": int(len(cover)), "cover_method": how}
+        k = len(cover)
+        if k * (model.num_variables) <= COLLAPSED_MAX_ENTRIES:
+            result = collapsed_tempered_gibbs(
+                model,
+                cover,
+                rng,
+                max_sweeps=self.sweeps,
+                min_sweeps=self.min_sweeps,
+                replicas=self.replicas,
+                temperatures=self.temperatures,
+                beta_min=self.beta_min,
+                time_budget=self.time_budget,
+                target_std_error=self.target_std_error,
+            )
+            sampler = f"collapsed on {k} cover variables"
+        else:
+            result = chromatic_tempered_gibbs(
+                model,
+                rng,
+                sweeps=self.sweeps,
+                burn_in=min(self.min_sweeps, self.sweeps),
+                replicas=self.replicas,
+                temperatures=self.temperatures,
+                beta_min=self.beta_min,
+                time_budget=self.time_budget,
+            )
+            sampler = "chromatic (every variable sampled)"
         info = info | {
+            "sampler": sampler,
             "sweeps": result.sweeps,
+            "sampler_seconds": round(result.seconds, 3),
+            "stopped_by": result.stopped_by,
             "replica_std_error": round(result.spread, 5),
             "swap_rate": round(result.swap_rate, 3),
         }
