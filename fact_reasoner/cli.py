@@ -154,11 +154,22 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
 
     retrieval = p.add_argument_group("retrieval (records without contexts)")
     retrieval.add_argument("--service-type", "--service_type", default="supplied",
-                           choices=("supplied", "chroma", "bm25", "hybrid"),
-                           help="where contexts come from (default: supplied by the record)")
+                           help="where contexts come from: supplied (by the record; default), chroma, "
+                           "bm25, hybrid, a registered retriever name or module:factory")
     retrieval.add_argument("--top-k", "--top_k", type=int, default=5, help="contexts per atom (default 5)")
     retrieval.add_argument("--store", help="retrieval store directory (see `fact-reasoner index`)")
-    retrieval.add_argument("--collection", help="collection name in the store")
+    retrieval.add_argument("--collection", help="collection name in the store (default: default)")
+    retrieval.add_argument("--topic-filter", "--topic_filter", action="store_true",
+                           help="search only passages whose topic is the record's topic")
+    retrieval.add_argument("--topic-in-query", "--topic_in_query", action="store_true",
+                           help="prefix the topic to each atom's query when the atom does not name it")
+    retrieval.add_argument("--retrieve-question", "--retrieve_question", action="store_true",
+                           help="also retrieve contexts for the question (ids c_q_<j>)")
+    retrieval.add_argument("--query-builder", "--query_builder", action="store_true",
+                           help="let the LLM rewrite each atom into a search query")
+    retrieval.add_argument("--summarise-contexts", "--summarise_contexts", action="store_true",
+                           help="let the LLM summarise each context for its atom and drop irrelevant ones; "
+                           "its confidence scales the context prior")
     return p
 
 
@@ -197,6 +208,11 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         top_k=args.top_k,
         store=args.store,
         collection=args.collection,
+        topic_filter=args.topic_filter,
+        topic_in_query=args.topic_in_query,
+        retrieve_question=args.retrieve_question,
+        query_builder=args.query_builder,
+        summarise_contexts=args.summarise_contexts,
         use_cache=not args.no_cache,
     )
     if args.cache_dir:

@@ -57,6 +57,11 @@ class PipelineConfig(BaseModel):
     top_k: int = 5
     store: str | None = None
     collection: str | None = None
+    topic_filter: bool = False  # search only passages whose topic is the record's topic
+    topic_in_query: bool = False  # prefix the topic to atoms that do not name it
+    retrieve_question: bool = False  # also retrieve for the question (ids c_q_<j>)
+    query_builder: bool = False  # LLM rewrites each atom into a search query
+    summarise_contexts: bool = False  # LLM summarises contexts, drops irrelevant ones
     # model-call cache
     cache_dir: Path = Field(default_factory=default_cache_dir)
     use_cache: bool = True

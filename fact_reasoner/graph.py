@@ -346,10 +346,13 @@ def build_graph(
     codes = np.concatenate([code[atom_factor], f_code]).astype(np.int8)
     raw = np.concatenate([prob[atom_factor], f_prob])
     probs = np.asarray(clamp_probability(raw, options.clamp), dtype=float).reshape(-1)
-    target_priors = None
-    if options.use_priors:
-        target_priors = np.where(target < n_atoms, options.atom_prior, options.context_prior)
-    prior = np.concatenate([np.full(n_atoms, options.atom_prior), np.full(v - n_atoms, options.context_prior)])
+    context_priors = np.clip(
+        np.array([options.context_prior * _relevance(c) for c in plan.contexts], dtype=float),
+        options.clamp,
+        1 - options.clamp,
+    )
+    prior = np.concatenate([np.full(n_atoms, options.atom_prior), context_priors])
+    target_priors = prior[target] if options.use_priors else None
     graph = FactorGraph(
         variables=variables,
         prior=prior,
@@ -368,6 +371,20 @@ def build_graph(
         failed_pairs=n_failed,
         factor_probabilities=raw,
     )
+
+
+def _relevance(context: Context) -> float:
+    """A context summariser's confidence that the context is relevant (1 when absent).
+
+    It scales the context's prior: P(context true) = context_prior × relevance.
+    """
+    value = (context.model_extra or {}).get("relevance")
+    if value is None:
+        return 1.0
+    value = float(value)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"context {context.id!r} has relevance {value}, outside [0, 1]")
+    return value
 
 
 def _planned_mask(plan: GraphPlan, index: dict[str, int], src, tgt, n_atoms: int) -> np.ndarray:

@@ -202,9 +202,25 @@ class FactReasoner:
             return list(record.contexts or []), atoms
         from .retrieval import retrieve_for_record
 
+        c = self.config
+        query_builder = summariser = None
+        if c.query_builder or c.summarise_contexts:
+            from .retrieval.llm_tools import ContextSummariser, QueryBuilder
+
+            query_builder = QueryBuilder(self.llm()) if c.query_builder else None
+            summariser = ContextSummariser(self.llm()) if c.summarise_contexts else None
         with _timed(timings, "retrieve"):
             contexts, per_atom = retrieve_for_record(
-                atoms, record.input or None, self.retriever(), self.config.top_k, include_question=False
+                atoms,
+                record.input or None,
+                self.retriever(),
+                c.top_k,
+                include_question=c.retrieve_question,
+                topic=record.topic,
+                topic_filter=c.topic_filter,
+                topic_in_query=c.topic_in_query,
+                query_builder=query_builder,
+                summariser=summariser,
             )
         atoms = [a.model_copy(update={"contexts": per_atom.get(a.id, [])}) for a in atoms]
         return contexts, atoms

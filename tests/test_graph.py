@@ -245,3 +245,20 @@ def test_vectorised_builder_matches_pairwise_semantics(seed):
         got = {tuple(f) for f in built.factor_relations}
         assert got == _scalar_factors(plan, relations)
         assert len(got) == built.graph.num_factors
+
+
+def test_summariser_relevance_scales_the_context_prior():
+    atoms = [Atom(id="a0", text="x")]
+    contexts = [Context(id="c0", text="c", relevance=0.5), Context(id="c1", text="d")]
+    plan = plan_graph(atoms, contexts, 3)
+    built = build_graph(
+        plan,
+        [rel("c0", "a0", "entailment", 0.8), rel("c1", "c0", "entailment", 0.7)],
+        GraphOptions(version=3, use_priors=True, context_prior=0.9),
+    )
+    prior = dict(zip(built.graph.variables, built.graph.prior))
+    assert prior == pytest.approx({"a0": 0.5, "c0": 0.45, "c1": 0.9})
+    by_target = {f.target: built.graph.tables[i] for i, f in enumerate(built.factor_relations)}
+    assert by_target["c0"].ravel().tolist() == pytest.approx([0.55, 0.45, 0.3, 0.7])
+    with pytest.raises(ValueError, match="relevance"):
+        build_graph(plan_graph(atoms, [Context(id="c0", text="c", relevance=2)], 2), [])
