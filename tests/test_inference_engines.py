@@ -353,9 +353,11 @@ def test_collapsed_sampler_is_exact_with_a_one_variable_cover() -> None:
     model = ising_model(graph)
     cover, _ = vertex_cover(model)
     assert len(cover) == 1
-    result = collapsed_tempered_gibbs(model, cover, np.random.default_rng(0), min_sweeps=50)
+    result = collapsed_tempered_gibbs(model, cover, np.random.default_rng(0), min_sweeps=50, dtype=np.float64)
     exact, _ = exact_by_cover(model, cover)
     assert abs(result.p[cover[0]] - exact[cover[0]]) <= 1e-12
+    single = collapsed_tempered_gibbs(model, cover, np.random.default_rng(0), min_sweeps=50)  # float32 chains
+    assert abs(single.p[cover[0]] - exact[cover[0]]) <= 1e-6
     assert np.abs(result.p - exact).max() <= 0.01
     assert result.stopped_by == "std-error" and result.spread <= 0.005
 
