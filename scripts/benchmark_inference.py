@@ -86,6 +86,9 @@ def _build(data, use_priors: bool):
 
 
 def _pgmpy_worker(graph, queue) -> None:
+    import warnings
+
+    warnings.filterwarnings("ignore", category=FutureWarning)  # pgmpy's deprecation notices
     try:
         result = make_engine("pgmpy").infer(graph)
         queue.put(("ok", result.marginals, result.seconds, result.algorithm))

@@ -323,6 +323,13 @@ def test_frustration_is_zero_for_consistent_relations_and_finds_the_truth() -> N
     truth[camp_a] = 1.0
     assert np.array_equal(gauge, truth) or np.array_equal(gauge, -truth)
     assert frustration(ising_model(random_graph(8, 10, 3, rng, agreement=0.5))) > 0.2
+    # the dense (Prim) and sparse (scipy spanning tree) constructions agree
+    for version in (1, 2, 3):
+        model = ising_model(random_graph(12, 15, version, rng, agreement=0.6, neutral=0.3))
+        dense_share, dense_gauge = frustration_gauge(model, dense=True)
+        sparse_share, sparse_gauge = frustration_gauge(model, dense=False)
+        assert dense_share == pytest.approx(sparse_share, abs=1e-12)
+        assert np.array_equal(dense_gauge, sparse_gauge)
 
 
 def _camps_graph_where_bp_picks_the_wrong_mode() -> FactorGraph:
