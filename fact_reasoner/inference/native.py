@@ -49,6 +49,7 @@ from __future__ import annotations
 import heapq
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -87,6 +88,19 @@ class IsingModel:
     def log_weight(self, x: np.ndarray) -> np.ndarray:
         """log P̃(x) − const for states ``x`` of shape (..., V)."""
         return x @ self.h + (x[..., self.s] * x[..., self.t]) @ self.J
+
+    @cached_property
+    def dense_coupling(self) -> np.ndarray:
+        """Symmetric dense J (V × V), zero where there is no edge; computed once."""
+        j = np.zeros((self.num_variables, self.num_variables))
+        j[self.s, self.t] = self.J
+        j[self.t, self.s] = self.J
+        return j
+
+    @cached_property
+    def dense_exp_coupling(self) -> np.ndarray:
+        """e^J for :attr:`dense_coupling` (1 where there is no edge)."""
+        return np.exp(self.dense_coupling)
 
     def coupling_matrix(self) -> sparse.csr_matrix:
         """Symmetric sparse J (V × V)."""
@@ -398,10 +412,7 @@ def loopy_bp(
     iterations = 0
     use_dense = _use_dense(model, dense) and len(s) > 0
     if use_dense:
-        j = np.zeros((v, v))
-        j[s, t] = coupling
-        j[t, s] = coupling
-        exp_j = np.exp(j)
+        exp_j = model.dense_exp_coupling
         # messages[r, a, b] = m_{a→b}; zero where there is no edge (J = 0 makes it stay 0)
         init = np.broadcast_to(np.where(known, theta0, 0.0)[:, :, None], (r, v, v)).copy()
         messages = np.where(known[:, :, None], _bp_message(init, exp_j), 0.0) if known.any() else np.zeros((r, v, v))
@@ -539,9 +550,7 @@ def frustration_gauge(model: IsingModel, dense: bool | None = None) -> tuple[flo
         return 0.0, gauge
     weight = np.abs(coupling) + 1e-12
     if _use_dense(model, dense):
-        signed = np.zeros((v, v))
-        signed[s, t] = coupling
-        signed[t, s] = coupling
+        signed = model.dense_coupling
         gauge = _prim_gauge(signed)
     else:
         signed = model.coupling_matrix()
