@@ -673,8 +673,8 @@ def collapsed_tempered_gibbs(
     E = log w. Sweeps are recorded in blocks of ``check_every``; after each block the first
     quarter of the blocks is dropped as burn-in and the standard error of every marginal across
     the replicas (std/√replicas) is computed. The run stops when the largest standard error is
-    at most ``target_std_error`` (after ``min_sweeps``), when ``time_budget`` seconds have
-    passed, or after ``max_sweeps`` sweeps.
+    at most ``target_std_error`` (after ``min_sweeps``), at the end of the sweep during which
+    ``time_budget`` seconds have passed (at least one sweep runs), or after ``max_sweeps``.
 
     The chains run in ``dtype`` (float32 by default: the exp/log per step are about twice as
     fast, and sampling needs no more precision); the running fields are recomputed from the
@@ -760,7 +760,8 @@ def collapsed_tempered_gibbs(
                     order[rr, i[ii]], order[rr, i[ii] + 1] = order[rr, i[ii] + 1], order[rr, i[ii]]
                     order = order.ravel()
                     x, field_c, pre_u = x[order], field_c[order], pre_u[order]
-        if sweeps % check_every == 0 or sweeps == max_sweeps:
+        out_of_time = time.perf_counter() - start_time > time_budget
+        if sweeps % check_every == 0 or sweeps == max_sweeps or out_of_time:
             field_c = h_c + x @ j_cc  # exact again: no drift from the incremental updates
             pre_u = h_u + x @ j_cu
             block_sums.append(block)
@@ -773,7 +774,7 @@ def collapsed_tempered_gibbs(
             if sweeps >= min_sweeps and spread <= target_std_error:
                 stopped_by = "std-error"
                 break
-            if time.perf_counter() - start_time > time_budget:
+            if out_of_time:
                 stopped_by = "time budget"
                 break
     return SamplerResult(
