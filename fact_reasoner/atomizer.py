@@ -1,7 +1,7 @@
 """The Atomizer: a response → atomic claims (atoms), by a chat model with JSON output.
 
 The response is first split into sentences with ``pysbd`` so each model call sees one short
-sentence (plus the sentence before it, for reference only); small models keep to the task far
+sentence (v2 also sees the sentence before it, to resolve pronouns); small models keep to the task far
 better that way, and calls are cached and batched per sentence.
 
 Prompt versions (part of the cache key):
@@ -109,7 +109,8 @@ def build_messages(version: str, sentence: str, *, previous: str = "", question:
         raise ValueError(f"unknown atomizer prompt version {version!r}: use one of {PROMPT_VERSIONS}")
     messages: list[tuple[str, str]] = [("system", _SYSTEM[version])]
     for example in _EXAMPLES:
-        messages.append(("user", _user(example["question"], example["previous"], example["sentence"])))
+        previous_text = example["previous"] if version == "v2" else ""
+        messages.append(("user", _user(example["question"], previous_text, example["sentence"])))
         messages.append(("assistant", json.dumps({"atoms": example[version]})))
     messages.append(("user", _user(question, previous, sentence)))
     return messages
@@ -158,8 +159,11 @@ class Atomizer:
 
     def atomize(self, response: str, *, question: str | None = None) -> list[Atom]:
         sentences = split_sentences(response)
+        # v1 keeps pronouns, so it needs no earlier text; showing the 1.5B model the previous
+        # sentence made it re-extract that sentence's facts too (measured on a dev biography).
+        with_previous = self.prompt_version == "v2"
         conversations = [
-            build_messages(self.prompt_version, s, previous=sentences[i - 1] if i else "", question=question)
+            build_messages(self.prompt_version, s, previous=sentences[i - 1] if i and with_previous else "", question=question)
             for i, s in enumerate(sentences)
         ]
         results = self._caller.ask_many(conversations, [atoms_schema()] * len(sentences), [check_atoms] * len(sentences))
