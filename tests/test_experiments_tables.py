@@ -111,6 +111,7 @@ def test_baseline_rows_from_precomputed_nli() -> None:
 
 
 def test_plots_are_png() -> None:
+    pytest.importorskip("matplotlib", reason="plots need matplotlib")
     groups = {"X": [_row("X", [("S", 0.9), ("NS", 0.2), ("S", 0.4)])]}
     for plot in ev.PLOTS.values():
         assert plot(groups)[:8] == b"\x89PNG\r\n\x1a\n"

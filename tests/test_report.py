@@ -46,6 +46,7 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[Path], Path]
 
 
 def test_report_content_and_escaping(results: tuple[list[Path], Path], tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="the report's plots need matplotlib")
     files, data = results
     target = tmp_path / "report.html"
     assert cli_main(["report", *map(str, files), "--input-file", str(data), "-o", str(target)]) == 0
