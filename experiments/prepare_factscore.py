@@ -202,13 +202,18 @@ class TopicBM25:
         return self._index.search(query, k, topic, source="bm25")
 
 
-def attach_retrieved_passages(record: dict[str, Any], retriever: TopicBM25, top_k: int, stats: PreparationStats) -> None:
-    """Contexts from our own retriever, restricted to the record's topic."""
+def attach_retrieved_passages(
+    record: dict[str, Any], retriever: TopicBM25, top_k: int, stats: PreparationStats, topic_in_query: bool = False
+) -> None:
+    """Contexts from our own retriever, restricted to the record's topic (optionally with the
+    topic's name prefixed to each atom's query, FActScore-style)."""
     from fact_reasoner.retrieval import retrieve_for_record
     from fact_reasoner.schema import Atom
 
     atoms = [Atom(id=a["id"], text=a["text"]) for a in record["atoms"]]
-    contexts, per_atom = retrieve_for_record(atoms, None, retriever, top_k, False, topic=record["topic"])
+    contexts, per_atom = retrieve_for_record(
+        atoms, None, retriever, top_k, False, topic=record["topic"], topic_filter=True, topic_in_query=topic_in_query
+    )
     for atom in record["atoms"]:
         atom["contexts"] = per_atom.get(atom["id"], [])
         stats.atoms_without_passages += not atom["contexts"]
@@ -243,6 +248,7 @@ def prepare(
     retriever: TopicBM25 | None = None,
     top_k: int = 5,
     topics: set[str] | None = None,
+    topic_in_query: bool = False,
 ) -> tuple[list[dict[str, Any]], PreparationStats]:
     """Input records for every annotated generation of ``generations`` (see module doc);
     only those whose topic is in ``topics`` when given (others count as ``skipped_topics``)."""
@@ -278,7 +284,7 @@ def prepare(
         if given is not None:
             attach_given_passages(record, given, stats)
         else:
-            attach_retrieved_passages(record, retriever, top_k, stats)
+            attach_retrieved_passages(record, retriever, top_k, stats, topic_in_query)
         records.append(record)
     stats.records = len(records)
     return records, stats
@@ -292,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="given: the --passages file (default); bm25: our BM25 over --topic-passages")
     parser.add_argument("--topic-passages", type=Path, help="{topic: [{title, text}]} corpus for --retriever bm25")
     parser.add_argument("--top-k", type=int, default=5, help="contexts per atom with --retriever bm25 (default 5)")
+    parser.add_argument("--topic-in-query", action="store_true",
+                        help="with --retriever bm25: prefix the topic's name to each atom's query")
     parser.add_argument("--topics", type=Path,
                         help="keep only these topics (text file, one per line; or JSON list / object, see --topics-key)")
     parser.add_argument("--topics-key", help="key of the topic list in a JSON object (e.g. heldout_topics)")
@@ -314,7 +322,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise PreparationError(f"{args.topic_passages}:{error.lineno}: invalid JSON: {error.msg}") from None
             if not isinstance(corpus, dict):
                 raise PreparationError(f"{args.topic_passages}: expected an object {{topic: [passages]}}")
-            records, stats = prepare(args.generations, retriever=TopicBM25(corpus), top_k=args.top_k, topics=topics)
+            records, stats = prepare(args.generations, retriever=TopicBM25(corpus), top_k=args.top_k, topics=topics,
+                                     topic_in_query=args.topic_in_query)
     except (PreparationError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
