@@ -72,11 +72,12 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--no-revise", action="store_true")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--cache-file", type=Path, default=None, help="reuse this call cache (default: a fresh one)")
     args = parser.parse_args(argv)
     records = [json.loads(l) for l in (DATA / "factscore_bios_dev" / "ChatGPT.jsonl").open()]
     annotated = sorted((r for r in records if r.get("annotations")), key=lambda r: (len(r["annotations"]), r["topic"]))
     config = PipelineConfig(backend=args.backend, model=args.model, threads=args.threads)
-    llm = make_llm(config, cache=ModelCache(Path(tempfile.mkdtemp(prefix="eval_atomizer_")) / "calls.sqlite"))
+    llm = make_llm(config, cache=ModelCache(args.cache_file or Path(tempfile.mkdtemp(prefix="eval_atomizer_")) / "calls.sqlite"))
     atomizer = Atomizer(llm, prompt_version=args.version)
     reviser = Reviser(llm)
     rows = []
