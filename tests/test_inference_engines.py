@@ -390,3 +390,40 @@ def test_default_on_a_large_agreeing_fr3_graph_uses_checked_loopy_bp() -> None:
     assert component["bp_layout"] == "dense" and component["bp_starts"] == 4
     assert component["rival_fixed_points"] == 0
     assert component["frustration"] < 0.3
+
+
+def test_sampler_with_huge_couplings_keeps_exact_conditionals() -> None:
+    """|J| = 50 and cavities of 70: e^{60 + 50} overflows float32, so the chains must not use it.
+
+    One cover variable (c0) with three summed-out neighbours: its Rao-Blackwellised estimate is
+    its exact marginal, σ(0.3) here, whatever the sampler does.
+    """
+    table = np.exp(np.array([[0.0, 70.0], [0.0, 120.0]]))  # J = 120 − 70 = 50, h_a += 70
+    prior_c0 = 1.0 / (1.0 + np.exp(150.0 - 0.3))  # h_c0 = 0.3 − 150 cancels 3 × 50
+    graph = FactorGraph.from_factors(
+        {"c0": prior_c0, "a0": 0.5, "a1": 0.5, "a2": 0.5}, [("c0", f"a{i}", table) for i in range(3)]
+    )
+    exact = brute_force_marginals(graph)
+    assert exact.marginals["c0"] == pytest.approx(1.0 / (1.0 + np.exp(-0.3)), abs=1e-9)
+    model = ising_model(graph)
+    result = collapsed_tempered_gibbs(model, np.array([0]), np.random.default_rng(0), min_sweeps=20)
+    assert np.all(np.isfinite(result.p))
+    assert abs(result.p[0] - exact.marginals["c0"]) <= 1e-6
+
+
+def test_sampler_with_huge_couplings_stays_finite_and_accurate() -> None:
+    """Tables with ratios up to e^40 (|J| up to 80, beyond float32's exp range at the clip)."""
+    rng = np.random.default_rng(17)
+    names = [f"c{i}" for i in range(4)] + [f"a{i}" for i in range(6)]
+    priors = {name: 0.7 for name in names}
+    factors = []
+    for c in names[:4]:
+        for a in names[4:]:
+            table = np.exp(rng.uniform(-20.0, 20.0, size=(2, 2)))
+            factors.append((c, a, table))
+    graph = FactorGraph.from_factors(priors, factors)
+    exact = brute_force_marginals(graph)
+    result = NativeEngine(method="sampler").infer(graph)
+    values = np.array(list(result.marginals.values()))
+    assert np.all(np.isfinite(values))
+    assert _max_error(result, exact) <= 0.05

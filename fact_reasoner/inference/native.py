@@ -676,9 +676,10 @@ def collapsed_tempered_gibbs(
     at most ``target_std_error`` (after ``min_sweeps``), at the end of the sweep during which
     ``time_budget`` seconds have passed (at least one sweep runs), or after ``max_sweeps``.
 
-    The chains run in ``dtype`` (float32 by default: the exp/log per step are about twice as
-    fast, and sampling needs no more precision); the running fields are recomputed from the
-    states after every block, so rounding cannot accumulate. Estimates are summed in float64.
+    The chains run in ``dtype`` (float32 by default: the exp/log per step are faster, and
+    sampling needs no more precision; float64 when some |J_cu| > 25, where e^{60+|J|} would
+    overflow float32); the running fields are recomputed from the states after every block, so
+    rounding cannot accumulate. Estimates are summed in float64.
     """
     start_time = time.perf_counter()
     v = model.num_variables
@@ -701,6 +702,9 @@ def collapsed_tempered_gibbs(
     j_cu = np.zeros((k, n_rest))
     np.add.at(j_cu, (pos[c_end], pos[u_end]), model.J[one])
     j_cc64, j_cu64, h_c64, h_u64 = j_cc, j_cu, model.h[cover], model.h[rest]
+    if np.dtype(dtype).itemsize < 8 and n_rest and float(np.abs(j_cu).max()) > 25.0:
+        # the messages clip cavities at ±60, and e^{60 + |J|} must stay below float32's 3e38
+        dtype = np.float64
     j_cc, j_cu = j_cc.astype(dtype), j_cu.astype(dtype)
     exp_j_cu = np.exp(j_cu)
     h_c, h_u = model.h[cover].astype(dtype), model.h[rest].astype(dtype)
