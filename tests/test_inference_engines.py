@@ -20,6 +20,7 @@ from fact_reasoner.inference import InferenceError, brute_force_marginals, make_
 from fact_reasoner.inference.native import (
     NativeEngine,
     bethe_log_partition,
+    chromatic_tempered_gibbs,
     collapsed_tempered_gibbs,
     exact_by_cover,
     frustration,
@@ -427,3 +428,13 @@ def test_sampler_with_huge_couplings_stays_finite_and_accurate() -> None:
     values = np.array(list(result.marginals.values()))
     assert np.all(np.isfinite(values))
     assert _max_error(result, exact) <= 0.05
+
+
+def test_chromatic_fallback_sampler_matches_exact() -> None:
+    """The fallback for components too large for the collapsed sampler's dense matrices."""
+    graph = random_graph(10, 8, 3, np.random.default_rng(6), agreement=0.7, use_priors=True)
+    model = ising_model(graph)
+    exact, _ = exact_by_cover(model, vertex_cover(model)[0])
+    result = chromatic_tempered_gibbs(model, np.random.default_rng(0), sweeps=1500, time_budget=20.0)
+    assert np.abs(result.p - exact).max() <= 0.05
+    assert result.stopped_by == "sweeps" and result.sweeps == 1600  # burn-in 100 + 1500
