@@ -138,7 +138,9 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
     models = p.add_argument_group("language model, NLI and cache")
     models.add_argument("--backend", choices=("local", "openai"), default="local",
                         help="LLM backend: local (embedded GGUF, no server) or openai (any compatible server)")
-    models.add_argument("--model", "--model_id", help="model name for the openai backend")
+    models.add_argument("--model", "--model_id",
+                        help="model: for local, qwen2.5-coder-1.5b-instruct (default), smollm2-135m-instruct "
+                        "or a .gguf path; for openai, the server's model name (or FACT_REASONER_MODEL)")
     models.add_argument("--base-url", "--base_url", help="OpenAI-compatible base URL (or FACT_REASONER_BASE_URL)")
     models.add_argument("--threads", type=int, help="CPU threads for the local model")
     models.add_argument("--nli", default="auto",
@@ -147,7 +149,10 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
     models.add_argument("--nli-model", "--nli_model", help="cross-encoder path or hub id")
     models.add_argument("--nli-prompt-version", "--nli_prompt_version", default="v1", choices=("v1", "v2"))
     models.add_argument("--atomizer-prompt-version", "--atomizer_prompt_version", default="v1", choices=("v1", "v2"))
-    models.add_argument("--reviser-prompt-version", "--reviser_prompt_version", default="v1", choices=("v1", "v2"))
+    models.add_argument("--reviser-prompt-version", "--reviser_prompt_version", default="v1", choices=("v1",))
+    models.add_argument("--nli-calibrate", action="store_true", help="contextual calibration of the LLM judge")
+    models.add_argument("--nli-samples", type=int, default=5,
+                        help="self-consistency samples when the backend gives no logprobs (default 5)")
     models.add_argument("--no-revise", action="store_true", help="skip the reviser")
     models.add_argument("--cache-dir", "--cache_dir", type=Path, help="model and cache directory")
     models.add_argument("--no-cache", action="store_true", help="do not read or write the model-call cache")
@@ -201,6 +206,8 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         nli=args.nli,
         nli_model=args.nli_model,
         nli_prompt_version=args.nli_prompt_version,
+        nli_calibrate=args.nli_calibrate,
+        nli_samples=args.nli_samples,
         atomizer_prompt_version=args.atomizer_prompt_version,
         reviser_prompt_version=args.reviser_prompt_version,
         revise=not args.no_revise,

@@ -48,6 +48,8 @@ class PipelineConfig(BaseModel):
     nli: str = "auto"
     nli_model: str | None = None
     nli_prompt_version: str = "v1"
+    nli_calibrate: bool = False  # contextual calibration of the LLM judge
+    nli_samples: int = 5  # self-consistency samples for backends without logprobs
     # atomizer / reviser
     atomizer_prompt_version: str = "v1"
     reviser_prompt_version: str = "v1"

@@ -125,14 +125,22 @@ class FactReasoner:
             self._retriever = make_retriever(self.config)
         return self._retriever
 
-    def stage_stats(self) -> dict[str, int]:
-        """Counters (cache hits/misses, calls) reported by stages that keep them."""
-        counters: dict[str, int] = {}
-        for name, stage in (("llm", self._llm), ("nli", self._nli), ("retrieval", self._retriever)):
+    def stage_stats(self) -> dict[str, float]:
+        """Cumulative counters (calls, cache hits/misses, seconds…) of stages that keep them."""
+        counters: dict[str, float] = {}
+        stages = (
+            ("llm", self._llm),
+            ("nli", self._nli),
+            ("atomizer", self._atomizer),
+            ("reviser", self._reviser),
+            ("retrieval", self._retriever),
+        )
+        for name, stage in stages:
             stats = getattr(stage, "stats", None)
             if callable(stats):
                 for key, value in stats().items():
-                    counters[f"{name}_{key}"] = int(value)
+                    if isinstance(value, (int, float)):
+                        counters[f"{name}_{key}"] = value
         return counters
 
     # -- the assessment ------------------------------------------------------------------

@@ -216,4 +216,4 @@ class OutputRecord(_Open):
     brier_score: float | None = None
     engine: EngineDiagnostics
     timings: dict[str, float] = Field(default_factory=dict)
-    counters: dict[str, int] = Field(default_factory=dict)
+    counters: dict[str, float] = Field(default_factory=dict)
