@@ -212,7 +212,8 @@ class CrossEncoderNLI:
         special = self.tokenizer.num_special_tokens_to_add(pair=True)
         budget = self.max_length - special - min(hyp_tokens, self.max_length // 2)
         budget = max(budget, 16)
-        enc = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True)
+        # The whole premise is tokenized only to find window offsets, so no length warning.
+        enc = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         offsets = enc["offset_mapping"]
         if len(offsets) <= budget:
             return [premise]
