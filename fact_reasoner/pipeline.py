@@ -140,7 +140,8 @@ class FactReasoner:
             if callable(stats):
                 for key, value in stats().items():
                     if isinstance(value, (int, float)):
-                        counters[f"{name}_{key}"] = value
+                        label = key if key.startswith(f"{name}_") else f"{name}_{key}"
+                        counters[label] = value
         return counters
 
     # -- the assessment ------------------------------------------------------------------
@@ -173,7 +174,7 @@ class FactReasoner:
             "missing_pairs": built.missing_pairs,
             "failed_pairs": built.failed_pairs,
             "factors": built.graph.num_factors,
-        } | {key: value - counters_before.get(key, 0) for key, value in counters_after.items()}
+        } | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         return output
 
     def build(self, record: InputRecord | dict) -> tuple[BuiltGraph, dict[str, float], dict[str, int]]:
@@ -354,6 +355,11 @@ class FactReasoner:
             "nli_model": c.nli_model,
             "nli_prompt_version": c.nli_prompt_version,
         }
+
+
+def _tidy(value: float) -> float | int:
+    """Counts stay integers in the output; seconds keep their fraction."""
+    return int(value) if float(value).is_integer() else round(float(value), 6)
 
 
 @contextmanager
