@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import PipelineConfig
+from .errors import SetupError
 from .inference import available_engines
 from .io import NumberedRecord, RecordError, ResultWriter, dumps_line, read_records
 from .scores import median_num_atoms, summarize
@@ -289,13 +290,14 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     interrupted = False
+    setup_error: SetupError | None = None
     start = time.perf_counter()
     try:
         with tqdm(total=len(todo), unit="record", disable=args.quiet or None, dynamic_ncols=True) as bar:
             for item in todo:
                 try:
                     result = _assess_one(assessor, item, k_rule, median)
-                except KeyboardInterrupt:
+                except (KeyboardInterrupt, SetupError):
                     raise
                 except Exception as error:  # one bad record must not stop the dataset
                     failure = RecordError(item.path, item.line, f"{type(error).__name__}: {error}")
@@ -308,10 +310,16 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
                 bar.update(1)
     except KeyboardInterrupt:
         interrupted = True
+    except SetupError as error:
+        setup_error = error
     finally:
         writer.close()
         signal.signal(signal.SIGTERM, previous_handler)
 
+    if setup_error is not None:
+        print(f"error: {setup_error}", file=sys.stderr)
+        print(f"stopped: {len(writer.done)} record(s) kept in {out_path}", file=sys.stderr)
+        return 2
     if failures:
         with open(errors_path, "w", encoding="utf-8") as handle:
             for failure in failures:
@@ -430,7 +438,11 @@ def assess_main(argv: list[str]) -> int:
 
     assessor = FactReasoner(config)
     if args.response is not None:
-        return run_single(args, assessor)
+        try:
+            return run_single(args, assessor)
+        except SetupError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     try:
         return run_dataset(args, assessor)
     except (FileNotFoundError, ValueError) as error:

@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .config import PipelineConfig
+from .errors import SetupError
 from .graph import BuiltGraph, build_graph, plan_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, PrecomputedNLI
@@ -39,7 +40,7 @@ from .schema import (
 from .scores import predict_label, resolve_k, score_record
 
 
-class StageUnavailable(RuntimeError):
+class StageUnavailable(SetupError):
     """A record needs a stage (atomizer, retriever, NLI model) that cannot be set up."""
 
 

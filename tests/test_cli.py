@@ -186,3 +186,15 @@ def test_writer_refuses_corruption_in_the_middle(tmp_path):
     assert writer.repaired and "a" in writer and "b" not in writer
     writer.close()
     assert os.path.getsize(path) == len('{"record_key": "a"}\n')
+
+
+def test_a_model_that_cannot_be_set_up_stops_the_run(tmp_path, capsys):
+    """Set-up errors are not recorded as neutral verdicts on every pair: the run stops."""
+    record = {"input": "q", "output": "Paris is in France.", "contexts": [{"id": "c0", "text": "Paris is in France."}]}
+    source = write_jsonl(tmp_path / "needs_llm.jsonl", [record, record])
+    code = main(["--input-file", str(source), "--output-dir", str(tmp_path), "--quiet",
+                 "--model", str(tmp_path / "missing.gguf"), "--cache-dir", str(tmp_path / "cache")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "missing.gguf" in err or "xllamacpp" in err
+    assert not (tmp_path / "needs_llm.fr3.jsonl").read_text()

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..cache import ModelCache
 from .base import ChatBackend, LLMError
-from .models import resolve_local_model
+from .models import ModelUnavailable, resolve_local_model
 
 
 class LocalLLM(ChatBackend):
@@ -71,7 +71,9 @@ class LocalLLM(ChatBackend):
         try:
             import xllamacpp
         except ImportError as missing:  # pragma: no cover - depends on the environment
-            raise LLMError("the local backend needs `pip install xllamacpp`") from missing
+            raise ModelUnavailable(
+                "the local backend needs xllamacpp: pip install 'fact-reasoner-offline[llm]'"
+            ) from missing
         _, path = resolve_local_model(self._requested_model, self._cache_dir)
         print(f"[fact_reasoner] loading local model {path.name} ({self.threads} threads) …", file=sys.stderr)
         params = xllamacpp.CommonParams()
@@ -88,8 +90,11 @@ class LocalLLM(ChatBackend):
     def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
         body = dict(body)
         body.pop("model", None)
+        # Outside the try: a model that cannot be prepared or loaded is a set-up error that
+        # must stop the run, not a per-call failure recorded as a neutral verdict.
+        server = self.server
         try:
-            result = self.server.handle_chat_completions(body)
+            result = server.handle_chat_completions(body)
         except LLMError:
             raise
         except Exception as error:  # the binding raises plain exceptions on bad requests

