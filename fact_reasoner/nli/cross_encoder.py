@@ -1,8 +1,9 @@
 """The ``cross-encoder`` NLI backend: a transformers sequence-classification NLI model on CPU.
 
 The model is a local directory or a hub id (hub ids work only when already in the local hub
-cache: nothing is downloaded). ``None`` means the model this package ships,
-``fact_reasoner/models/nli-minilm-l6`` (see its MODEL_CARD.md).
+cache: nothing is downloaded). ``None`` means the model the package ships in
+``fact_reasoner/models/nli-minilm-l6`` — none yet: the recipe and the model card of the first
+attempt are in ``experiments/nli_training/``.
 
 How a pair is judged:
 
@@ -161,7 +162,10 @@ class CrossEncoderNLI:
             torch.set_num_threads(max(1, int(threads)))
         self.model_path = str(model_path) if model_path is not None else str(shipped_model_path())
         if model_path is None and not shipped_model_path().is_dir():
-            raise FileNotFoundError(f"the shipped NLI model is missing: {shipped_model_path()}")
+            raise FileNotFoundError(
+                f"no NLI cross-encoder ships with this version ({shipped_model_path()} is absent): "
+                "give one with --nli-model PATH, or use --nli llm"
+            )
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
             # fp16 shipped weights are upcast: fp16 matmuls are slow on CPU.
