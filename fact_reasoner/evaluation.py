@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .scores import f1_at_k, resolve_k
+from .scores import brier_score, f1_at_k, resolve_k
 
 ECE_BINS = 10
 
@@ -52,15 +52,6 @@ PUBLISHED_GOLD_PRECISION = 0.62
 
 
 # -- atom-level maths ------------------------------------------------------------------------
-
-
-def brier_score(probabilities: Sequence[float], truths: Sequence[bool]) -> float:
-    """(1/N) Σ (p_i − y_i)²; NaN for no atoms."""
-    if len(probabilities) != len(truths):
-        raise ValueError("probabilities and truths differ in length")
-    if not probabilities:
-        return math.nan
-    return sum((p - float(y)) ** 2 for p, y in zip(probabilities, truths)) / len(probabilities)
 
 
 @dataclass(frozen=True)

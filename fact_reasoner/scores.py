@@ -74,6 +74,15 @@ def median_num_atoms(counts: Iterable[int]) -> float | None:
     return float(statistics.median(counts)) if counts else None
 
 
+def brier_score(probabilities: Sequence[float], truths: Sequence[bool]) -> float:
+    """(1/N) Σ (P(a_i) − y_i)², y_i = 1 for a supported atom; NaN for no atoms."""
+    if len(probabilities) != len(truths):
+        raise ValueError("probabilities and truths differ in length")
+    if not probabilities:
+        return math.nan
+    return sum((p - float(y)) ** 2 for p, y in zip(probabilities, truths)) / len(probabilities)
+
+
 @dataclass(frozen=True)
 class GoldComparison:
     """Predicted S/NS against gold S/NS, S the positive class."""
@@ -93,18 +102,16 @@ def compare_with_gold(probabilities: Sequence[float], gold: Sequence[Label]) -> 
         raise ValueError("probabilities and gold labels differ in length")
     if not gold:
         raise ValueError("no gold labels to compare with")
+    truths = [label == Label.SUPPORTED for label in gold]
     tp = tn = fp = fn = 0
-    squared = 0.0
-    for p, label in zip(probabilities, gold):
-        truth = label == Label.SUPPORTED
+    for p, truth in zip(probabilities, truths):
         predicted = p > 0.5
         tp += truth and predicted
         tn += (not truth) and (not predicted)
         fp += (not truth) and predicted
         fn += truth and (not predicted)
-        squared += (p - float(truth)) ** 2
     gold_true = tp + fn
-    return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(gold), squared / len(gold))
+    return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(gold), brier_score(probabilities, truths))
 
 
 @dataclass(frozen=True)
