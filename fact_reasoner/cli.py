@@ -192,39 +192,13 @@ def config_from_args(args: argparse.Namespace) -> PipelineConfig:
         ):
             if value is not None:
                 engine_options.setdefault(key, value)
-    values: dict[str, Any] = dict(
-        version=args.version,
-        use_priors=args.use_priors,
-        context_prior=args.context_prior,
-        atom_prior=args.atom_prior,
-        k=args.k,
-        engine=args.engine,
-        engine_options=engine_options,
-        backend=args.backend,
-        model=args.model,
-        base_url=args.base_url,
-        threads=args.threads,
-        nli=args.nli,
-        nli_model=args.nli_model,
-        nli_prompt_version=args.nli_prompt_version,
-        nli_calibrate=args.nli_calibrate,
-        nli_samples=args.nli_samples,
-        atomizer_prompt_version=args.atomizer_prompt_version,
-        reviser_prompt_version=args.reviser_prompt_version,
-        revise=not args.no_revise,
-        service_type=args.service_type,
-        top_k=args.top_k,
-        store=args.store,
-        collection=args.collection,
-        topic_filter=args.topic_filter,
-        topic_in_query=args.topic_in_query,
-        retrieve_question=args.retrieve_question,
-        query_builder=args.query_builder,
-        summarise_contexts=args.summarise_contexts,
-        use_cache=not args.no_cache,
-    )
-    if args.cache_dir:
-        values["cache_dir"] = args.cache_dir
+    # Flags are named after the config fields they set; a flag left unset keeps the default.
+    values: dict[str, Any] = {
+        name: getattr(args, name)
+        for name in PipelineConfig.model_fields
+        if getattr(args, name, None) is not None
+    }
+    values.update(engine_options=engine_options, revise=not args.no_revise, use_cache=not args.no_cache)
     return PipelineConfig(**values)
 
 
