@@ -146,8 +146,10 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
     models.add_argument("--threads", type=int, help="CPU threads for the local model")
     models.add_argument("--nli", default="auto",
                         help="NLI backend: auto (record relations if present, else the default model), "
-                        "precomputed, llm, cross-encoder")
-    models.add_argument("--nli-model", "--nli_model", help="cross-encoder path or hub id")
+                        "precomputed, llm (the embedded LLM judge), align (the shipped alignment classifier), "
+                        "cross-encoder")
+    models.add_argument("--nli-model", "--nli_model",
+                        help="align: model folder (default: the shipped one); cross-encoder: path or hub id")
     models.add_argument("--nli-prompt-version", "--nli_prompt_version", default="v1", choices=("v1", "v2"))
     models.add_argument("--atomizer-prompt-version", "--atomizer_prompt_version", default="v1", choices=("v1", "v2"))
     models.add_argument("--reviser-prompt-version", "--reviser_prompt_version", default="v1", choices=("v1",))

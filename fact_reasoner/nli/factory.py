@@ -5,6 +5,9 @@
   loaded unless NLI actually runs.
 - ``cross-encoder``: ``fact_reasoner.nli.cross_encoder.make_cross_encoder(config)`` (imported
   lazily; needs transformers and a local model given by ``config.nli_model``).
+- ``align``: :class:`~fact_reasoner.nli.align.AlignNLI`, the small alignment-feature classifier
+  the package ships (``config.nli_model`` names another model folder); needs the sentence
+  embedder of the ``retrieval`` extra.
 - ``precomputed``: built by the pipeline from each record's ``relations``; not here.
 """
 
@@ -19,7 +22,7 @@ if TYPE_CHECKING:
     from ..config import PipelineConfig
     from ..llm.base import LLMBackend
 
-NLI_CHOICES = ("llm", "cross-encoder", "precomputed", "auto")
+NLI_CHOICES = ("llm", "align", "cross-encoder", "precomputed", "auto")
 
 
 def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
@@ -34,6 +37,10 @@ def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") 
             samples=int(getattr(config, "nli_samples", 5) or 5),
         )
         return LLMJudgeNLI(llm_factory(), options)
+    if kind == "align":
+        from .align import make_align
+
+        return make_align(config)
     if kind == "cross-encoder":
         from .cross_encoder import make_cross_encoder
 

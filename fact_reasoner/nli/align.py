@@ -1,0 +1,245 @@
+"""The ``align`` NLI backend: a small classifier over sentence-alignment features.
+
+For each pair, the premise is split into sentences, the hypothesis and every sentence are
+embedded (all-MiniLM-L6-v2 by default; vectors memoised per text, so a passage shared by many
+claims is embedded once), and :mod:`~fact_reasoner.nli.alignment_features` computes how well
+the best sentence covers the hypothesis: cosine similarities, content-word / name / number
+coverage, number conflicts and negation mismatches, plus the vector pair h ⊙ s*, |h − s*|.
+A feed-forward network (standardised input → ReLU layers → softmax over entailment / neutral /
+contradiction) trained by ``experiments/nli_training/train_align.py`` turns them into
+probabilities.
+
+The model is a folder with ``config.json`` (feature list, label order, embedder, metrics) and
+``weights.npz`` (``mean``, ``scale``, ``W0``, ``b0``, ``W1``, ``b1``, …; plain numpy arrays
+loaded with ``allow_pickle=False``). The package ships one in ``fact_reasoner/models/nli-align``.
+
+Judgements are cached like every model call (backend ``align``, the model's fingerprint,
+premise, hypothesis).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from .alignment_features import SCALAR_FEATURES, scalar_features, split_sentences, vector_features
+from .base import LABELS, NLIJudgement
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..cache import ModelCache
+    from ..config import PipelineConfig
+
+SHIPPED_ALIGN_MODEL = "nli-align"
+FEATURE_VERSION = "align-features/v1"
+
+
+class Embedder(Protocol):
+    name: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def shipped_align_model_path() -> Path:
+    return Path(__file__).resolve().parents[1] / "models" / SHIPPED_ALIGN_MODEL
+
+
+def pair_features(
+    pairs: Sequence[tuple[str, str]], embedder: Embedder, use_vectors: bool = True
+) -> np.ndarray:
+    """Feature matrix (len(pairs), n_features) for (premise, hypothesis) pairs.
+
+    All distinct texts (hypotheses and premise sentences) are embedded in one call.
+    """
+    sentence_lists = [split_sentences(premise) for premise, _ in pairs]
+    texts = list(dict.fromkeys([h for _, h in pairs] + [s for ss in sentence_lists for s in ss]))
+    vectors = embedder.encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
+    index = {text: i for i, text in enumerate(texts)}
+    rows = []
+    for (_, hypothesis), sentences in zip(pairs, sentence_lists):
+        h = vectors[index[hypothesis]]
+        s = vectors[[index[x] for x in sentences]]
+        scalars, best = scalar_features(hypothesis, sentences, h, s)
+        rows.append(np.concatenate([scalars, vector_features(h, s[best])]) if use_vectors else scalars)
+    return np.stack(rows).astype(np.float32) if rows else np.zeros((0, len(SCALAR_FEATURES)), np.float32)
+
+
+class AlignClassifier:
+    """Standardise → dense ReLU layers → softmax. ``predict_proba(X) -> (n, 3)`` in LABELS order."""
+
+    def __init__(self, mean: np.ndarray, scale: np.ndarray, layers: list[tuple[np.ndarray, np.ndarray]]):
+        self.mean = mean.astype(np.float32)
+        self.scale = scale.astype(np.float32)
+        self.layers = [(w.astype(np.float32), b.astype(np.float32)) for w, b in layers]
+        if self.layers[-1][0].shape[1] != len(LABELS):
+            raise ValueError(f"the last layer must have {len(LABELS)} outputs")
+
+    def predict_proba(self, features: np.ndarray) -> np.ndarray:
+        x = (features - self.mean) / self.scale
+        for i, (w, b) in enumerate(self.layers):
+            x = x @ w + b
+            if i < len(self.layers) - 1:
+                x = np.maximum(x, 0.0)
+        x -= x.max(axis=1, keepdims=True)
+        e = np.exp(x)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        out = {"mean": self.mean, "scale": self.scale}
+        for i, (w, b) in enumerate(self.layers):
+            out[f"W{i}"], out[f"b{i}"] = w, b
+        return out
+
+    @classmethod
+    def from_arrays(cls, arrays) -> "AlignClassifier":
+        layers = []
+        i = 0
+        while f"W{i}" in arrays:
+            layers.append((np.asarray(arrays[f"W{i}"]), np.asarray(arrays[f"b{i}"])))
+            i += 1
+        if not layers:
+            raise ValueError("no layers (W0, b0, …) in the weights")
+        return cls(np.asarray(arrays["mean"]), np.asarray(arrays["scale"]), layers)
+
+
+def save_align_model(folder: str | Path, classifier: AlignClassifier, config: dict) -> None:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    np.savez(folder / "weights.npz", **classifier.arrays())
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
+
+
+def load_align_model(folder: str | Path) -> tuple[AlignClassifier, dict]:
+    folder = Path(folder)
+    config_path, weights_path = folder / "config.json", folder / "weights.npz"
+    if not config_path.is_file() or not weights_path.is_file():
+        raise FileNotFoundError(f"{folder}: an align NLI model needs config.json and weights.npz")
+    config = json.loads(config_path.read_text())
+    if config.get("feature_version") != FEATURE_VERSION:
+        raise ValueError(
+            f"{config_path}: feature_version {config.get('feature_version')!r}, this code computes "
+            f"{FEATURE_VERSION!r}; retrain the model"
+        )
+    if list(config.get("labels", [])) != [label.value for label in LABELS]:
+        raise ValueError(f"{config_path}: labels must be {[label.value for label in LABELS]}")
+    with np.load(weights_path, allow_pickle=False) as arrays:
+        classifier = AlignClassifier.from_arrays({name: arrays[name] for name in arrays.files})
+    expected = len(SCALAR_FEATURES) + (2 * int(config["embedding_dim"]) if config.get("use_vectors") else 0)
+    if classifier.mean.shape[0] != expected:
+        raise ValueError(f"{weights_path}: {classifier.mean.shape[0]} inputs, the features have {expected}")
+    return classifier, config
+
+
+def _fingerprint(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for name in ("config.json", "weights.npz"):
+        digest.update((folder / name).read_bytes())
+    return f"{folder.name}@{digest.hexdigest()[:12]}"
+
+
+class AlignNLI:
+    """The ``align`` NLI backend (see the module docstring)."""
+
+    name = "align"
+
+    def __init__(
+        self,
+        model_path: str | Path | None = None,
+        embedder: Embedder | None = None,
+        cache: "ModelCache | None" = None,
+        batch_size: int = 256,
+    ):
+        folder = Path(model_path) if model_path else shipped_align_model_path()
+        self.classifier, self.config = load_align_model(folder)
+        self.model_id = _fingerprint(folder)
+        if embedder is None:
+            from ..metrics.embeddings import SentenceEmbedder
+
+            embedder = SentenceEmbedder(self.config.get("embedder_path"))
+        self.embedder = embedder
+        self.cache = cache
+        self.batch_size = batch_size
+        self.pairs_scored = 0
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """(len(pairs), 3) probabilities in LABELS order, no cache."""
+        out = []
+        for start in range(0, len(pairs), self.batch_size):
+            chunk = pairs[start : start + self.batch_size]
+            features = pair_features(chunk, self.embedder, bool(self.config.get("use_vectors")))
+            out.append(self.classifier.predict_proba(features))
+        return np.concatenate(out) if out else np.zeros((0, len(LABELS)))
+
+    def _cache_key(self, premise: str, hypothesis: str) -> str:
+        from ..cache import cache_key
+
+        return cache_key(self.name, self.model_id, FEATURE_VERSION, {"premise": premise, "hypothesis": hypothesis})
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
+        """Judge (premise, hypothesis) pairs; output order = input order."""
+        results: list[NLIJudgement | None] = [None] * len(pairs)
+        todo: list[int] = []
+        keys: dict[int, str] = {}
+        for i, pair in enumerate(pairs):
+            if len(pair) != 2 or not all(isinstance(text, str) for text in pair):
+                raise TypeError(f"pair {i} is not two strings: {pair!r}")
+            premise, hypothesis = pair
+            if not premise.strip() or not hypothesis.strip():
+                results[i] = NLIJudgement.failure("empty premise or hypothesis")
+                continue
+            if self.cache is not None:
+                keys[i] = self._cache_key(premise, hypothesis)
+                hit = self.cache.get(keys[i])
+                if hit is not None:
+                    results[i] = NLIJudgement.from_probabilities(hit["probabilities"])
+                    continue
+            todo.append(i)
+        if todo:
+            matrix = self.probabilities([pairs[i] for i in todo])
+            for i, row in zip(todo, matrix):
+                probabilities = {label.value: float(p) for label, p in zip(LABELS, row)}
+                results[i] = NLIJudgement.from_probabilities(probabilities)
+                if self.cache is not None:
+                    self.cache.put(
+                        keys[i],
+                        {"probabilities": probabilities},
+                        backend=self.name,
+                        model=self.model_id,
+                        prompt_version=FEATURE_VERSION,
+                        request={"premise": pairs[i][0], "hypothesis": pairs[i][1]},
+                    )
+        self.pairs_scored += len(todo)
+        return results  # type: ignore[return-value]
+
+    def stats(self) -> dict[str, int]:
+        counters = {"pairs_scored": self.pairs_scored}
+        if self.cache is not None:
+            counters |= self.cache.stats()
+        return counters
+
+
+def make_align(config: "PipelineConfig") -> AlignNLI:
+    """The ``align`` backend for a pipeline config: ``config.nli_model`` is the model folder
+    (None → the shipped one); ``config.use_cache`` / ``cache_dir`` enable the call cache."""
+    cache = None
+    if config.use_cache:
+        from ..cache import ModelCache
+
+        cache = ModelCache.in_dir(config.cache_dir)
+    return AlignNLI(config.nli_model, cache=cache)
+
+
+__all__ = [
+    "AlignClassifier",
+    "AlignNLI",
+    "FEATURE_VERSION",
+    "load_align_model",
+    "make_align",
+    "pair_features",
+    "save_align_model",
+    "shipped_align_model_path",
+]
