@@ -67,10 +67,16 @@ def test_scalar_features_by_hand():
     assert f["cover_premise"] == pytest.approx(2 / 3)  # curie, born found; 1868 missing
     assert f["has_numbers"] == 1.0 and f["cover_numbers"] == 0.0
     assert f["number_conflict"] == 1.0  # a year is missing and the window states another year
-    assert f["negation_mismatch"] == 0.0
+    assert f["negated_hypothesis_only"] == f["negated_premise_only"] == 0.0
     f2, _ = feature_dict("Curie was not born in 1867.", sentences, [1, 0, 0], [[1, 0, 0], [0, 1, 0]])
     assert f2["number_conflict"] == 0.0 and f2["cover_numbers"] == 1.0
-    assert f2["negation_mismatch"] == 1.0 and f2["cos_best"] == pytest.approx(1.0)
+    assert f2["negated_hypothesis_only"] == 1.0 and f2["cos_best"] == pytest.approx(1.0)
+    # another year in a passage about something else is no conflict: the window must state
+    # most of the claim's other words
+    f3, _ = feature_dict("Curie won the Nobel Prize in 1911.", sentences, [1, 0, 0], [[1, 0, 0], [0, 1, 0]])
+    assert f3["cover_numbers"] == 0.0 and f3["number_conflict"] == 0.0
+    f4, _ = feature_dict("Curie was born in May.", ["Curie was born in Warsaw in June 1867."], [1, 0], [[1, 0]])
+    assert f4["month_conflict"] == 1.0
 
 
 def test_vector_features_are_product_and_distance():

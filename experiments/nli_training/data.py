@@ -264,13 +264,18 @@ _NATIONALITY = re.compile(r"\b(" + "|".join(_NATIONALITIES) + r")\b")
 _COPULA = re.compile(r"\b(is|was|are|were|has been|have been|had been)\b")
 
 
-def contradict(hypothesis: str, rng: random.Random) -> tuple[str, str] | None:
+SYNTHETIC_RULES = ("year", "number", "month", "nationality", "negation")
+
+
+def contradict(
+    hypothesis: str, rng: random.Random, allowed: tuple[str, ...] = SYNTHETIC_RULES
+) -> tuple[str, str] | None:
     """A changed hypothesis that the original premise contradicts, and the kind of change.
 
-    Tries, in random order: year shift, number change, month swap, nationality swap, negation.
-    None when no rule applies.
+    Tries the ``allowed`` rules in random order: year shift, number change, month swap,
+    nationality swap, negation. None when no rule applies.
     """
-    rules = ["year", "number", "month", "nationality", "negation"]
+    rules = [rule for rule in SYNTHETIC_RULES if rule in allowed]
     rng.shuffle(rules)
     for rule in rules:
         if rule == "year" and (m := _YEAR.search(hypothesis)):
@@ -300,7 +305,8 @@ def contradict(hypothesis: str, rng: random.Random) -> tuple[str, str] | None:
 
 
 def synthetic_contradictions(
-    entailed: list[dict], n: int, seed: int, max_negation_share: float = 0.3
+    entailed: list[dict], n: int, seed: int, max_negation_share: float = 0.3,
+    rules: tuple[str, ...] = SYNTHETIC_RULES,
 ) -> list[dict]:
     """Up to n contradicted copies of entailed pairs.
 
@@ -318,7 +324,7 @@ def synthetic_contradictions(
     for e in pool:
         if len(out) >= n:
             break
-        changed = contradict(e["hypothesis"], rng)
+        changed = contradict(e["hypothesis"], rng, rules)
         if changed and changed[1] == "negation":
             if negations >= max_negations:
                 continue
@@ -345,6 +351,7 @@ class DataConfig:
     synthetic_contradictions: int = 1600
     validation_size: int = 300
     max_per_label: int | None = None  # cap each label's training pairs (CPU budget, balance)
+    synthetic_rules: tuple[str, ...] = SYNTHETIC_RULES  # which kinds of synthetic contradiction
 
 
 def build(cfg: DataConfig) -> dict[str, list[dict]]:
@@ -364,7 +371,8 @@ def build(cfg: DataConfig) -> dict[str, list[dict]]:
         + factscore_train(cfg.data_dir, train_topics, cfg.max_premise_words, cfg.factscore_min_overlap_other)
     )
     synthetic = synthetic_contradictions(
-        [e for e in real if e["label"] == "entailment"], cfg.synthetic_contradictions, cfg.seed
+        [e for e in real if e["label"] == "entailment"], cfg.synthetic_contradictions, cfg.seed,
+        rules=tuple(cfg.synthetic_rules),
     )
     pool = real + synthetic
     for e in pool:

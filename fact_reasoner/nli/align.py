@@ -35,7 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..config import PipelineConfig
 
 SHIPPED_ALIGN_MODEL = "nli-align"
-FEATURE_VERSION = "align-features/v1"
+FEATURE_VERSION = "align-features/v2"
 
 
 class Embedder(Protocol):

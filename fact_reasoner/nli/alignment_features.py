@@ -23,10 +23,13 @@ Scalar features (``SCALAR_FEATURES``, in order):
 - ``cover_numbers``: share of the hypothesis's numbers found in the premise (1 when none);
   ``has_numbers``; ``number_conflict``: 1 when a hypothesis number is missing from the premise
   while the best window states another number of the same kind (year vs year, other vs
-  other) — the signature of a changed date or count; ``month_conflict``: the same for month
-  names; ``missing_words``: log1p of the number of hypothesis content stems absent from the
+  other) *and* covers at least half of the hypothesis's other content words — the signature
+  of a changed date or count, not of a passage about another event; ``month_conflict``: the
+  same for month names; ``missing_words``: log1p of the number of hypothesis content stems absent from the
   premise (one swapped word is not the same as a claim about something else).
-- ``negation_mismatch``: |neg(h) − neg(best window)| where neg counts negation words.
+- ``negated_hypothesis_only`` / ``negated_premise_only``: whether only the hypothesis, or only
+  the best window, contains a negation word (kept apart: passages say "no" and "not" about
+  many things, while a negated claim against a positive statement is a contradiction).
 - ``log_hyp_words``, ``log_premise_words``, ``log_sentences``: sizes (log1p).
 
 Vector features (``vector_features``): h ⊙ s* and |h − s*| for the best-aligned sentence s*,
@@ -56,7 +59,8 @@ SCALAR_FEATURES = (
     "number_conflict",
     "month_conflict",
     "missing_words",
-    "negation_mismatch",
+    "negated_hypothesis_only",
+    "negated_premise_only",
     "log_hyp_words",
     "log_premise_words",
     "log_sentences",
@@ -133,9 +137,11 @@ def coverage(needles: set[str], haystack: set[str]) -> float:
     return len(needles & haystack) / len(needles) if needles else 1.0
 
 
-def _number_conflict(hyp_numbers: set[str], premise_numbers: set[str], window_numbers: set[str]) -> float:
+def _number_conflict(
+    hyp_numbers: set[str], premise_numbers: set[str], window_numbers: set[str], aligned: bool
+) -> float:
     missing = hyp_numbers - premise_numbers
-    if not missing:
+    if not missing or not aligned:
         return 0.0
     missing_years = any(_YEAR.match(n) for n in missing)
     missing_other = any(not _YEAR.match(n) for n in missing)
@@ -144,10 +150,10 @@ def _number_conflict(hyp_numbers: set[str], premise_numbers: set[str], window_nu
     return float((missing_years and window_years) or (missing_other and window_other))
 
 
-def _month_conflict(hypothesis: str, premise_words: set[str], window_text: str) -> float:
+def _month_conflict(hypothesis: str, premise_words: set[str], window_text: str, aligned: bool) -> float:
     hyp_months = {w.lower() for w in words(hypothesis)} & _MONTHS
     window_months = {w.lower() for w in words(window_text)} & _MONTHS
-    return float(bool(hyp_months - premise_words) and bool(window_months - hyp_months))
+    return float(aligned and bool(hyp_months - premise_words) and bool(window_months - hyp_months))
 
 
 def scalar_features(
@@ -190,6 +196,13 @@ def scalar_features(
     hyp_numbers = numbers(hypothesis)
     premise_numbers = numbers(premise_text)
     n_premise_words = len(premise_text.split())
+    # "Aligned": the window states most of what the claim says apart from its numbers/months,
+    # so a different number or month there is about the same fact.
+    slot_free = {w for w in hyp_stems if not w[0].isdigit() and w not in _MONTHS}
+    window_stems = content_stems(window_text)
+    aligned = coverage(slot_free, window_stems) >= 0.5
+    hyp_negated = negation_count(hypothesis) > 0
+    window_negated = negation_count(window_text) > 0
     values = [
         cos_best,
         cos_second,
@@ -202,10 +215,11 @@ def scalar_features(
         float(bool(hyp_names)),
         coverage(hyp_numbers, premise_numbers),
         float(bool(hyp_numbers)),
-        _number_conflict(hyp_numbers, premise_numbers, numbers(window_text)),
-        _month_conflict(hypothesis, premise_words, window_text),
+        _number_conflict(hyp_numbers, premise_numbers, numbers(window_text), aligned),
+        _month_conflict(hypothesis, premise_words, window_text, aligned),
         math.log1p(len(hyp_stems - premise_stems)),
-        float(abs(negation_count(hypothesis) - negation_count(window_text))),
+        float(hyp_negated and not window_negated),
+        float(window_negated and not hyp_negated),
         math.log1p(len(hypothesis.split())),
         math.log1p(n_premise_words),
         math.log1p(len(sentences)),
