@@ -136,7 +136,7 @@ def build_config(args: argparse.Namespace) -> PipelineConfig:
     values: dict[str, Any] = dict(
         nli=args.nli, nli_model=args.nli_model, nli_prompt_version=args.nli_prompt_version,
         engine=args.engine, engine_options=dict(args.engine_option), use_priors=args.use_priors,
-        context_prior=args.context_prior, k="median", backend=args.backend, model=args.model,
+        context_prior=args.context_prior, min_relation_probability=args.min_relation_probability, k="median", backend=args.backend, model=args.model,
         base_url=args.base_url, threads=args.threads, use_cache=not args.no_cache,
     )
     if args.cache_dir:
@@ -173,6 +173,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--engine-option", type=_engine_option, action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--use-priors", action="store_true")
     p.add_argument("--context-prior", type=float, default=0.9)
+    p.add_argument("--min-relation-probability", type=float, default=0.0,
+                   help="drop NLI relations with probability at most this (default 0: the paper's graph)")
     p.add_argument("--limit", type=int, help="only the first N records")
     p.add_argument("--cache-dir", type=Path, help="cache directory (default $FACT_REASONER_CACHE or ~/.cache/fact_reasoner)")
     p.add_argument("--no-cache", action="store_true", help="keep the NLI pair cache in memory only")

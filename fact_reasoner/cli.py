@@ -71,6 +71,13 @@ def _probability(text: str) -> float:
     return value
 
 
+def _threshold(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value < 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a threshold in [0, 1)")
+    return value
+
+
 def _engine_option(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     if not sep:
@@ -117,6 +124,10 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
                        help="prior P(context is true) (default 0.9, IBM's code; the paper says 0.99)")
     graph.add_argument("--atom-prior", "--atom_prior", type=_probability, default=0.5,
                        help="prior P(atom is true) (default 0.5)")
+    graph.add_argument("--min-relation-probability", type=_threshold, default=0.0,
+                       help="drop entailments/contradictions whose NLI probability is at most this "
+                       "(default 0: keep all, as the paper; 0.5 stops a weak 3-way 'entailment' from "
+                       "counting against the atom)")
     graph.add_argument("--k", "--K", type=_k_value, default="median",
                        help="K of R@K/F1@K: an integer, 'median' (over the dataset's atoms) or "
                        "'half' (max(n//2, 1) per response); default median")

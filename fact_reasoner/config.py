@@ -34,6 +34,8 @@ class PipelineConfig(BaseModel):
     use_priors: bool = False
     context_prior: float = 0.9
     atom_prior: float = 0.5
+    # relations whose label probability is ≤ this are dropped (0: all kept, as in the paper)
+    min_relation_probability: float = 0.0
     # scores: an int, "median" (over the dataset) or "half" (max(n // 2, 1) per response)
     k: int | Literal["median", "half"] = "median"
     # inference
@@ -74,4 +76,5 @@ class PipelineConfig(BaseModel):
             use_priors=self.use_priors,
             context_prior=self.context_prior,
             atom_prior=self.atom_prior,
+            min_relation_probability=self.min_relation_probability,
         )

@@ -147,6 +147,12 @@ class GraphOptions:
     ``use_priors`` selects the second family of tables, in which the rows for a false
     premise carry the target's prior (π = ``atom_prior`` for atoms, ``context_prior`` for
     contexts).
+
+    ``min_relation_probability`` (default 0: every entailment and contradiction is a factor, as
+    DESIGN §4 and the paper say) drops relations whose predicted label has probability
+    p ≤ the threshold, as if neutral. Why it exists: with three labels the arg-max can have
+    p < 0.5, and the no-priors entailment table (p, p, 1−p, p) then favours the *false* atom —
+    a weak "entailment" would count as evidence against the claim. 0.5 removes exactly those.
     """
 
     version: Version = 3
@@ -154,6 +160,7 @@ class GraphOptions:
     context_prior: float = 0.9
     atom_prior: float = 0.5
     clamp: float = DEFAULT_CLAMP
+    min_relation_probability: float = 0.0
 
     def __post_init__(self) -> None:
         if self.version not in (1, 2, 3):
@@ -164,6 +171,8 @@ class GraphOptions:
                 raise ValueError(f"{name} must lie strictly between 0 and 1, not {value}")
         if not 0.0 < self.clamp < 0.5:
             raise ValueError("clamp must lie in (0, 0.5)")
+        if not 0.0 <= self.min_relation_probability < 1.0:
+            raise ValueError(f"min_relation_probability must lie in [0, 1), not {self.min_relation_probability}")
 
 
 @dataclass(frozen=True)
@@ -302,7 +311,8 @@ def build_graph(
     """Turn judged relations into the factor graph of ``plan.version``.
 
     Only entailment, contradiction and equivalence become factors; neutral and failed
-    relations are dropped, so an atom with no factor keeps its prior (0.5). Relations on ids
+    relations (and, with ``options.min_relation_probability``, weak ones) are dropped, so an
+    atom with no factor keeps its prior (0.5). Relations on ids
     that deduplication dropped are mapped onto the kept id; when a pair is judged twice the
     first judgement counts. Context pairs (FR3) are reconciled as
     :func:`reconcile_context_pair` describes, vectorised over all pairs.
@@ -335,6 +345,8 @@ def build_graph(
     src, tgt, code, prob, failed = src[keep], tgt[keep], code[keep], prob[keep], failed[keep]
     missing = len(plan.pairs) - int(keep.sum())
     n_failed = int(failed.sum())
+    if options.min_relation_probability > 0:
+        code = np.where(prob <= options.min_relation_probability, _NEUTRAL_CODE, code).astype(np.int8)
 
     on_atom = tgt < n_atoms
     atom_factor = on_atom & ~failed & (code != _NEUTRAL_CODE)

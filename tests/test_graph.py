@@ -148,7 +148,28 @@ def test_clamp_rejects_nan():
     assert clamp_probability(0.0) == 1e-6
 
 
+def test_min_relation_probability_drops_weak_relations_only():
+    atoms = [Atom(id="a1", text="weakly entailed"), Atom(id="a2", text="strongly entailed")]
+    contexts = [Context(id="c1", text="first"), Context(id="c2", text="second")]
+    plan = plan_graph(atoms, contexts, 3)
+    relations = [
+        rel("c1", "a1", "entailment", 0.45),  # a 3-way arg-max below 0.5
+        rel("c1", "a2", "entailment", 0.9),
+        rel("c1", "c2", "contradiction", 0.4),
+        rel("c2", "c1", "neutral", 0.9),
+    ]
+    paper = brute_force_marginals(build_graph(plan, relations, GraphOptions(version=3)).graph).marginals
+    # the paper's table (p, p, 1-p, p) with p = 0.45 makes "entailment" evidence against a1
+    assert paper["a1"] < 0.5 < paper["a2"]
+    built = build_graph(plan, relations, GraphOptions(version=3, min_relation_probability=0.5))
+    assert built.graph.source.tolist() == [2] and built.graph.target.tolist() == [1]  # c1 -> a2 only
+    marginals = brute_force_marginals(built.graph).marginals
+    assert marginals["a1"] == 0.5 and marginals["a2"] == pytest.approx(paper["a2"], abs=0.05)
+
+
 def test_priors_and_options_validated():
+    with pytest.raises(ValueError):
+        GraphOptions(min_relation_probability=1.0)
     with pytest.raises(ValueError):
         GraphOptions(context_prior=1.0)
     with pytest.raises(ValueError):
