@@ -319,6 +319,18 @@ def test_atoms_computed_once_and_cached_across_runs(tmp_path):
     assert again.claims(RESPONSE) == [PARIS, EIFFEL_1500] and again.computed == 0
 
 
+def test_a_bare_short_answer_is_read_with_its_question():
+    atomizer = SentenceAtomizer()
+    assert [a.text for a in atomizer.atomize("1.5 million", question="How many people live there?")] == [
+        "How many people live there? 1.5 million"]
+    assert [a.text for a in atomizer.atomize("1.5 million")] == ["1.5 million"]
+    assert [a.text for a in atomizer.atomize(RESPONSE, question="Paris?")] == [PARIS, EIFFEL_1500]
+    store = AtomStore(atomizer)
+    assert store.claims("Yes", question="Is Paris in France?") == ["Is Paris in France? Yes"]
+    assert store.claims("Yes", question="Is Rome in Spain?") == ["Is Rome in Spain? Yes"]
+    assert store.computed == 2
+
+
 def test_evaluate_records_errors_and_exports(tmp_path):
     samples = [
         {"question": "Paris?", "response": RESPONSE, "reference": REFERENCE, "retrieved_contexts": [REFERENCE]},

@@ -45,13 +45,23 @@ def split_sentences(text: str) -> list[str]:
     return sentences
 
 
+SHORT_ANSWER_WORDS = 4
+
+
 class SentenceAtomizer:
-    """One atom per sentence of the text; deterministic and model-free."""
+    """One atom per sentence of the text; deterministic and model-free.
+
+    A bare short answer ("Yes", "1.5 million", at most ``SHORT_ANSWER_WORDS`` words) states
+    nothing on its own, so with a question it becomes one atom "<question> <answer>" that an
+    NLI model can check against a context.
+    """
 
     name = "sentence"
-    prompt_version = "sentence/v1"
+    prompt_version = "sentence/v2"
 
     def atomize(self, text: str, question: str | None = None) -> list[Atom]:
+        if question and question.strip() and 0 < len(text.split()) <= SHORT_ANSWER_WORDS:
+            return [Atom(id="a0", text=f"{question.strip()} {text.strip()}")]
         return [Atom(id=f"a{i}", text=s) for i, s in enumerate(split_sentences(text))]
 
 
@@ -64,8 +74,8 @@ def atomizer_name(atomizer: Any) -> str:
 class AtomStore:
     """Atom texts per text, computed once (per store, and per cache file when one is given).
 
-    The key is the text alone: the first question a text is seen with is the one passed to
-    the atomizer.
+    The key is the text and the question (atomizers use the question to make atoms
+    self-contained), so the same answer to two questions is atomized twice.
     """
 
     def __init__(self, atomizer: Atomizer, cache: ModelCache | None = None):
@@ -80,11 +90,13 @@ class AtomStore:
         """The atom texts of ``text`` (empty for an empty text)."""
         if text is None or not text.strip():
             return []
+        memo_key = (text, question or "")
+        request = {"text": text, "question": question or ""}
         with self._lock:
-            if text in self._atoms:
+            if memo_key in self._atoms:
                 self.reused += 1
-                return list(self._atoms[text])
-        key = cache_key("atoms", atomizer_name(self.atomizer), "metrics-atoms/v1", {"text": text})
+                return list(self._atoms[memo_key])
+        key = cache_key("atoms", atomizer_name(self.atomizer), "metrics-atoms/v2", request)
         claims: list[str] | None = None
         if self.cache is not None:
             hit = self.cache.get(key)
@@ -97,10 +109,10 @@ class AtomStore:
             if self.cache is not None:
                 self.cache.put(
                     key, {"atoms": claims}, backend="atoms", model=atomizer_name(self.atomizer),
-                    prompt_version="metrics-atoms/v1", request={"text": text},
+                    prompt_version="metrics-atoms/v2", request=request,
                 )
         with self._lock:
-            self._atoms.setdefault(text, claims)
+            self._atoms.setdefault(memo_key, claims)
         return list(claims)
 
 
