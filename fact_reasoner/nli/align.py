@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from .alignment_features import SCALAR_FEATURES, scalar_features, split_sentences, vector_features
-from .base import LABELS, NLIJudgement
+from .base import LABELS, NLIJudgement, judge_with_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..cache import ModelCache
@@ -174,46 +174,19 @@ class AlignNLI:
             out.append(self.classifier.predict_proba(features))
         return np.concatenate(out) if out else np.zeros((0, len(LABELS)))
 
-    def _cache_key(self, premise: str, hypothesis: str) -> str:
-        from ..cache import cache_key
-
-        return cache_key(self.name, self.model_id, FEATURE_VERSION, {"premise": premise, "hypothesis": hypothesis})
+    def _score(self, pairs: list[tuple[str, str]]) -> list[tuple[dict[str, float], dict]]:
+        return [
+            ({label.value: float(p) for label, p in zip(LABELS, row)}, {}) for row in self.probabilities(pairs)
+        ]
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
         """Judge (premise, hypothesis) pairs; output order = input order."""
-        results: list[NLIJudgement | None] = [None] * len(pairs)
-        todo: list[int] = []
-        keys: dict[int, str] = {}
-        for i, pair in enumerate(pairs):
-            if len(pair) != 2 or not all(isinstance(text, str) for text in pair):
-                raise TypeError(f"pair {i} is not two strings: {pair!r}")
-            premise, hypothesis = pair
-            if not premise.strip() or not hypothesis.strip():
-                results[i] = NLIJudgement.failure("empty premise or hypothesis")
-                continue
-            if self.cache is not None:
-                keys[i] = self._cache_key(premise, hypothesis)
-                hit = self.cache.get(keys[i])
-                if hit is not None:
-                    results[i] = NLIJudgement.from_probabilities(hit["probabilities"])
-                    continue
-            todo.append(i)
-        if todo:
-            matrix = self.probabilities([pairs[i] for i in todo])
-            for i, row in zip(todo, matrix):
-                probabilities = {label.value: float(p) for label, p in zip(LABELS, row)}
-                results[i] = NLIJudgement.from_probabilities(probabilities)
-                if self.cache is not None:
-                    self.cache.put(
-                        keys[i],
-                        {"probabilities": probabilities},
-                        backend=self.name,
-                        model=self.model_id,
-                        prompt_version=FEATURE_VERSION,
-                        request={"premise": pairs[i][0], "hypothesis": pairs[i][1]},
-                    )
-        self.pairs_scored += len(todo)
-        return results  # type: ignore[return-value]
+        results, scored = judge_with_cache(
+            pairs, self._score, cache=self.cache, backend=self.name, model=self.model_id,
+            version=FEATURE_VERSION, request=lambda premise, hypothesis: {"premise": premise, "hypothesis": hypothesis},
+        )
+        self.pairs_scored += scored
+        return results
 
     def stats(self) -> dict[str, int]:
         counters = {"pairs_scored": self.pairs_scored}

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import NLIJudgement
+from .base import NLIJudgement, judge_with_cache
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..cache import ModelCache
@@ -287,59 +287,30 @@ class CrossEncoderNLI:
         self.windows_scored += len(items)
         return out  # type: ignore[return-value]
 
-    def _cache_key(self, premise: str, hypothesis: str) -> str:
-        from ..cache import cache_key
+    def _request(self, premise: str, hypothesis: str) -> dict[str, Any]:
+        return {"premise": premise, "hypothesis": hypothesis, "max_length": self.max_length}
 
-        return cache_key(
-            self.name,
-            self.model_id,
-            PROMPT_VERSION,
-            {"premise": premise, "hypothesis": hypothesis, "max_length": self.max_length},
-        )
-
-    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
-        """Judge (premise, hypothesis) pairs; output order = input order."""
-        results: list[NLIJudgement | None] = [None] * len(pairs)
-        todo: list[int] = []
-        keys: dict[int, str] = {}
-        for i, (premise, hypothesis) in enumerate(pairs):
-            if not isinstance(premise, str) or not isinstance(hypothesis, str):
-                raise TypeError(f"pair {i} is not two strings: {pairs[i]!r}")
-            if not premise.strip() or not hypothesis.strip():
-                results[i] = NLIJudgement.failure("empty premise or hypothesis")
-                continue
-            if self.cache is not None:
-                keys[i] = self._cache_key(premise, hypothesis)
-                hit = self.cache.get(keys[i])
-                if hit is not None:
-                    results[i] = NLIJudgement.from_probabilities(hit["probabilities"])
-                    continue
-            todo.append(i)
+    def _score(self, pairs: list[tuple[str, str]]) -> list[tuple[dict[str, float], dict[str, Any]]]:
+        """Per pair: the window-combined probabilities and the number of windows."""
         items: list[tuple[str, str]] = []
         owner: list[int] = []
-        for i in todo:
-            premise, hypothesis = pairs[i]
+        for i, (premise, hypothesis) in enumerate(pairs):
             for window in self.premise_windows(premise, hypothesis):
                 items.append((window, hypothesis))
                 owner.append(i)
-        per_window = self._probabilities(items)
-        grouped: dict[int, list[dict[str, float]]] = {i: [] for i in todo}
-        for i, p in zip(owner, per_window):
+        grouped: list[list[dict[str, float]]] = [[] for _ in pairs]
+        for i, p in zip(owner, self._probabilities(items)):
             grouped[i].append(p)
-        for i in todo:
-            probabilities = combine_windows(grouped[i])
-            results[i] = NLIJudgement.from_probabilities(probabilities)
-            if self.cache is not None:
-                self.cache.put(
-                    keys[i],
-                    {"probabilities": probabilities, "windows": len(grouped[i])},
-                    backend=self.name,
-                    model=self.model_id,
-                    prompt_version=PROMPT_VERSION,
-                    request={"premise": pairs[i][0], "hypothesis": pairs[i][1], "max_length": self.max_length},
-                )
-        self.pairs_scored += len(todo)
-        return results  # type: ignore[return-value]
+        return [(combine_windows(windows), {"windows": len(windows)}) for windows in grouped]
+
+    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
+        """Judge (premise, hypothesis) pairs; output order = input order."""
+        results, scored = judge_with_cache(
+            pairs, self._score, cache=self.cache, backend=self.name, model=self.model_id,
+            version=PROMPT_VERSION, request=self._request,
+        )
+        self.pairs_scored += scored
+        return results
 
     def stats(self) -> dict[str, int]:
         counters = {"pairs_scored": self.pairs_scored, "windows_scored": self.windows_scored}
