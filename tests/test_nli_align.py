@@ -195,3 +195,24 @@ def test_cli_runs_fr2_with_the_align_backend(shipped, tmp_path, capsys):
     p = {atom["id"]: atom["probability"] for atom in result["atoms"]}
     assert p["a0"] > 0.5 >= p["a1"]  # a1: neutral everywhere, so no factor moves it
     assert result["atoms"][0]["evidence"][0]["relation"] == "entailment"
+
+
+def test_ragas_faithfulness_with_the_align_backend(shipped, tmp_path):
+    from fact_reasoner.cli import main
+
+    samples = [
+        {"question": "Where was Marie Curie born?", "response": "Marie Curie was born in Warsaw.",
+         "retrieved_contexts": [PREMISE]},
+        {"question": "What sport did Marie Curie play?", "response": "Marie Curie played professional football in Brazil.",
+         "retrieved_contexts": [PREMISE]},
+    ]
+    source = tmp_path / "samples.jsonl"
+    source.write_text("".join(json.dumps(s) + "\n" for s in samples))
+    out = tmp_path / "scores.jsonl"
+    code = main(["ragas", "--input-file", str(source), "--metrics", "faithfulness", "--output", str(out),
+                 "--atomizer", "sentence", "--nli", "align", "--cache-dir", str(tmp_path / "cache"), "--quiet"])
+    assert code == 0
+    grounded, invented = [json.loads(line) for line in out.read_text().splitlines()]
+    assert grounded["metrics"]["faithfulness"]["score"] == 1.0
+    assert grounded["metrics"]["faithfulness"]["details"][0]["verdict"] == "FULLY_SUPPORTED"
+    assert invented["metrics"]["faithfulness"]["score"] == 0.0

@@ -72,8 +72,9 @@ def register(subparsers) -> None:
     p.add_argument("--model", help="LLM model name or local GGUF")
     p.add_argument("--base-url", help="OpenAI-compatible base URL")
     p.add_argument("--threads", type=int, help="CPU threads for the local model")
-    p.add_argument("--nli", default="auto", help="NLI backend: auto (llm), llm, cross-encoder")
-    p.add_argument("--nli-model", help="cross-encoder path or hub id")
+    p.add_argument("--nli", default="auto",
+                   help="NLI backend: auto (llm), llm, align (the fast shipped classifier), cross-encoder")
+    p.add_argument("--nli-model", help="align: model folder (default: the shipped one); cross-encoder: path or hub id")
     p.add_argument("--nli-prompt-version", default="v1", choices=("v1", "v2"))
     p.add_argument("--engine", default="native", help="inference engine (default native)")
     p.add_argument("--context-prior", type=float, default=0.9, help="prior of a context being true (default 0.9)")
