@@ -115,6 +115,21 @@ def factscore(backend, atoms: list[dict], chunk: int = 64) -> dict:
     }
 
 
+def records_atoms(path: Path, limit: int | None = None) -> list[dict]:
+    """Atoms labelled S/NS of prepared input records, each with the texts of its contexts."""
+    out = []
+    with open(path, encoding="utf-8") as handle:
+        records = [json.loads(line) for line in handle if line.strip()]
+    for record in records[:limit] if limit else records:
+        texts = {c["id"]: c["text"] for c in record["contexts"]}
+        for atom in record["atoms"]:
+            if atom.get("label") in ("S", "NS"):
+                passages = [texts[i] for i in atom.get("contexts") or texts]
+                out.append({"topic": record.get("topic"), "atom": atom["text"], "label": atom["label"],
+                            "passages": passages})
+    return out
+
+
 def speed(backend, atoms: list[dict], n: int = 320) -> dict:
     pairs = [(p, a["atom"]) for a in atoms for p in a["passages"]][:n]
     backend.judge([("A warm-up premise loads the model.", "Nothing else is memoised.")])
@@ -148,6 +163,11 @@ def main() -> None:
     parser.add_argument("--no-cache", action="store_true", help="do not use the model-call cache")
     parser.add_argument("--max-atoms", type=int, default=None, help="evaluate only the first N held-out atoms")
     parser.add_argument("--max-pairs", type=int, default=None, help="only the first N pairs of each 3-way set")
+    parser.add_argument("--records", type=Path,
+                        help="take the S/NS atoms and their passages from these prepared input records "
+                        "(experiments/prepare_factscore.py) instead of the held-out split — e.g. to score "
+                        "exactly the pairs a run_biographies.py run judged")
+    parser.add_argument("--max-records", type=int, help="with --records: only the first N records")
     parser.add_argument("--skip-speed", action="store_true")
     parser.add_argument("--out", default=None, help="write the metrics as JSON here")
     args = parser.parse_args()
@@ -174,7 +194,8 @@ def main() -> None:
         )
     else:
         backend = FactReasoner(pipeline_config).model_nli()
-    atoms = splits["heldout_factscore"][: args.max_atoms] if args.max_atoms else splits["heldout_factscore"]
+    atoms = records_atoms(args.records, args.max_records) if args.records else splits["heldout_factscore"]
+    atoms = atoms[: args.max_atoms] if args.max_atoms else atoms
     limit = args.max_pairs
     results: dict = {
         "backend": getattr(backend, "name", args.nli),
