@@ -41,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import baselines as baseline_module  # noqa: E402
 
 from fact_reasoner.cache import ModelCache, cache_key  # noqa: E402
+from fact_reasoner.cli import engine_option_arg, probability_arg, threshold_arg  # noqa: E402
 from fact_reasoner.config import PipelineConfig  # noqa: E402
 from fact_reasoner.io import NumberedRecord, ResultWriter, read_records  # noqa: E402
 from fact_reasoner.nli import NLIBackend, NLIJudgement, PrecomputedNLI  # noqa: E402
@@ -136,22 +137,13 @@ def build_config(args: argparse.Namespace) -> PipelineConfig:
     values: dict[str, Any] = dict(
         nli=args.nli, nli_model=args.nli_model, nli_prompt_version=args.nli_prompt_version,
         engine=args.engine, engine_options=dict(args.engine_option), use_priors=args.use_priors,
-        context_prior=args.context_prior, min_relation_probability=args.min_relation_probability, k="median", backend=args.backend, model=args.model,
-        base_url=args.base_url, threads=args.threads, use_cache=not args.no_cache,
+        context_prior=args.context_prior, min_relation_probability=args.min_relation_probability, k="median",
+        backend=args.backend, model=args.model, base_url=args.base_url, threads=args.threads,
+        use_cache=not args.no_cache,
     )
     if args.cache_dir:
         values["cache_dir"] = args.cache_dir
     return PipelineConfig(**values)
-
-
-def _engine_option(text: str) -> tuple[str, Any]:
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    try:
-        return key, json.loads(value)
-    except json.JSONDecodeError:
-        return key, value
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -170,10 +162,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
     p.add_argument("--threads", type=int)
     p.add_argument("--engine", default="native", help="inference engine (default native)")
-    p.add_argument("--engine-option", type=_engine_option, action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument("--engine-option", type=engine_option_arg, action="append", default=[], metavar="KEY=VALUE")
     p.add_argument("--use-priors", action="store_true")
-    p.add_argument("--context-prior", type=float, default=0.9)
-    p.add_argument("--min-relation-probability", type=float, default=0.0,
+    p.add_argument("--context-prior", type=probability_arg, default=0.9)
+    p.add_argument("--min-relation-probability", type=threshold_arg, default=0.0,
                    help="drop NLI relations with probability at most this (default 0: the paper's graph)")
     p.add_argument("--limit", type=int, help="only the first N records")
     p.add_argument("--cache-dir", type=Path, help="cache directory (default $FACT_REASONER_CACHE or ~/.cache/fact_reasoner)")
@@ -210,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from fact_reasoner.pipeline import FactReasoner
+    from fact_reasoner.progress import progress_bar
 
     config = build_config(args)
     items = list(read_records(args.input))
@@ -271,8 +264,7 @@ def run(args: argparse.Namespace) -> int:
                     config.model_copy(update={"version": int(assessor[2])}),
                     nli=None if precomputed else nli, engine=engine,
                 )
-            with writer, tqdm(total=len(todo), desc=assessor, unit="bio", disable=args.quiet or None,
-                              dynamic_ncols=True) as bar:
+            with writer, progress_bar(len(todo), desc=assessor, unit="bio", quiet=args.quiet) as bar:
                 for item in todo:
                     try:
                         row = _assess(assessor, fr, item, nli, median, precomputed)
@@ -289,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
                         row["source_line"] = item.line
                         writer.write(row)
                     bar.update(1)
-                    bar.set_postfix(nli_calls=nli.backend_pairs - before[2], cache_hits=nli.hits - before[1])
+                    bar.set_postfix(nli_calls=nli.backend_pairs - before[2], cache_hits=nli.hits - before[1], refresh=False)
                 if fr is not None:
                     engine = fr.engine  # reuse one engine instance across versions
             stats = {

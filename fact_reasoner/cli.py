@@ -64,21 +64,21 @@ def _k_value(text: str) -> int | str:
     return value
 
 
-def _probability(text: str) -> float:
+def probability_arg(text: str) -> float:
     value = float(text)
     if not 0.0 < value < 1.0:
         raise argparse.ArgumentTypeError(f"{text} is not a probability strictly between 0 and 1")
     return value
 
 
-def _threshold(text: str) -> float:
+def threshold_arg(text: str) -> float:
     value = float(text)
     if not 0.0 <= value < 1.0:
         raise argparse.ArgumentTypeError(f"{text} is not a threshold in [0, 1)")
     return value
 
 
-def _engine_option(text: str) -> tuple[str, Any]:
+def engine_option_arg(text: str) -> tuple[str, Any]:
     key, sep, raw = text.partition("=")
     if not sep:
         raise argparse.ArgumentTypeError("engine options look like KEY=VALUE")
@@ -120,11 +120,11 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
                        help="FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context); default 3")
     graph.add_argument("--use-priors", "--use_priors", action="store_true",
                        help="use the factor tables that carry the target's prior (default: paper Table 1)")
-    graph.add_argument("--context-prior", "--context_prior", type=_probability, default=0.9,
+    graph.add_argument("--context-prior", "--context_prior", type=probability_arg, default=0.9,
                        help="prior P(context is true) (default 0.9, IBM's code; the paper says 0.99)")
-    graph.add_argument("--atom-prior", "--atom_prior", type=_probability, default=0.5,
+    graph.add_argument("--atom-prior", "--atom_prior", type=probability_arg, default=0.5,
                        help="prior P(atom is true) (default 0.5)")
-    graph.add_argument("--min-relation-probability", type=_threshold, default=0.0,
+    graph.add_argument("--min-relation-probability", type=threshold_arg, default=0.0,
                        help="drop entailments/contradictions whose NLI probability is at most this "
                        "(default 0: keep all, as the paper; 0.5 stops a weak 3-way 'entailment' from "
                        "counting against the atom)")
@@ -135,7 +135,7 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
     inference = p.add_argument_group("inference")
     inference.add_argument("--engine", default="native", choices=available_engines(),
                            help="inference engine (default: native)")
-    inference.add_argument("--engine-option", type=_engine_option, action="append", default=[],
+    inference.add_argument("--engine-option", type=engine_option_arg, action="append", default=[],
                            metavar="KEY=VALUE", help="engine-specific option, e.g. method=lbp (repeatable)")
     inference.add_argument("--merlin-path", "--merlin_path", help="merlin binary (or set MERLIN_PATH)")
     inference.add_argument("--merlin-algorithm", default=None,
@@ -236,6 +236,8 @@ def output_path(args: argparse.Namespace) -> Path:
 def run_dataset(args: argparse.Namespace, assessor) -> int:
     from tqdm import tqdm
 
+    from .progress import progress_bar
+
     out_path = output_path(args)
     errors_path = out_path.with_suffix(".errors.jsonl")
     summary_path = out_path.with_suffix(".summary.json")
@@ -280,7 +282,7 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     setup_error: SetupError | None = None
     start = time.perf_counter()
     try:
-        with tqdm(total=len(todo), unit="record", disable=args.quiet or None, dynamic_ncols=True) as bar:
+        with progress_bar(len(todo), unit="record", quiet=args.quiet) as bar:
             for item in todo:
                 try:
                     result = _assess_one(assessor, item, k_rule, median)

@@ -160,6 +160,31 @@ def _column_names(metrics: Sequence[Metric]) -> list[str]:
     return names
 
 
+def _evaluate_sample(
+    index: int, raw: Any, names: list[str], metric_objects: list[Metric], context: MetricContext
+) -> SampleEvaluation:
+    """One row: every metric of one sample; an unreadable sample or a failing metric gives NaN."""
+    start = time.perf_counter()
+    try:
+        sample = as_sample(raw)
+    except Exception as error:  # unreadable sample: still one row, every metric NaN
+        message = f"invalid sample: {type(error).__name__}: {error}"
+        return SampleEvaluation(
+            index, None, {n: MetricResult.nan(m.name, message) for n, m in zip(names, metric_objects)},
+            {"sample": message},
+        )
+    results: dict[str, MetricResult] = {}
+    errors: dict[str, str] = {}
+    for name, metric in zip(names, metric_objects):
+        try:
+            results[name] = context.result(metric, sample)
+        except Exception as error:  # one failing metric must not lose the others
+            message = f"{type(error).__name__}: {error}"
+            errors[name] = message
+            results[name] = MetricResult.nan(metric.name, f"error: {message}", error=True)
+    return SampleEvaluation(index, sample, results, errors, time.perf_counter() - start)
+
+
 def evaluate(
     samples: Iterable[RagSample | dict],
     metrics: Sequence[Metric | str],
@@ -172,7 +197,7 @@ def evaluate(
 
     ``metrics`` are :class:`Metric` objects or names. ``output`` also writes the JSONL.
     """
-    from tqdm import tqdm
+    from ..progress import progress_bar
 
     metric_objects = [make_metric(m) if isinstance(m, str) else m for m in metrics]
     if not metric_objects:
@@ -181,27 +206,10 @@ def evaluate(
     context = context or MetricContext()
     samples = list(samples)
     evaluations: list[SampleEvaluation] = []
-    for index, raw in enumerate(tqdm(samples, desc="ragas", unit="sample", disable=not progress)):
-        start = time.perf_counter()
-        results: dict[str, MetricResult] = {}
-        errors: dict[str, str] = {}
-        try:
-            sample = as_sample(raw)
-        except Exception as error:  # unreadable sample: still one row, every metric NaN
-            message = f"invalid sample: {type(error).__name__}: {error}"
-            evaluations.append(
-                SampleEvaluation(index, None, {n: MetricResult.nan(m.name, message) for n, m in zip(names, metric_objects)},
-                                 {"sample": message})
-            )
-            continue
-        for name, metric in zip(names, metric_objects):
-            try:
-                results[name] = context.result(metric, sample)
-            except Exception as error:  # one failing metric must not lose the others
-                message = f"{type(error).__name__}: {error}"
-                errors[name] = message
-                results[name] = MetricResult.nan(metric.name, f"error: {message}", error=True)
-        evaluations.append(SampleEvaluation(index, sample, results, errors, time.perf_counter() - start))
+    with progress_bar(len(samples), desc="ragas", unit="sample", quiet=not progress) as bar:
+        for index, raw in enumerate(samples):
+            evaluations.append(_evaluate_sample(index, raw, names, metric_objects, context))
+            bar.update(1)
     context.forget_results()
     result = EvaluationResult(evaluations, names, list(context.notes))
     if output is not None:

@@ -253,8 +253,7 @@ def build_index(
     progress: bool = True,
 ) -> IndexReport:
     """Read, chunk, embed and store a corpus; add only chunks not already in the collection."""
-    from tqdm.auto import tqdm
-
+    from ..progress import progress_bar
     from .bm25 import build_bm25
 
     started = time.perf_counter()
@@ -296,7 +295,7 @@ def build_index(
         missing = [c for c in candidates if c.id not in present]
         if missing:
             existing_by_id = {r["id"]: r for r in existing}
-            bar = tqdm(total=len(missing), desc=f"embedding {collection}", unit="chunk", disable=not progress)
+            bar = progress_bar(len(missing), desc=f"embedding {collection}", unit="chunk", quiet=not progress)
             for start in range(0, len(missing), batch_size):
                 batch = missing[start : start + batch_size]
                 vectors = embed([c.text for c in batch], embedding_model, batch_size, threads)
