@@ -15,8 +15,8 @@ Held-out sets (rebuilt by ``data.build`` from the same config and seed as traini
   (primary rule); also reported: S iff some passage's arg-max label is entailment, and the
   AUROC of the max entailment probability. Metrics: accuracy, F1(S), balanced accuracy.
 - speed: pairs per second at batch 32 (the backend's own batching) on the first 320 held-out
-  (atom, passage) pairs, measured first, on a fresh backend (model loaded by one unrelated pair), with the 1-minute load average
-  before and after.
+  (atom, passage) pairs, measured first, on a fresh backend (model loaded by one unrelated
+  pair), with the 1-minute load average before and after.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ For each pair, the premise is split into sentences, the hypothesis and every sen
 embedded (all-MiniLM-L6-v2 by default; vectors memoised per text, so a passage shared by many
 claims is embedded once), and :mod:`~fact_reasoner.nli.alignment_features` computes how well
 the best sentence covers the hypothesis: cosine similarities, content-word / name / number
-coverage, number conflicts and negation mismatches, plus the vector pair h ⊙ s*, |h − s*|.
+coverage, number conflicts and negation mismatches, and — when the model's config sets
+``use_vectors`` — the vector pair h ⊙ s*, |h − s*| (the shipped model uses the scalars only).
 A feed-forward network (standardised input → ReLU layers → softmax over entailment / neutral /
 contradiction) trained by ``experiments/nli_training/train_align.py`` turns them into
 probabilities.
