@@ -8,9 +8,10 @@ One command, one NLI backend, one output JSONL per assessor::
 
 writes ``<out-dir>/<stem>.<tag>.{fr1,factscore,vote,fr2,fr3}.jsonl`` (``tag`` = ``--tag`` or
 the NLI backend name), ``<stem>.<tag>.run.json`` (wall time, NLI pairs, backend calls and
-cache hits per assessor), with ``--tables PREFIX`` the Markdown/CSV tables of
-``experiments/tables.py``, and with ``--report FILE.html`` the HTML report (context texts from
-the input file).
+cache hits per assessor: this invocation's under ``assessors``, every invocation's under
+``sessions`` and their sums under ``totals``; rewritten after each record), with ``--tables
+PREFIX`` the Markdown/CSV tables of ``experiments/tables.py``, and with ``--report FILE.html``
+the HTML report (context texts from the input file).
 
 Resumable: records already in an output file are skipped (the file must hold results of the
 same settings, else use ``--overwrite``). NLI results are cached per (premise, hypothesis)
@@ -237,8 +238,13 @@ def run(args: argparse.Namespace) -> int:
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
     engine = None
+    report_path = args.out_dir / f"{stem}.{tag}.run.json"
+    session: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": False,
+                               "interrupted": False, "assessors": {}}
+    sessions = _earlier_sessions(report_path, overwrite=args.overwrite) + [session]
     report: dict[str, Any] = {"input": str(args.input), "tag": tag, "nli": nli_name, "records": len(records),
-                              "median_atoms": median, "assessors": {}}
+                              "median_atoms": median, "assessors": session["assessors"], "totals": {},
+                              "sessions": sessions}
     outputs: list[Path] = []
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     interrupted = False
@@ -264,7 +270,24 @@ def run(args: argparse.Namespace) -> int:
                     config.model_copy(update={"version": int(assessor[2])}),
                     nli=None if precomputed else nli, engine=engine,
                 )
-            with writer, progress_bar(len(todo), desc=assessor, unit="bio", quiet=args.quiet) as bar:
+            def record_stats() -> dict[str, Any]:
+                stats = {
+                    "done_now": done - failures,
+                    "skipped_already_done": len(records) - len(todo),
+                    "failed": failures,
+                    "seconds": round(time.perf_counter() - start, 3),
+                    "nli_pairs_requested": nli.requested - before[0],
+                    "nli_cache_hits": nli.hits - before[1],
+                    "nli_backend_calls": nli.backend_pairs - before[2],
+                    "nli_backend_seconds": round(nli.seconds - before[3], 3),
+                    "output": str(out_path),
+                }
+                session["assessors"][assessor] = stats
+                _write_run_report(report_path, report)
+                return stats
+
+            done = 0
+            with writer, progress_bar(len(todo), desc=assessor, unit="bio", quiet=args.quiet or not todo) as bar:
                 for item in todo:
                     try:
                         row = _assess(assessor, fr, item, nli, median, precomputed)
@@ -280,34 +303,26 @@ def run(args: argparse.Namespace) -> int:
                         row["cat"] = (item.record.model_extra or {}).get("cat")
                         row["source_line"] = item.line
                         writer.write(row)
+                    done += 1
+                    # on disk after every record: a killed run still accounts for its work
+                    record_stats()
                     bar.update(1)
                     bar.set_postfix(nli_calls=nli.backend_pairs - before[2], cache_hits=nli.hits - before[1], refresh=False)
                 if fr is not None:
                     engine = fr.engine  # reuse one engine instance across versions
-            stats = {
-                "done_now": len(todo) - failures,
-                "skipped_already_done": len(records) - len(todo),
-                "failed": failures,
-                "seconds": round(time.perf_counter() - start, 3),
-                "nli_pairs_requested": nli.requested - before[0],
-                "nli_cache_hits": nli.hits - before[1],
-                "nli_backend_calls": nli.backend_pairs - before[2],
-                "nli_backend_seconds": round(nli.seconds - before[3], 3),
-                "output": str(out_path),
-            }
+            stats = record_stats()
             with ResultWriter(out_path) as reread:
                 rows = list(reread.done.values())
             stats["approximate_inference_records"] = sum(not (r.get("engine") or {}).get("exact", True) for r in rows)
-            report["assessors"][assessor] = stats
             if not args.quiet:
                 print(f"{assessor}: {json.dumps(stats)}", file=sys.stderr)
     except (KeyboardInterrupt, _Stop):
         interrupted = True
     finally:
         signal.signal(signal.SIGTERM, previous_handler)
-    report["interrupted"] = interrupted
-    report_path = args.out_dir / f"{stem}.{tag}.run.json"
-    report_path.write_text(json.dumps(report, indent=1) + "\n")
+    report["interrupted"] = session["interrupted"] = interrupted
+    session["finished"] = not interrupted
+    _write_run_report(report_path, report)
     if interrupted:
         print(f"interrupted; rerun the same command to resume (finished records are kept)", file=sys.stderr)
         return 130
@@ -328,6 +343,43 @@ def run(args: argparse.Namespace) -> int:
         print(f"{failed} record(s) failed (see the errors above); rerun to retry them", file=sys.stderr)
         return 1
     return 0
+
+
+SUMMED_STATS = ("done_now", "failed", "seconds", "nli_pairs_requested", "nli_cache_hits", "nli_backend_calls",
+                "nli_backend_seconds")
+
+
+def _earlier_sessions(path: Path, *, overwrite: bool) -> list[dict[str, Any]]:
+    """The sessions recorded in an earlier ``run.json`` of the same outputs (none after ``--overwrite``)."""
+    if overwrite or not path.exists():
+        return []
+    try:
+        earlier = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return []
+    sessions = earlier.get("sessions")
+    if sessions is None and earlier.get("assessors"):  # written before sessions were recorded
+        sessions = [{"finished": not earlier.get("interrupted"), "interrupted": bool(earlier.get("interrupted")),
+                     "assessors": earlier["assessors"]}]
+    return [s for s in sessions or [] if isinstance(s, dict)]
+
+
+def run_totals(sessions: Sequence[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per assessor, each of ``SUMMED_STATS`` summed over every session (a resumed run's whole cost)."""
+    totals: dict[str, dict[str, float]] = {}
+    for session in sessions:
+        for assessor, stats in (session.get("assessors") or {}).items():
+            into = totals.setdefault(assessor, dict.fromkeys(SUMMED_STATS, 0))
+            for key in SUMMED_STATS:
+                into[key] = round(into[key] + (stats.get(key) or 0), 3)
+    return totals
+
+
+def _write_run_report(path: Path, report: dict[str, Any]) -> None:
+    report["totals"] = run_totals(report["sessions"])
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(report, indent=1) + "\n")
+    partial.replace(path)  # never a half-written summary, even when killed mid-write
 
 
 def _assess(assessor: str, fr, item: NumberedRecord, nli, median: float | None, precomputed: bool) -> dict[str, Any]:
