@@ -349,3 +349,12 @@ def test_evaluate_records_errors_and_exports(tmp_path):
     assert lines[1]["metrics"]["faithfulness"]["score"] is None
     summary = result.summary()
     assert summary["factual_correctness"]["mean"] == 0.5 and summary["num_errors"] == 2
+
+
+def test_ragas_cli_refuses_an_impossible_context_prior(capsys):
+    from fact_reasoner.cli import main
+
+    with pytest.raises(SystemExit) as stop:
+        main(["ragas", "--input-file", "unused.jsonl", "--context-prior", "1.5"])
+    assert stop.value.code == 2
+    assert "1.5 is not a probability" in capsys.readouterr().err

@@ -47,6 +47,8 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
 
 
 def register(subparsers) -> None:
+    from ..cli import probability_arg
+
     p = subparsers.add_parser(
         "ragas", help="RAG metrics (faithfulness, factual correctness, …) on the same atoms and graphs",
         description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -77,7 +79,7 @@ def register(subparsers) -> None:
     p.add_argument("--nli-model", help="align: model folder (default: the shipped one); cross-encoder: path or hub id")
     p.add_argument("--nli-prompt-version", default="v1", choices=("v1", "v2"))
     p.add_argument("--engine", default="native", help="inference engine (default native)")
-    p.add_argument("--context-prior", type=float, default=0.9, help="prior of a context being true (default 0.9)")
+    p.add_argument("--context-prior", type=probability_arg, default=0.9, help="prior of a context being true (default 0.9)")
     p.add_argument("--cache-dir", type=Path, help="model and cache directory")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the model-call cache")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
