@@ -192,6 +192,14 @@ def test_missing_model_path_gives_clear_error(tmp_path):
         CrossEncoderNLI(tmp_path / "nowhere")
 
 
+def test_no_shipped_cross_encoder_points_to_what_ships(monkeypatch, tmp_path):
+    import fact_reasoner.nli.cross_encoder as module
+
+    monkeypatch.setattr(module, "shipped_model_path", lambda: tmp_path / "absent")
+    with pytest.raises(FileNotFoundError, match="--nli-model PATH.*--nli align.*--nli llm"):
+        CrossEncoderNLI()
+
+
 def test_make_cross_encoder_from_config(tiny_model, tmp_path):
     config = PipelineConfig(nli="cross-encoder", nli_model=str(tiny_model), cache_dir=tmp_path, threads=1)
     threads_before = torch.get_num_threads()

@@ -164,7 +164,8 @@ class CrossEncoderNLI:
         if model_path is None and not shipped_model_path().is_dir():
             raise FileNotFoundError(
                 f"no NLI cross-encoder ships with this version ({shipped_model_path()} is absent): "
-                "give one with --nli-model PATH, or use --nli llm"
+                "give one with --nli-model PATH (experiments/nli_training/ trains one), or use --nli align "
+                "(the fast classifier that ships) or --nli llm (the embedded judge)"
             )
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
