@@ -8,6 +8,10 @@ validation accuracy at every checkpoint). Checkpoints (model, optimiser, schedul
 ``<out>/last.pt`` every ``checkpoint_every`` steps; ``--resume`` continues from there with the
 same batch order (it is a function of the seed). The final model is saved with
 ``save_pretrained`` to ``<out>/final`` (fp32); ``export.py`` makes the shipped fp16 copy.
+
+On a GPU machine without ``../shared`` (``config_gpu.json``): build the splits here with
+``--write-splits FILE`` (then it stops), carry that file and the base weights, and train there
+with ``--splits FILE --device cuda``.
 """
 
 from __future__ import annotations
@@ -75,14 +79,14 @@ def collate(encodings: list[dict], indices: list[int], labels: list[int], pad_id
 
 
 @torch.no_grad()
-def accuracy(model, encodings, labels, pad_id, batch_size=32) -> float:
+def accuracy(model, encodings, labels, pad_id, batch_size=32, device="cpu") -> float:
     model.eval()
     lengths = [len(e["input_ids"]) for e in encodings]
     order = sorted(range(len(encodings)), key=lambda i: lengths[i])
     correct = 0
     for start in range(0, len(order), batch_size):
         idx = order[start : start + batch_size]
-        batch = collate(encodings, idx, labels, pad_id)
+        batch = {k: v.to(device) for k, v in collate(encodings, idx, labels, pad_id).items()}
         gold = batch.pop("labels")
         correct += int((model(**batch).logits.argmax(-1) == gold).sum())
     model.train()
@@ -96,11 +100,14 @@ def main() -> None:
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--max-steps", type=int, default=None, help="stop early (smoke runs)")
+    parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
+    parser.add_argument("--base-model", help="initial weights folder (overrides the config's base_model)")
+    parser.add_argument("--write-splits", help="build the data splits, write them to this JSON file and stop")
+    parser.add_argument("--splits", help="read prebuilt splits (--write-splits) instead of building them")
     args = parser.parse_args()
 
     config = json.loads(Path(args.config).read_text())
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
     seed = config["seed"]
     random.seed(seed)
     torch.manual_seed(seed)
@@ -108,13 +115,23 @@ def main() -> None:
 
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    data_cfg = DataConfig(data_dir=Path(args.data_dir), seed=seed, **config.get("data", {}))
-    splits = build(data_cfg)
+    if args.splits:
+        splits = json.loads(Path(args.splits).read_text())
+    else:
+        data_cfg = DataConfig(data_dir=Path(args.data_dir), seed=seed, **config.get("data", {}))
+        splits = build(data_cfg)
+    if args.write_splits:
+        Path(args.write_splits).write_text(json.dumps(splits, ensure_ascii=False))
+        print(summary(splits))
+        return
+    out.mkdir(parents=True, exist_ok=True)
     print("== data summary", flush=True)
     print(summary(splits), flush=True)
     (out / "splits.json").write_text(json.dumps({k: v for k, v in splits.items()}, ensure_ascii=False))
 
     # Stage 2 of the recipe starts from stage 1's saved model ("init_from") instead of the base.
+    if args.base_model:
+        config["base_model"] = args.base_model
     base = config.get("init_from") or base_model_path(config)
     print(f"== initial weights: {base}", flush=True)
     tokenizer = AutoTokenizer.from_pretrained(base)
@@ -124,7 +141,7 @@ def main() -> None:
         num_labels=3,
         id2label={i: l for l, i in label2id.items()},
         label2id=label2id,
-    )
+    ).float().to(args.device)  # float: a carried fp16 base trains in fp32
     max_length = config["max_length"]
     if config.get("freeze_word_embeddings"):
         # 11.7M of the 22.7M parameters; their dense gradients and Adam updates cost CPU time
@@ -180,7 +197,7 @@ def main() -> None:
     step = 0
     ckpt = out / "last.pt"
     if args.resume and ckpt.exists():
-        state = torch.load(ckpt, weights_only=False)
+        state = torch.load(ckpt, weights_only=False, map_location="cpu")
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         scheduler.load_state_dict(state["scheduler"])
@@ -201,7 +218,7 @@ def main() -> None:
         for batch_idx in batches[step - epoch * steps_per_epoch :]:
             if step >= stop_at:
                 break
-            batch = collate(train_enc, batch_idx, train_labels, pad_id)
+            batch = {k: v.to(args.device) for k, v in collate(train_enc, batch_idx, train_labels, pad_id).items()}
             loss = model(**batch).loss
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -223,7 +240,7 @@ def main() -> None:
                 }
                 loss_sum, loss_n = 0.0, 0
                 if step % config["checkpoint_every"] == 0 or step == stop_at:
-                    line["val_acc"] = round(accuracy(model, val_enc, val_labels, pad_id), 4)
+                    line["val_acc"] = round(accuracy(model, val_enc, val_labels, pad_id, device=args.device), 4)
                     torch.save(
                         {
                             "model": model.state_dict(),
@@ -240,7 +257,7 @@ def main() -> None:
                 print(json.dumps(line), flush=True)
                 with open(curve_path, "a") as f:
                     f.write(json.dumps(line) + "\n")
-    final_acc = accuracy(model, val_enc, val_labels, pad_id)
+    final_acc = accuracy(model, val_enc, val_labels, pad_id, device=args.device)
     print(json.dumps({"step": step, "final_val_acc": round(final_acc, 4)}), flush=True)
     model.save_pretrained(out / "final")
     tokenizer.save_pretrained(out / "final")
