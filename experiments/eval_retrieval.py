@@ -42,7 +42,8 @@ from fact_reasoner.retrieval.retrievers import (  # noqa: E402
     HybridRetriever,
     reciprocal_rank_fusion,
 )
-from fact_reasoner.retrieval.store import build_index, load_embedder  # noqa: E402
+from fact_reasoner.embeddings import shared_embedder  # noqa: E402
+from fact_reasoner.retrieval.store import build_index  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "factscore_bios_dev"
 
@@ -115,7 +116,7 @@ def main() -> int:
     if args.store.exists():
         shutil.rmtree(args.store)
     started = time.perf_counter()
-    load_embedder(None)
+    shared_embedder().encode(["load the model"])
     seconds_model = time.perf_counter() - started
     report = build_index([args.data / "topic_passages_dev.json"], args.store, "bios_dev",
                          chunk_size=4000, chunk_overlap=0, batch_size=32, threads=args.threads, progress=False)

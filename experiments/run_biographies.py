@@ -41,73 +41,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import baselines as baseline_module  # noqa: E402
 
-from fact_reasoner.cache import ModelCache, cache_key  # noqa: E402
-from fact_reasoner.cli import engine_option_arg, probability_arg, threshold_arg  # noqa: E402
+from fact_reasoner.cli_options import add_config_arguments, config_from_args  # noqa: E402
 from fact_reasoner.config import PipelineConfig  # noqa: E402
 from fact_reasoner.io import NumberedRecord, ResultWriter, read_records  # noqa: E402
 from fact_reasoner.nli import NLIBackend, NLIJudgement, PrecomputedNLI  # noqa: E402
+from fact_reasoner.nli.cache import CachedNLI  # noqa: E402
+from fact_reasoner.stages import Stages  # noqa: E402
 from fact_reasoner.schema import InputRecord, RelationType  # noqa: E402
 
 ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3")
-PAIR_CACHE_TAG = "nli-pair/v1"
-
-
-class PairCachedNLI:
-    """An NLI backend behind a persistent cache of (premise, hypothesis) → judgement.
-
-    The key is ``cache_key("nli-pair", identity, "nli-pair/v1", {premise, hypothesis})`` where
-    ``identity`` names the backend, its model and prompt version: another model never reads
-    these entries. Failed judgements are not cached (a rerun tries them again). Identical
-    pairs inside one batch are judged once.
-    """
-
-    def __init__(self, backend: NLIBackend, cache: ModelCache, identity: str):
-        self.backend = backend
-        self.cache = cache
-        self.identity = identity
-        self.name = getattr(backend, "name", type(backend).__name__)
-        self.requested = 0  # pairs asked of this wrapper
-        self.hits = 0  # distinct pairs answered from the cache
-        self.backend_pairs = 0  # distinct pairs sent to the backend
-        self.seconds = 0.0  # time spent in the backend
-
-    def _key(self, pair: tuple[str, str]) -> str:
-        return cache_key("nli-pair", self.identity, PAIR_CACHE_TAG, {"premise": pair[0], "hypothesis": pair[1]})
-
-    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
-        self.requested += len(pairs)
-        answers: dict[tuple[str, str], NLIJudgement] = {}
-        missing: list[tuple[str, str]] = []
-        for pair in dict.fromkeys(pairs):
-            stored = self.cache.get(self._key(pair))
-            if stored is None:
-                missing.append(pair)
-                continue
-            answers[pair] = NLIJudgement(RelationType(stored["label"]), stored["probability"], stored.get("probabilities") or {})
-        self.hits += len(answers)
-        if missing:
-            start = time.perf_counter()
-            fresh = self.backend.judge(missing)
-            self.seconds += time.perf_counter() - start
-            self.backend_pairs += len(missing)
-            for pair, judgement in zip(missing, fresh):
-                answers[pair] = judgement
-                if not judgement.failed:
-                    self.cache.put(
-                        self._key(pair),
-                        {"label": judgement.label.value, "probability": judgement.probability,
-                         "probabilities": judgement.probabilities},
-                        backend="nli-pair", model=self.identity, prompt_version=PAIR_CACHE_TAG,
-                        request={"premise": pair[0], "hypothesis": pair[1]},
-                    )
-        return [answers[pair] for pair in pairs]
-
-    def stats(self) -> dict[str, int]:
-        inner = getattr(self.backend, "stats", None)
-        counters = {f"backend_{k}": v for k, v in (inner() if callable(inner) else {}).items() if isinstance(v, (int, float))}
-        return counters | {"pairs": self.requested, "pair_cache_hits": self.hits, "backend_pairs": self.backend_pairs}
-
-
 class CountingNLI:
     """Counts the pairs looked up in a precomputed backend (no cache needed there)."""
 
@@ -118,64 +60,25 @@ class CountingNLI:
         self.seconds = 0.0
 
 
-def make_backend(config: PipelineConfig) -> NLIBackend:
-    """The configured NLI backend: ``fact_reasoner.nli.factory.make_nli`` when present (the
-    pipeline's own way), else the LLM judge over ``make_llm(config)`` for ``--nli llm``."""
-    from fact_reasoner.pipeline import FactReasoner, StageUnavailable
-
-    try:
-        return FactReasoner(config).model_nli()
-    except StageUnavailable:
-        if config.nli not in ("llm", "auto"):
-            raise
-    from fact_reasoner.llm import make_llm
-    from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions
-
-    return LLMJudgeNLI(make_llm(config), LLMJudgeOptions(prompt_version=config.nli_prompt_version))
-
-
-def build_config(args: argparse.Namespace) -> PipelineConfig:
-    values: dict[str, Any] = dict(
-        nli=args.nli, nli_model=args.nli_model, nli_prompt_version=args.nli_prompt_version,
-        engine=args.engine, engine_options=dict(args.engine_option), use_priors=args.use_priors,
-        context_prior=args.context_prior, min_relation_probability=args.min_relation_probability, k="median",
-        backend=args.backend, model=args.model, base_url=args.base_url, threads=args.threads,
-        use_cache=not args.no_cache,
-    )
-    if args.cache_dir:
-        values["cache_dir"] = args.cache_dir
-    return PipelineConfig(**values)
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConfig]:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("input", type=Path, help="prepared input records (experiments/prepare_factscore.py)")
     p.add_argument("--out-dir", type=Path, default=Path("runs/biographies"), help="where result JSONL files go")
     p.add_argument("--tag", help="name of this run in file names (default: the NLI backend name)")
     p.add_argument("--assessors", nargs="+", choices=ASSESSORS, default=list(ASSESSORS),
                    help="which assessors to run (default: all, in the order fr1 factscore vote fr2 fr3)")
-    p.add_argument("--nli", default="precomputed",
-                   help="NLI backend: precomputed (the records' relations), llm, cross-encoder, … (make_nli names)")
-    p.add_argument("--nli-model", help="NLI model path or name (cross-encoder directory, GGUF…)")
-    p.add_argument("--nli-prompt-version", default="v1")
-    p.add_argument("--backend", choices=["local", "openai"], default="local", help="LLM backend for --nli llm")
-    p.add_argument("--model", help="LLM model for --nli llm")
-    p.add_argument("--base-url", help="OpenAI-compatible server for --backend openai")
-    p.add_argument("--threads", type=int)
-    p.add_argument("--engine", default="native", help="inference engine (default native)")
-    p.add_argument("--engine-option", type=engine_option_arg, action="append", default=[], metavar="KEY=VALUE")
-    p.add_argument("--use-priors", action="store_true")
-    p.add_argument("--context-prior", type=probability_arg, default=0.9)
-    p.add_argument("--min-relation-probability", type=threshold_arg, default=0.0,
-                   help="drop NLI relations with probability at most this (default 0: the paper's graph)")
     p.add_argument("--limit", type=int, help="only the first N records")
-    p.add_argument("--cache-dir", type=Path, help="cache directory (default $FACT_REASONER_CACHE or ~/.cache/fact_reasoner)")
-    p.add_argument("--no-cache", action="store_true", help="keep the NLI pair cache in memory only")
     p.add_argument("--overwrite", action="store_true", help="start the output files afresh")
     p.add_argument("--tables", type=Path, metavar="PREFIX", help="also write PREFIX.md and PREFIX.csv")
     p.add_argument("--report", type=Path, metavar="HTML", help="also write the HTML report of all outputs")
     p.add_argument("--quiet", action="store_true")
-    return p.parse_args(argv)
+    # The pipeline's settings; the FR version is per assessor and K is the dataset median here.
+    add_config_arguments(p, groups=("graph", "engine", "models", "cache"), exclude=("version",))
+    # Prepared files usually carry no relations: this runner judges with the records' relations
+    # only when asked, and otherwise needs --nli (llm, align, cross-encoder).
+    p.set_defaults(nli="precomputed")
+    args = p.parse_args(argv)
+    return args, config_from_args(args, p, k="median")
 
 
 def _slug(text: str) -> str:
@@ -183,12 +86,10 @@ def _slug(text: str) -> str:
 
 
 def _settings(assessor: str, config: PipelineConfig, nli_name: str) -> dict[str, Any]:
-    base = {"nli": config.nli, "nli_model": config.nli_model, "nli_backend": nli_name,
-            "nli_prompt_version": config.nli_prompt_version}
+    """The settings an assessor's results depend on (derived from the config)."""
     if assessor.startswith("fr"):
-        return base | {"version": int(assessor[2]), "engine": config.engine, "engine_options": config.engine_options,
-                       "use_priors": config.use_priors, "context_prior": config.context_prior}
-    return base | {"assessor": assessor}
+        return config.with_options(version=int(assessor[2])).settings() | {"nli_backend": nli_name}
+    return {"models": config.settings()["models"], "nli_backend": nli_name, "assessor": assessor}
 
 
 class _Stop(KeyboardInterrupt):
@@ -199,13 +100,12 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Stop()
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     from tqdm import tqdm
 
     from fact_reasoner.pipeline import FactReasoner
     from fact_reasoner.progress import progress_bar
 
-    config = build_config(args)
     items = list(read_records(args.input))
     bad = [i for i in items if not isinstance(i, NumberedRecord)]
     for error in bad:
@@ -220,19 +120,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     median = statistics.median(len(r.record.atoms) for r in records) if records else None
 
-    precomputed = config.nli == "precomputed"
-    cache = None
+    precomputed = config.models.nli == "precomputed"
     if precomputed:
-        nli: PairCachedNLI | CountingNLI = CountingNLI()
+        nli: CachedNLI | CountingNLI = CountingNLI()
         nli_name = "precomputed"
     else:
-        cache = ModelCache.in_dir(config.cache_dir) if config.use_cache else ModelCache(None)
-        backend = make_backend(config)
-        nli_name = getattr(backend, "name", type(backend).__name__)
-        # the backend's own model fingerprint when it has one (a retrained model gets new keys)
-        fingerprint = getattr(backend, "model_id", None) or getattr(backend, "identity", None)
-        identity = f"{nli_name}|model={config.nli_model}|fingerprint={fingerprint}|prompt={config.nli_prompt_version}"
-        nli = PairCachedNLI(backend, cache, identity)
+        # the pipeline's NLI stage: the model behind the pair cache (keyed by the backend's
+        # identity, so a retrained model or another prompt gets new keys)
+        nli = Stages(config).nli()  # type: ignore[assignment]
+        nli_name = nli.name
     tag = _slug(args.tag or nli_name)
     stem = args.input.name.removesuffix(".jsonl").removesuffix(".json")
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -267,7 +163,7 @@ def run(args: argparse.Namespace) -> int:
             fr = None
             if assessor.startswith("fr"):
                 fr = FactReasoner(
-                    config.model_copy(update={"version": int(assessor[2])}),
+                    config.with_options(version=int(assessor[2])),
                     nli=None if precomputed else nli, engine=engine,
                 )
             def record_stats() -> dict[str, Any]:
@@ -402,9 +298,9 @@ def _assess(assessor: str, fr, item: NumberedRecord, nli, median: float | None, 
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args, config = parse_args(argv)
     try:
-        return run(args)
+        return run(args, config)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -5,12 +5,17 @@ module behind a small protocol so it can be swapped::
 
     from fact_reasoner import FactReasoner, PipelineConfig
     result = FactReasoner(PipelineConfig(version=3)).assess(record)
+
+``available()`` lists what is registered (engines, retrievers, NLI backends, LLM backends,
+metrics); each kind is built by its ``make_*`` factory from a :class:`PipelineConfig`.
 """
 
 from .config import PipelineConfig
 from .graph import FactorGraph, GraphOptions, build_graph, plan_graph
-from .pipeline import FactReasoner
+from .inference import make_engine
+from .pipeline import FactReasoner, GraphBuild
 from .schema import Atom, Context, InputRecord, OutputRecord, Relation
+from .stages import Stages, available
 
 __version__ = "0.1.0"
 
@@ -19,11 +24,15 @@ __all__ = [
     "Context",
     "FactReasoner",
     "FactorGraph",
+    "GraphBuild",
     "GraphOptions",
     "InputRecord",
     "OutputRecord",
     "PipelineConfig",
     "Relation",
+    "Stages",
+    "available",
     "build_graph",
+    "make_engine",
     "plan_graph",
 ]

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .llm.base import LLMBackend
 from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
@@ -145,8 +145,17 @@ def check_atoms(payload: Any) -> list[str]:
     return list(dict.fromkeys(cleaned))
 
 
+@runtime_checkable
+class AtomizerBackend(Protocol):
+    """Splits a response into atoms (the LLM :class:`Atomizer`, the metrics' sentence splitter…)."""
+
+    def atomize(self, response: str, *, question: str | None = None) -> list[Atom]: ...
+
+
 @dataclass
 class Atomizer:
+    """The LLM atomizer: one structured call per sentence (see the module docstring)."""
+
     llm: LLMBackend
     prompt_version: str = "v1"
     retries: int = 1
@@ -188,5 +197,10 @@ class Atomizer:
         return dict(self._counters)
 
 
-def make_atomizer(config: "PipelineConfig", llm: LLMBackend) -> Atomizer:
-    return Atomizer(llm, prompt_version=config.atomizer_prompt_version)
+def make_atomizer(config: "PipelineConfig", llm: LLMBackend | None = None) -> Atomizer:
+    """The LLM atomizer of ``config.models`` (``llm`` default: ``make_llm(config)``)."""
+    if llm is None:
+        from .llm import make_llm
+
+        llm = make_llm(config)
+    return Atomizer(llm, prompt_version=config.models.atomizer_prompt_version)

@@ -17,9 +17,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .config import PipelineConfig
+from .cli_options import add_config_arguments, config_from_args
 from .errors import SetupError
-from .inference import available_engines
 from .io import NumberedRecord, RecordError, ResultWriter, dumps_line, read_records
 from .scores import median_num_atoms, summarize
 
@@ -45,51 +44,15 @@ command skips records already written, so an interrupted run resumes where it st
 
 EPILOG = """\
 examples:
-  fact-reasoner --version 3 --input-file fact_reasoner/examples/flaherty_relations.jsonl --output-dir out
+  fact-reasoner --version 3 --input-file fact_reasoner/examples/bios_with_relations.jsonl --output-dir out
   fact-reasoner --version 2 --input_file data.jsonl --output_dir out --engine pgmpy --use_priors
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
 other commands: fact-reasoner index --help | ragas --help | report --help
 """
 
 
-def _k_value(text: str) -> int | str:
-    if text in ("median", "half"):
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError("K must be a positive integer, 'median' or 'half'") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("K must be a positive integer")
-    return value
-
-
-def probability_arg(text: str) -> float:
-    value = float(text)
-    if not 0.0 < value < 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not a probability strictly between 0 and 1")
-    return value
-
-
-def threshold_arg(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value < 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not a threshold in [0, 1)")
-    return value
-
-
-def engine_option_arg(text: str) -> tuple[str, Any]:
-    key, sep, raw = text.partition("=")
-    if not sep:
-        raise argparse.ArgumentTypeError("engine options look like KEY=VALUE")
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        value = raw
-    return key.replace("-", "_"), value
-
-
 def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    """The assessment command's parser: its own input/output flags, then one flag per setting."""
     p = parser or argparse.ArgumentParser(
         prog="fact-reasoner",
         description=DESCRIPTION,
@@ -108,6 +71,8 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
     data.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     data.add_argument("--limit", type=int, help="assess at most this many records")
     data.add_argument("--quiet", action="store_true", help="no progress bar or summary")
+    data.add_argument("--export-uai", type=Path, metavar="DIR",
+                      help="write each record's model as .uai (+ evidence, variable map) to DIR and run no inference")
 
     single = p.add_argument_group("single response (instead of --input-file)")
     single.add_argument("--query", help="the question / prompt")
@@ -115,104 +80,8 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
     single.add_argument("--topic", help="optional subject of the response")
     single.add_argument("--contexts", type=Path, help="JSONL or JSON list of {id?, title?, text} evidence")
 
-    graph = p.add_argument_group("factor graph")
-    graph.add_argument("--version", type=int, choices=(1, 2, 3), default=3,
-                       help="FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context); default 3")
-    graph.add_argument("--use-priors", "--use_priors", action="store_true",
-                       help="use the factor tables that carry the target's prior (default: paper Table 1)")
-    graph.add_argument("--context-prior", "--context_prior", type=probability_arg, default=0.9,
-                       help="prior P(context is true) (default 0.9, IBM's code; the paper says 0.99)")
-    graph.add_argument("--atom-prior", "--atom_prior", type=probability_arg, default=0.5,
-                       help="prior P(atom is true) (default 0.5)")
-    graph.add_argument("--min-relation-probability", type=threshold_arg, default=0.0,
-                       help="drop entailments/contradictions whose NLI probability is at most this "
-                       "(default 0: keep all, as the paper; 0.5 stops a weak 3-way 'entailment' from "
-                       "counting against the atom)")
-    graph.add_argument("--k", "--K", type=_k_value, default="median",
-                       help="K of R@K/F1@K: an integer, 'median' (over the dataset's atoms) or "
-                       "'half' (max(n//2, 1) per response); default median")
-
-    inference = p.add_argument_group("inference")
-    inference.add_argument("--engine", default="native", choices=available_engines(),
-                           help="inference engine (default: native)")
-    inference.add_argument("--engine-option", type=engine_option_arg, action="append", default=[],
-                           metavar="KEY=VALUE", help="engine-specific option, e.g. method=lbp (repeatable)")
-    inference.add_argument("--merlin-path", "--merlin_path", help="merlin binary (or set MERLIN_PATH)")
-    inference.add_argument("--merlin-algorithm", default=None,
-                           choices=("wmb", "bte", "cte", "ijgp", "lbp", "gibbs"), help="merlin algorithm (default wmb)")
-    inference.add_argument("--ibound", type=int, help="merlin i-bound (default 6)")
-    inference.add_argument("--iterations", type=int, help="merlin iterations")
-    inference.add_argument("--merlin-timeout", type=float, help="seconds before merlin is stopped")
-    inference.add_argument("--keep-uai", "--keep_uai", type=Path, help="keep merlin's UAI files in this directory")
-    inference.add_argument("--export-uai", type=Path, metavar="DIR",
-                           help="write each record's model as .uai (+ evidence, variable map) to DIR and run no inference")
-
-    models = p.add_argument_group("language model, NLI and cache")
-    models.add_argument("--backend", choices=("local", "openai"), default="local",
-                        help="LLM backend: local (embedded GGUF, no server) or openai (any compatible server)")
-    models.add_argument("--model", "--model_id",
-                        help="model: for local, qwen2.5-coder-1.5b-instruct (default), smollm2-135m-instruct "
-                        "or a .gguf path; for openai, the server's model name (or FACT_REASONER_MODEL)")
-    models.add_argument("--base-url", "--base_url", help="OpenAI-compatible base URL (or FACT_REASONER_BASE_URL)")
-    models.add_argument("--threads", type=int, help="CPU threads for the local model")
-    models.add_argument("--nli", default="auto",
-                        help="NLI backend: auto (record relations if present, else the default model), "
-                        "precomputed, llm (the embedded LLM judge), align (the shipped alignment classifier), "
-                        "cross-encoder")
-    models.add_argument("--nli-model", "--nli_model",
-                        help="align: model folder (default: the shipped one); cross-encoder: path or hub id")
-    models.add_argument("--nli-prompt-version", "--nli_prompt_version", default="v1", choices=("v1", "v2"))
-    models.add_argument("--atomizer-prompt-version", "--atomizer_prompt_version", default="v1", choices=("v1", "v2"))
-    models.add_argument("--reviser-prompt-version", "--reviser_prompt_version", default="v1", choices=("v1",))
-    models.add_argument("--nli-calibrate", action="store_true", help="contextual calibration of the LLM judge")
-    models.add_argument("--nli-samples", type=int, default=5,
-                        help="self-consistency samples when the backend gives no logprobs (default 5)")
-    models.add_argument("--no-revise", action="store_true", help="skip the reviser")
-    models.add_argument("--cache-dir", "--cache_dir", type=Path, help="model and cache directory")
-    models.add_argument("--no-cache", action="store_true", help="do not read or write the model-call cache")
-
-    retrieval = p.add_argument_group("retrieval (records without contexts)")
-    retrieval.add_argument("--service-type", "--service_type", default="supplied",
-                           help="where contexts come from: supplied (by the record; default), chroma, "
-                           "bm25, hybrid, a registered retriever name or module:factory")
-    retrieval.add_argument("--top-k", "--top_k", type=int, default=5, help="contexts per atom (default 5)")
-    retrieval.add_argument("--store", help="retrieval store directory (see `fact-reasoner index`)")
-    retrieval.add_argument("--collection", help="collection name in the store (default: default)")
-    retrieval.add_argument("--topic-filter", "--topic_filter", action="store_true",
-                           help="search only passages whose topic is the record's topic")
-    retrieval.add_argument("--topic-in-query", "--topic_in_query", action="store_true",
-                           help="prefix the topic to each atom's query when the atom does not name it")
-    retrieval.add_argument("--retrieve-question", "--retrieve_question", action="store_true",
-                           help="also retrieve contexts for the question (ids c_q_<j>)")
-    retrieval.add_argument("--query-builder", "--query_builder", action="store_true",
-                           help="let the LLM rewrite each atom into a search query")
-    retrieval.add_argument("--summarise-contexts", "--summarise_contexts", action="store_true",
-                           help="let the LLM summarise each context for its atom and drop irrelevant ones; "
-                           "its confidence scales the context prior")
+    add_config_arguments(p)
     return p
-
-
-def config_from_args(args: argparse.Namespace) -> PipelineConfig:
-    engine_options = dict(args.engine_option)
-    if args.engine == "merlin":
-        for key, value in (
-            ("merlin_path", args.merlin_path),
-            ("algorithm", args.merlin_algorithm),
-            ("ibound", args.ibound),
-            ("iterations", args.iterations),
-            ("timeout", args.merlin_timeout),
-            ("keep_uai", str(args.keep_uai) if args.keep_uai else None),
-        ):
-            if value is not None:
-                engine_options.setdefault(key, value)
-    # Flags are named after the config fields they set; a flag left unset keeps the default.
-    values: dict[str, Any] = {
-        name: getattr(args, name)
-        for name in PipelineConfig.model_fields
-        if getattr(args, name, None) is not None
-    }
-    values.update(engine_options=engine_options, revise=not args.no_revise, use_cache=not args.no_cache)
-    return PipelineConfig(**values)
 
 
 class _Terminated(KeyboardInterrupt):
@@ -223,14 +92,14 @@ def _on_sigterm(signum: int, frame: Any) -> None:
     raise _Terminated()
 
 
-def output_path(args: argparse.Namespace) -> Path:
+def output_path(args: argparse.Namespace, version: int) -> Path:
     if args.output_file:
         return args.output_file
     stem = args.input_file.name
     for suffix in (".jsonl", ".json"):
         if stem.endswith(suffix):
             stem = stem[: -len(suffix)]
-    return args.output_dir / f"{stem}.fr{args.version}.jsonl"
+    return args.output_dir / f"{stem}.fr{version}.jsonl"
 
 
 def run_dataset(args: argparse.Namespace, assessor) -> int:
@@ -238,7 +107,7 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
 
     from .progress import progress_bar
 
-    out_path = output_path(args)
+    out_path = output_path(args, assessor.config.graph.version)
     errors_path = out_path.with_suffix(".errors.jsonl")
     summary_path = out_path.with_suffix(".summary.json")
     if args.export_uai:
@@ -274,7 +143,7 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     if skipped and not args.quiet:
         print(f"resuming: {skipped} record(s) already in {out_path}", file=sys.stderr)
 
-    k_rule = args.k
+    k_rule = assessor.config.scores.k
     if k_rule == "median" and median is None:
         k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
@@ -313,7 +182,7 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         with open(errors_path, "w", encoding="utf-8") as handle:
             for failure in failures:
                 handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
-    summary = _dataset_summary(writer.done.values(), args)
+    summary = _dataset_summary(writer.done.values(), assessor.config.scores.k)
     summary.update(
         input_file=str(args.input_file),
         output_file=str(out_path),
@@ -336,13 +205,13 @@ def _assess_one(assessor, item: NumberedRecord, k_rule, median):
     return assessor.assess(item.record, k=k_rule, dataset_median_atoms=median, record_key=item.key)
 
 
-def _dataset_summary(rows, args) -> dict[str, Any]:
+def _dataset_summary(rows, k) -> dict[str, Any]:
     from .schema import Label
 
     rows = list(rows)
     probabilities = [[a["probability"] for a in row["atoms"]] for row in rows]
     gold = [[Label(a["label"]) if a.get("label") else None for a in row["atoms"]] for row in rows]
-    summary = summarize(probabilities, gold if any(any(g) for g in gold) else None, k=args.k)
+    summary = summarize(probabilities, gold if any(any(g) for g in gold) else None, k=k)
     out = {key: value for key, value in summary.__dict__.items()}
     out["engines"] = sorted({row["engine"]["algorithm"] for row in rows})
     return out
@@ -385,7 +254,7 @@ def export_models(args: argparse.Namespace, assessor) -> int:
             print(f"error: {item.path}:{item.line}: {type(error).__name__}: {error}", file=sys.stderr)
             status = 1
             continue
-        stem = args.export_uai / f"line{item.line:05d}.fr{args.version}"
+        stem = args.export_uai / f"line{item.line:05d}.fr{assessor.config.graph.version}"
         written = export_graph(built.graph, stem)
         if not args.quiet:
             print(" ".join(str(p) for p in written))
@@ -419,10 +288,7 @@ def assess_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if (args.input_file is None) == (args.response is None):
         parser.error("give either --input-file, or --response (with --query) for a single response")
-    try:
-        config = config_from_args(args)
-    except ValueError as error:
-        parser.error(str(error))
+    config = config_from_args(args, parser)
     from .pipeline import FactReasoner
 
     assessor = FactReasoner(config)

@@ -1,80 +1,306 @@
-"""One configuration object for the whole pipeline, filled from the CLI or by hand.
+"""Every setting of the pipeline, declared once.
 
-Each stage's factory reads the fields it needs:
+:class:`PipelineConfig` nests one group of options per concern::
 
-- ``fact_reasoner.llm.make_llm(config)`` → the chat backend (``local`` | ``openai``);
-- ``fact_reasoner.nli.make_nli(config, llm_factory)`` → the NLI backend;
-- ``fact_reasoner.atomizer.make_atomizer(config, llm)`` / ``fact_reasoner.reviser.make_reviser(config, llm)``;
-- ``fact_reasoner.retrieval.make_retriever(config)`` → the retriever;
-- ``fact_reasoner.inference.make_engine(config.engine, **config.engine_options)``.
+    PipelineConfig
+    ├── graph      GraphOptions      FR version, priors, relation threshold (fact_reasoner.graph)
+    ├── scores     ScoreOptions      K of R@K / F1@K
+    ├── engine     EngineOptions     inference engine, its options, merlin's
+    ├── models     ModelOptions      LLM backend, NLI backend, atomizer and reviser prompts
+    ├── retrieval  RetrievalOptions  where contexts come from
+    └── cache      CacheOptions      model-call cache
+
+Each field carries its default, its constraint and its description. Everything else is derived
+from these declarations:
+
+- the command-line flags of ``fact-reasoner``, ``fact-reasoner ragas`` and the experiment
+  runner (:mod:`fact_reasoner.cli_options`: the flag is the field's ``dest`` with dashes, its
+  help is the description, its default is the field's default);
+- the ``settings`` written into every output line and compared on resume
+  (:meth:`PipelineConfig.settings`: every field that can change a result);
+- the stages: each factory (``make_llm``, ``make_nli``, ``make_atomizer``, ``make_reviser``,
+  ``make_retriever``, ``make_engine``) reads the group it needs.
+
+Shorthand: any field may be given at the top level by its ``dest`` (the name of its flag),
+so ``PipelineConfig(version=2, nli="align", engine="pgmpy")`` is
+``PipelineConfig(graph={"version": 2}, models={"nli": "align"}, engine={"name": "pgmpy"})``.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .fields import option
 from .graph import GraphOptions
+
+__all__ = [
+    "CacheOptions",
+    "EngineOptions",
+    "GraphOptions",
+    "ModelOptions",
+    "PipelineConfig",
+    "RetrievalOptions",
+    "ScoreOptions",
+    "default_cache_dir",
+    "option",
+]
 
 
 def default_cache_dir() -> Path:
     """Per-user cache (models, model-call cache): ``$FACT_REASONER_CACHE`` or ``~/.cache/fact_reasoner``."""
-    import os
-
     return Path(os.environ.get("FACT_REASONER_CACHE", Path.home() / ".cache" / "fact_reasoner"))
 
 
+KRule = int | Literal["median", "half"]
+
+
+class _Group(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    #: title of the group in ``--help``
+    title: ClassVar[str] = ""
+
+
+class ScoreOptions(_Group):
+    """How the factuality scores are computed from the posteriors."""
+
+    title: ClassVar[str] = "scores"
+
+    k: Annotated[KRule, Field(union_mode="left_to_right")] = option(
+        "median",
+        "K of R@K and F1@K: an integer, 'median' (the median number of atoms over the dataset, the "
+        "paper's choice) or 'half' (max(n // 2, 1) per response, IBM's newest code)",
+        aliases=("--K",), metavar="K",
+    )
+
+    @field_validator("k")
+    @classmethod
+    def _positive(cls, value: KRule) -> KRule:
+        if isinstance(value, int) and value < 1:
+            raise ValueError("K must be a positive integer, 'median' or 'half'")
+        return value
+
+
+MERLIN_ALGORITHMS = ("wmb", "bte", "cte", "ijgp", "lbp", "gibbs")
+
+
+class EngineOptions(_Group):
+    """The inference engine that turns the factor graph into posterior marginals."""
+
+    title: ClassVar[str] = "inference"
+
+    name: str = option("native", "inference engine: native, pgmpy, merlin or brute-force", dest="engine")
+    options: dict[str, Any] = option(
+        {}, "engine-specific option KEY=VALUE, e.g. method=lbp (repeatable)",
+        dest="engine_options", flags=("--engine-option",), metavar="KEY=VALUE", parse="key_value",
+    )
+    merlin_path: str | None = option(
+        None, "merlin binary (or set MERLIN_PATH)", affects_results=False,
+    )
+    merlin_algorithm: Literal["wmb", "bte", "cte", "ijgp", "lbp", "gibbs"] | None = option(
+        None, "merlin algorithm (default wmb)",
+    )
+    ibound: Annotated[int, Field(ge=1)] | None = option(None, "merlin i-bound (default 6)")
+    iterations: Annotated[int, Field(ge=1)] | None = option(None, "merlin iterations")
+    merlin_timeout: Annotated[float, Field(gt=0)] | None = option(
+        None, "seconds before merlin is stopped", affects_results=False,
+    )
+    keep_uai: Path | None = option(None, "keep merlin's UAI files in this directory", affects_results=False)
+
+    @field_validator("name")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        from .inference import available_engines
+
+        if value not in available_engines():
+            raise ValueError(f"unknown engine {value!r}: use one of {', '.join(available_engines())}")
+        return value
+
+    def engine_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for ``make_engine(self.name, **…)``: ``options`` plus merlin's fields."""
+        kwargs = dict(self.options)
+        if self.name == "merlin":
+            for key, value in (
+                ("merlin_path", self.merlin_path),
+                ("algorithm", self.merlin_algorithm),
+                ("ibound", self.ibound),
+                ("iterations", self.iterations),
+                ("timeout", self.merlin_timeout),
+                ("keep_uai", str(self.keep_uai) if self.keep_uai else None),
+            ):
+                if value is not None:
+                    kwargs.setdefault(key, value)
+        return kwargs
+
+
+class ModelOptions(_Group):
+    """The language model, the NLI judge, and the atomizer and reviser prompts."""
+
+    title: ClassVar[str] = "language model and NLI"
+
+    backend: Literal["local", "openai"] = option(
+        "local", "LLM backend: local (the embedded GGUF model, no server) or openai (any compatible server)",
+    )
+    model: str | None = option(
+        None,
+        "model: for local, qwen2.5-coder-1.5b-instruct (default), smollm2-135m-instruct or a .gguf path; "
+        "for openai, the server's model name (or FACT_REASONER_MODEL)",
+        aliases=("--model_id",),
+    )
+    base_url: str | None = option(None, "OpenAI-compatible base URL (or FACT_REASONER_BASE_URL)")
+    threads: Annotated[int, Field(ge=1)] | None = option(
+        None, "CPU threads for the local models", affects_results=False,
+    )
+    nli: Literal["auto", "llm", "align", "cross-encoder", "precomputed"] = option(
+        "auto",
+        "NLI backend: auto (the record's relations if present, else the default judge), precomputed, "
+        "llm (the embedded LLM judge), align (the shipped alignment classifier), cross-encoder",
+    )
+    nli_model: str | None = option(
+        None, "align: model folder (default: the shipped one); cross-encoder: path or hub id",
+    )
+    nli_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the LLM judge")
+    nli_calibrate: bool = option(False, "contextual calibration of the LLM judge")
+    nli_samples: Annotated[int, Field(ge=1)] = option(
+        5, "self-consistency samples when the LLM backend gives no logprobs",
+    )
+    atomizer_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the atomizer")
+    reviser_prompt_version: Literal["v1"] = option("v1", "prompt of the reviser")
+    revise: bool = option(True, "skip the reviser", flags=("--no-revise",))
+
+
+class RetrievalOptions(_Group):
+    """Where contexts come from for records that carry none."""
+
+    title: ClassVar[str] = "retrieval (records without contexts)"
+
+    service_type: str = option(
+        "supplied",
+        "where contexts come from: supplied (by the record; default), chroma, bm25, hybrid, "
+        "a registered retriever name or module:factory",
+    )
+    top_k: Annotated[int, Field(ge=1)] = option(5, "contexts per atom")
+    store: str | None = option(None, "retrieval store directory (see `fact-reasoner index`)")
+    collection: str | None = option(None, "collection name in the store (default: default)")
+    topic_filter: bool = option(False, "search only passages whose topic is the record's topic")
+    topic_in_query: bool = option(False, "prefix the topic to each atom's query when the atom does not name it")
+    retrieve_question: bool = option(False, "also retrieve contexts for the question (ids c_q_<j>)")
+    query_builder: bool = option(False, "let the LLM rewrite each atom into a search query")
+    summarise_contexts: bool = option(
+        False,
+        "let the LLM summarise each context for its atom and drop irrelevant ones; its confidence "
+        "scales the context prior",
+    )
+
+
+class CacheOptions(_Group):
+    """The persistent model-call cache (LLM calls, NLI judgements, retrieval)."""
+
+    title: ClassVar[str] = "cache"
+
+    cache_dir: Path = option(
+        default_factory=default_cache_dir,
+        description="model and cache directory (default $FACT_REASONER_CACHE or ~/.cache/fact_reasoner)",
+        affects_results=False,
+    )
+    use_cache: bool = option(
+        True, "do not read or write the model-call cache", flags=("--no-cache",), affects_results=False,
+    )
+
+
 class PipelineConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """Every setting of a :class:`~fact_reasoner.pipeline.FactReasoner`, one group per concern."""
 
-    # graph
-    version: Literal[1, 2, 3] = 3
-    use_priors: bool = False
-    context_prior: float = 0.9
-    atom_prior: float = 0.5
-    # relations whose label probability is ≤ this are dropped (0: all kept, as in the paper)
-    min_relation_probability: float = 0.0
-    # scores: an int, "median" (over the dataset) or "half" (max(n // 2, 1) per response)
-    k: int | Literal["median", "half"] = "median"
-    # inference
-    engine: str = "native"
-    engine_options: dict[str, Any] = Field(default_factory=dict)
-    # language model
-    backend: Literal["local", "openai"] = "local"
-    model: str | None = None
-    base_url: str | None = None
-    threads: int | None = None
-    # NLI
-    nli: str = "auto"
-    nli_model: str | None = None
-    nli_prompt_version: str = "v1"
-    nli_calibrate: bool = False  # contextual calibration of the LLM judge
-    nli_samples: int = 5  # self-consistency samples for backends without logprobs
-    # atomizer / reviser
-    atomizer_prompt_version: str = "v1"
-    reviser_prompt_version: str = "v1"
-    revise: bool = True
-    # retrieval
-    service_type: str = "supplied"
-    top_k: int = 5
-    store: str | None = None
-    collection: str | None = None
-    topic_filter: bool = False  # search only passages whose topic is the record's topic
-    topic_in_query: bool = False  # prefix the topic to atoms that do not name it
-    retrieve_question: bool = False  # also retrieve for the question (ids c_q_<j>)
-    query_builder: bool = False  # LLM rewrites each atom into a search query
-    summarise_contexts: bool = False  # LLM summarises contexts, drops irrelevant ones
-    # model-call cache
-    cache_dir: Path = Field(default_factory=default_cache_dir)
-    use_cache: bool = True
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    def graph_options(self) -> GraphOptions:
-        return GraphOptions(
-            version=self.version,
-            use_priors=self.use_priors,
-            context_prior=self.context_prior,
-            atom_prior=self.atom_prior,
-            min_relation_probability=self.min_relation_probability,
-        )
+    graph: GraphOptions = Field(default_factory=GraphOptions)
+    scores: ScoreOptions = Field(default_factory=ScoreOptions)
+    engine: EngineOptions = Field(default_factory=EngineOptions)
+    models: ModelOptions = Field(default_factory=ModelOptions)
+    retrieval: RetrievalOptions = Field(default_factory=RetrievalOptions)
+    cache: CacheOptions = Field(default_factory=CacheOptions)
+
+    GROUPS: ClassVar[tuple[str, ...]] = ("graph", "scores", "engine", "models", "retrieval", "cache")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shorthand(cls, data: Any) -> Any:
+        """Move top-level ``dest`` keys (``version=2``, ``engine="pgmpy"``) into their group."""
+        if not isinstance(data, dict):
+            return data
+        owners = field_owners()
+        nested: dict[str, Any] = {}
+        flat: dict[str, Any] = {}
+        for key, value in data.items():
+            if key in cls.GROUPS and not (key == "engine" and isinstance(value, str)):
+                nested[key] = dict(value) if isinstance(value, dict) else value
+            elif key in owners:
+                flat[key] = value
+            else:
+                nested[key] = value  # unknown: let "extra=forbid" name it
+        for dest, value in flat.items():
+            group, field = owners[dest]
+            target = nested.setdefault(group, {})
+            if isinstance(target, BaseModel):
+                target = nested[group] = target.model_dump()
+            if field in target:
+                raise ValueError(f"{dest!r} is given twice (at the top level and in {group!r})")
+            target[field] = value
+        return nested
+
+    def settings(self) -> dict[str, dict[str, Any]]:
+        """The settings that can change a result, as JSON: written into every output line, and
+        a resumed run must have the same ones.
+
+        Derived from the declarations: every field of every group except those declared with
+        ``affects_results=False`` (threads, cache location, merlin's binary path and timeout).
+        """
+        out: dict[str, dict[str, Any]] = {}
+        for group_name in self.GROUPS:
+            group = getattr(self, group_name)
+            dumped = group.model_dump(mode="json")
+            kept = {name: dumped[name] for name, field in type(group).model_fields.items() if affects_results(field)}
+            if kept:
+                out[group_name] = kept
+        return out
+
+    def with_options(self, **changes: Any) -> "PipelineConfig":
+        """A copy with some fields changed, given by ``dest`` (``config.with_options(version=2)``)."""
+        data = {group: getattr(self, group).model_dump() for group in self.GROUPS}
+        owners = field_owners()
+        for dest, value in changes.items():
+            if dest not in owners:
+                raise ValueError(f"unknown setting {dest!r}")
+            group, field = owners[dest]
+            data[group][field] = value
+        return PipelineConfig.model_validate(data)
+
+
+# -- field metadata --------------------------------------------------------------------------
+
+
+def affects_results(field: Any) -> bool:
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    return bool(extra.get("affects_results", True))
+
+
+def field_dest(name: str, field: Any) -> str:
+    """The flat name of a field: its flag without dashes, and its top-level shorthand key."""
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    return str(extra.get("dest") or name)
+
+
+def field_owners() -> dict[str, tuple[str, str]]:
+    """``dest`` → (group, field name) for every field of every group."""
+    owners: dict[str, tuple[str, str]] = {}
+    for group_name in PipelineConfig.GROUPS:
+        model = PipelineConfig.model_fields[group_name].annotation
+        for name, field in model.model_fields.items():  # type: ignore[union-attr]
+            dest = field_dest(name, field)
+            if dest in owners:  # pragma: no cover - a declaration error
+                raise TypeError(f"two settings share the name {dest!r}")
+            owners[dest] = (group_name, name)
+    return owners

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, NamedTuple
+from typing import Annotated, ClassVar, Literal, NamedTuple
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
 
 from .factors import DEFAULT_CLAMP, clamp_probability, relation_tables
+from .fields import option
 from .schema import Atom, Context, Relation, RelationType
 
 Version = Literal[1, 2, 3]
@@ -139,9 +141,8 @@ class FactorGraph:
 # Planning: deduplication and the NLI pairs each version needs
 
 
-@dataclass(frozen=True)
-class GraphOptions:
-    """Parameters of the graph (DESIGN §4).
+class GraphOptions(BaseModel):
+    """How the factor graph is built from the judged relations.
 
     ``context_prior`` defaults to 0.9 (IBM's code; the paper's text says 0.99).
     ``use_priors`` selects the second family of tables, in which the rows for a false
@@ -149,30 +150,31 @@ class GraphOptions:
     contexts).
 
     ``min_relation_probability`` (default 0: every entailment and contradiction is a factor, as
-    DESIGN §4 and the paper say) drops relations whose predicted label has probability
-    p ≤ the threshold, as if neutral. Why it exists: with three labels the arg-max can have
-    p < 0.5, and the no-priors entailment table (p, p, 1−p, p) then favours the *false* atom —
-    a weak "entailment" would count as evidence against the claim. 0.5 removes exactly those.
+    in the paper) drops relations whose predicted label has probability p ≤ the threshold, as if
+    neutral. Why it exists: with three labels the arg-max can have p < 0.5, and the no-priors
+    entailment table (p, p, 1−p, p) then favours the *false* atom — a weak "entailment" would
+    count as evidence against the claim. 0.5 removes exactly those.
     """
 
-    version: Version = 3
-    use_priors: bool = False
-    context_prior: float = 0.9
-    atom_prior: float = 0.5
-    clamp: float = DEFAULT_CLAMP
-    min_relation_probability: float = 0.0
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    title: ClassVar[str] = "factor graph"
 
-    def __post_init__(self) -> None:
-        if self.version not in (1, 2, 3):
-            raise ValueError(f"version must be 1, 2 or 3, not {self.version!r}")
-        for name in ("context_prior", "atom_prior"):
-            value = getattr(self, name)
-            if not 0.0 < value < 1.0:
-                raise ValueError(f"{name} must lie strictly between 0 and 1, not {value}")
-        if not 0.0 < self.clamp < 0.5:
-            raise ValueError("clamp must lie in (0, 0.5)")
-        if not 0.0 <= self.min_relation_probability < 1.0:
-            raise ValueError(f"min_relation_probability must lie in [0, 1), not {self.min_relation_probability}")
+    version: Version = option(3, "FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context)")
+    use_priors: bool = option(
+        False, "use the factor tables that carry the target's prior (default: the paper's Table 1)",
+    )
+    context_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(
+        0.9, "prior P(context is true) (IBM's code uses 0.9; the paper's text says 0.99)",
+    )
+    atom_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(0.5, "prior P(atom is true)")
+    clamp: Annotated[float, Field(gt=0.0, lt=0.5)] = option(
+        DEFAULT_CLAMP, "probabilities are clamped into [clamp, 1 - clamp] so no table has a zero", cli=False,
+    )
+    min_relation_probability: Annotated[float, Field(ge=0.0, lt=1.0)] = option(
+        0.0,
+        "drop entailments/contradictions whose NLI probability is at most this (0 keeps all, as the "
+        "paper; 0.5 stops a weak 3-way 'entailment' from counting against the atom)",
+    )
 
 
 @dataclass(frozen=True)
@@ -195,7 +197,14 @@ class GraphPlan:
         return out
 
 
-def deduplicate_by_text(items: Sequence[Atom] | Sequence[Context]) -> tuple[list, dict[str, str]]:
+class Deduplicated(NamedTuple):
+    """Items kept (the first of each exact text) and ``{dropped id: kept id}``."""
+
+    kept: list
+    duplicates: dict[str, str]
+
+
+def deduplicate_by_text(items: Sequence[Atom] | Sequence[Context]) -> Deduplicated:
     """Keep the first item of each exact text; return the kept items and ``{dropped: kept}``."""
     first_by_text: dict[str, str] = {}
     kept, dropped = [], {}
@@ -205,11 +214,11 @@ def deduplicate_by_text(items: Sequence[Atom] | Sequence[Context]) -> tuple[list
         else:
             first_by_text[item.text] = item.id
             kept.append(item)
-    return kept, dropped
+    return Deduplicated(kept, dropped)
 
 
 def plan_graph(atoms: Sequence[Atom], contexts: Sequence[Context], version: Version) -> GraphPlan:
-    """Deduplicate and list the NLI pairs for FR1, FR2 or FR3 (DESIGN §4).
+    """Deduplicate and list the NLI pairs for FR1, FR2 or FR3.
 
     FR1 relates each atom to the contexts listed in its ``contexts`` (all contexts when the
     atom lists none) and keeps duplicate contexts. FR2 deduplicates contexts by exact text and

@@ -19,29 +19,36 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
+from .atomizer import AtomizerBackend
 from .config import PipelineConfig
-from .errors import SetupError
-from .graph import BuiltGraph, build_graph, plan_graph
-from .inference import InferenceEngine, InferenceResult, make_engine
+from .graph import BuiltGraph, GraphPlan, build_graph, plan_graph
+from .inference import InferenceEngine, InferenceResult
+from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
+from .retrieval.base import Retriever
+from .reviser import ReviserBackend
 from .schema import (
     Atom,
     AtomVerdict,
+    Context,
     EngineDiagnostics,
     EvidenceLink,
     InputRecord,
     Marginal,
     OutputRecord,
-    Relation,
-    RelationType,
 )
+from .stages import JudgedPlan, Stages, StageUnavailable, judge_plan
 from .scores import predict_label, resolve_k, score_record
 
 
-class StageUnavailable(SetupError):
-    """A record needs a stage (atomizer, retriever, NLI model) that cannot be set up."""
+class GraphBuild(NamedTuple):
+    """What :meth:`FactReasoner.build` made: the graph, seconds per stage, NLI pair counts."""
+
+    built: BuiltGraph
+    timings: dict[str, float]
+    nli_counts: dict[str, int]
 
 
 class FactReasoner:
@@ -62,88 +69,23 @@ class FactReasoner:
         *,
         nli: NLIBackend | None = None,
         engine: InferenceEngine | None = None,
-        atomizer: Any | None = None,
-        reviser: Any | None = None,
-        retriever: Any | None = None,
-        llm: Any | None = None,
+        atomizer: AtomizerBackend | None = None,
+        reviser: ReviserBackend | None = None,
+        retriever: Retriever | None = None,
+        llm: LLMBackend | None = None,
     ) -> None:
         self.config = config or PipelineConfig()
-        self._graph_options = self.config.graph_options()
-        self._nli = nli
-        self._engine = engine
-        self._atomizer = atomizer
-        self._reviser = reviser
-        self._retriever = retriever
-        self._llm = llm
-
-    # -- stages, built on first use -------------------------------------------------------
+        self.stages = Stages(
+            self.config, nli=nli, engine=engine, atomizer=atomizer, reviser=reviser, retriever=retriever, llm=llm,
+        )
 
     @property
     def engine(self) -> InferenceEngine:
-        if self._engine is None:
-            self._engine = make_engine(self.config.engine, **self.config.engine_options)
-        return self._engine
-
-    def llm(self) -> Any:
-        if self._llm is None:
-            from .llm import make_llm  # the language-model layer is optional
-
-            self._llm = make_llm(self.config)
-        return self._llm
-
-    def model_nli(self) -> NLIBackend:
-        """The NLI backend used for pairs that no precomputed relation covers."""
-        if self._nli is None:
-            if self.config.nli == "precomputed":
-                raise StageUnavailable("--nli precomputed needs records that carry `relations`")
-            name = "llm" if self.config.nli == "auto" else self.config.nli
-            config = self.config.model_copy(update={"nli": name})
-            try:
-                from .nli.factory import make_nli
-            except ImportError as error:  # pragma: no cover - depends on installed extras
-                raise StageUnavailable(f"NLI backend {name!r} is not available: {error}") from error
-            self._nli = make_nli(config, self.llm)
-        return self._nli
-
-    def atomizer(self) -> Any:
-        if self._atomizer is None:
-            from .atomizer import make_atomizer
-
-            self._atomizer = make_atomizer(self.config, self.llm())
-        return self._atomizer
-
-    def reviser(self) -> Any:
-        if self._reviser is None:
-            from .reviser import make_reviser
-
-            self._reviser = make_reviser(self.config, self.llm())
-        return self._reviser
-
-    def retriever(self) -> Any:
-        if self._retriever is None:
-            from .retrieval import make_retriever
-
-            self._retriever = make_retriever(self.config)
-        return self._retriever
+        return self.stages.engine
 
     def stage_stats(self) -> dict[str, float]:
-        """Cumulative counters (calls, cache hits/misses, seconds…) of stages that keep them."""
-        counters: dict[str, float] = {}
-        stages = (
-            ("llm", self._llm),
-            ("nli", self._nli),
-            ("atomizer", self._atomizer),
-            ("reviser", self._reviser),
-            ("retrieval", self._retriever),
-        )
-        for name, stage in stages:
-            stats = getattr(stage, "stats", None)
-            if callable(stats):
-                for key, value in stats().items():
-                    if isinstance(value, (int, float)):
-                        label = key if key.startswith(f"{name}_") else f"{name}_{key}"
-                        counters[label] = value
-        return counters
+        """Cumulative counters (calls, cache hits/misses, seconds…) of the stages built so far."""
+        return self.stages.stats()
 
     # -- the assessment ------------------------------------------------------------------
 
@@ -157,7 +99,7 @@ class FactReasoner:
     ) -> OutputRecord:
         """Assess one record and return its :class:`~fact_reasoner.schema.OutputRecord`.
 
-        ``k`` (an integer, ``"median"`` or ``"half"``) overrides ``config.k`` for R@K/F1@K;
+        ``k`` (an integer, ``"median"`` or ``"half"``) overrides ``config.scores.k`` for R@K/F1@K;
         ``"median"`` uses ``dataset_median_atoms`` when given, else this record's own atom
         count (the median of a one-record dataset).
         """
@@ -178,7 +120,7 @@ class FactReasoner:
         } | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         return output
 
-    def build(self, record: InputRecord | dict) -> tuple[BuiltGraph, dict[str, float], dict[str, int]]:
+    def build(self, record: InputRecord | dict) -> GraphBuild:
         """Run every stage up to the factor graph (no inference); also returns timings and NLI counts.
 
         Useful on its own to export the graph (e.g. as a UAI file) without running an engine.
@@ -188,12 +130,12 @@ class FactReasoner:
         timings: dict[str, float] = {}
         atoms = self._atoms(record, timings)
         contexts, atoms = self._contexts(record, atoms, timings)
-        plan = plan_graph(atoms, contexts, self.config.version)
+        plan = plan_graph(atoms, contexts, self.config.graph.version)
         with _timed(timings, "nli"):
-            relations, nli_counts = self._relations(record, plan, atoms, contexts)
+            judged = judge_plan(plan, self._nli_for(record, plan)) if plan.pairs else JudgedPlan([], [])
         with _timed(timings, "build"):
-            built = build_graph(plan, relations, self._graph_options)
-        return built, timings, nli_counts
+            built = build_graph(plan, judged.relations, self.config.graph)
+        return GraphBuild(built, timings, {"nli_pairs": len(plan.pairs), "nli_failed": judged.failed})
 
     def _atoms(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
         if record.atoms is not None:
@@ -201,29 +143,31 @@ class FactReasoner:
         if not record.output.strip():
             return []
         with _timed(timings, "atomize"):
-            atoms = self.atomizer().atomize(record.output, question=record.input or None)
-        if self.config.revise and atoms:
+            atoms = self.stages.atomizer().atomize(record.output, question=record.input or None)
+        if self.config.models.revise and atoms:
             with _timed(timings, "revise"):
-                atoms = self.reviser().revise(atoms, record.output)
+                atoms = self.stages.reviser().revise(atoms, record.output)
         return atoms
 
-    def _contexts(self, record: InputRecord, atoms: list[Atom], timings: dict[str, float]):
-        if record.contexts is not None or self.config.service_type == "supplied":
+    def _contexts(
+        self, record: InputRecord, atoms: list[Atom], timings: dict[str, float]
+    ) -> tuple[list[Context], list[Atom]]:
+        if record.contexts is not None or self.config.retrieval.service_type == "supplied":
             return list(record.contexts or []), atoms
         from .retrieval import retrieve_for_record
 
-        c = self.config
+        c = self.config.retrieval
         query_builder = summariser = None
         if c.query_builder or c.summarise_contexts:
             from .retrieval.llm_tools import ContextSummariser, QueryBuilder
 
-            query_builder = QueryBuilder(self.llm()) if c.query_builder else None
-            summariser = ContextSummariser(self.llm()) if c.summarise_contexts else None
+            query_builder = QueryBuilder(self.stages.llm()) if c.query_builder else None
+            summariser = ContextSummariser(self.stages.llm()) if c.summarise_contexts else None
         with _timed(timings, "retrieve"):
             contexts, per_atom = retrieve_for_record(
                 atoms,
                 record.input or None,
-                self.retriever(),
+                self.stages.retriever(),
                 c.top_k,
                 include_question=c.retrieve_question,
                 topic=record.topic,
@@ -235,41 +179,13 @@ class FactReasoner:
         atoms = [a.model_copy(update={"contexts": per_atom.get(a.id, [])}) for a in atoms]
         return contexts, atoms
 
-    def _relations(self, record, plan, atoms, contexts) -> tuple[list[Relation], dict[str, int]]:
-        texts = {a.id: a.text for a in atoms} | {c.id: c.text for c in contexts}
-        pairs = list(plan.pairs)
-        text_pairs = [(texts[p], texts[h]) for p, h in pairs]
-        use_record = self.config.nli == "precomputed" or (
-            self.config.nli == "auto" and record.relations is not None
-        )
-        backend: NLIBackend
-        if use_record:
-            backend = PrecomputedNLI(record.relations or [], texts)
-        elif not pairs:
-            return [], {"nli_pairs": 0}
-        else:
-            backend = self.model_nli()
-        judgements = backend.judge(text_pairs)
-        # model_construct: these come straight from a backend, validated there; 60k pairs of an
-        # FR3 graph would otherwise spend more time in validation than in inference
-        relations = [
-            Relation.model_construct(
-                source=premise,
-                target=hypothesis,
-                relation=RelationType(j.label),
-                probability=j.probability,
-                probabilities=j.probabilities or None,
-                failed=j.failed,
-                reason=j.reason,
-            )
-            for (premise, hypothesis), j in zip(pairs, judgements)
-            if not j.is_unjudged  # left out: build_graph counts the pair as missing
-        ]
-        counts = {
-            "nli_pairs": len(pairs),
-            "nli_failed": sum(j.failed and not j.is_unjudged for j in judgements),
-        }
-        return relations, counts
+    def _nli_for(self, record: InputRecord, plan: GraphPlan) -> NLIBackend:
+        """The record's own relations (``precomputed``, or ``auto`` when it carries some), else
+        the model backend."""
+        kind = self.config.models.nli
+        if kind == "precomputed" or (kind == "auto" and record.relations is not None):
+            return PrecomputedNLI(record.relations or [], plan.texts)
+        return self.stages.nli()
 
     def _output(
         self,
@@ -284,7 +200,7 @@ class FactReasoner:
         probabilities = {a: float(inference.marginals[a]) for a in atom_ids}
         n = len(atom_ids)
         median = dataset_median_atoms if dataset_median_atoms is not None else float(n)
-        k = resolve_k(self.config.k if k is None else k, n, median)
+        k = resolve_k(self.config.scores.k if k is None else k, n, median)
         gold = {a.id: a.label for a in built.plan.atoms}
         scores = score_record(probabilities, k, gold if any(gold.values()) else None)
 
@@ -322,7 +238,7 @@ class FactReasoner:
             input=record.input,
             output=record.output,
             topic=record.topic,
-            version=self.config.version,
+            version=self.config.graph.version,
             num_contexts=len(built.context_variables),
             marginals=marginals,
             predictions={v.id: v.prediction for v in verdicts},
@@ -343,19 +259,8 @@ class FactReasoner:
         )
 
     def settings(self) -> dict[str, Any]:
-        """The settings that change results; a resumed run must use the same ones."""
-        c = self.config
-        return {
-            "version": c.version,
-            "use_priors": c.use_priors,
-            "context_prior": c.context_prior,
-            "atom_prior": c.atom_prior,
-            "k": c.k,
-            "engine": c.engine,
-            "nli": c.nli,
-            "nli_model": c.nli_model,
-            "nli_prompt_version": c.nli_prompt_version,
-        }
+        """The settings that change results (derived from the config); a resumed run must match."""
+        return self.config.settings()
 
 
 def _tidy(value: float) -> float | int:
@@ -372,4 +277,4 @@ def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
         timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
 
 
-__all__ = ["FactReasoner", "StageUnavailable"]
+__all__ = ["FactReasoner", "GraphBuild", "StageUnavailable"]

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .llm.base import LLMBackend
 from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
@@ -91,8 +91,17 @@ def make_check(n: int):
     return check
 
 
+@runtime_checkable
+class ReviserBackend(Protocol):
+    """Rewrites atoms so that each stands on its own (pronouns and partial names resolved)."""
+
+    def revise(self, atoms: list[Atom], response: str) -> list[Atom]: ...
+
+
 @dataclass
 class Reviser:
+    """The LLM reviser: atoms revised in chunks against the whole response."""
+
     llm: LLMBackend
     prompt_version: str = "v1"
     chunk_size: int = 8
@@ -130,5 +139,10 @@ class Reviser:
         return dict(self._counters)
 
 
-def make_reviser(config: "PipelineConfig", llm: LLMBackend) -> Reviser:
-    return Reviser(llm, prompt_version=config.reviser_prompt_version)
+def make_reviser(config: "PipelineConfig", llm: LLMBackend | None = None) -> Reviser:
+    """The LLM reviser of ``config.models`` (``llm`` default: ``make_llm(config)``)."""
+    if llm is None:
+        from .llm import make_llm
+
+        llm = make_llm(config)
+    return Reviser(llm, prompt_version=config.models.reviser_prompt_version)

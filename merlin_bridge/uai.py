@@ -383,6 +383,7 @@ class VariableMap:
 
 
 def read_variable_map(path: str | Path) -> VariableMap:
+    """The variable map written beside an exported UAI file (UAI index → variable name)."""
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if data.get("format") != VARIABLE_MAP_FORMAT:
         raise ValueError(f"{path} is not a {VARIABLE_MAP_FORMAT} variable map")

@@ -14,28 +14,8 @@ EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 
 import run_biographies as runner  # noqa: E402
 
-from fact_reasoner.cache import ModelCache  # noqa: E402
 from fact_reasoner.nli import PrecomputedNLI  # noqa: E402
 from fact_reasoner.schema import InputRecord  # noqa: E402
-
-
-def test_pair_cache_answers_repeats_without_the_backend(tmp_path: Path) -> None:
-    record = InputRecord.model_validate(json.loads(EXAMPLE.read_text().splitlines()[0]))
-    texts = {a.id: a.text for a in record.atoms} | {c.id: c.text for c in record.contexts}
-    backend = PrecomputedNLI(record.relations, texts)
-    pairs = [(texts[r.source], texts[r.target]) for r in record.relations]
-    first = runner.PairCachedNLI(backend, ModelCache.in_dir(tmp_path), "precomputed|test")
-    answers = first.judge(pairs + pairs[:2])  # repeats inside one batch are judged once
-    assert first.backend_pairs == len(set(pairs)) and first.hits == 0
-    # a new process (new wrapper, same file): everything from the cache, identical judgements
-    second = runner.PairCachedNLI(backend, ModelCache.in_dir(tmp_path), "precomputed|test")
-    again = second.judge(pairs)
-    assert second.backend_pairs == 0 and second.hits == len(set(pairs))
-    assert [(a.label, a.probability) for a in again] == [(a.label, a.probability) for a in answers[: len(pairs)]]
-    # another backend identity never reads these entries
-    other = runner.PairCachedNLI(backend, ModelCache.in_dir(tmp_path), "other-model")
-    other.judge(pairs[:1])
-    assert other.hits == 0 and other.backend_pairs == 1
 
 
 def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -226,7 +226,7 @@ def test_context_recall_and_precision_on_shared_graph():
     assert precision.relevance == [0, 1]
     assert precision.score == 0.5 and precision.mean_relevance == 0.5  # AP of [0, 1] = 1/2
     assert ContextPrecision(mode="mean").score(sample, context).score == 0.5
-    assert context.nli.calls == 4  # 2 claims × 2 contexts judged once, shared by both metrics
+    assert context.nli.backend_pairs == 4  # 2 claims × 2 contexts judged once, shared by both metrics
     assert math.isnan(ContextRecall().score({"retrieved_contexts": [noise]}, context).score)
 
 
@@ -357,4 +357,4 @@ def test_ragas_cli_refuses_an_impossible_context_prior(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["ragas", "--input-file", "unused.jsonl", "--context-prior", "1.5"])
     assert stop.value.code == 2
-    assert "1.5 is not a probability" in capsys.readouterr().err
+    assert "argument --context-prior: 1.5: Input should be less than 1" in capsys.readouterr().err

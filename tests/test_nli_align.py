@@ -163,16 +163,18 @@ def test_shipped_model_orders_entailed_changed_and_unrelated(shipped):
 def test_shipped_model_through_the_cache(shipped, tmp_path):
     from fact_reasoner.cache import ModelCache
     from fact_reasoner.nli.align import AlignNLI
+    from fact_reasoner.nli.cache import CachedNLI
 
-    backend = AlignNLI(embedder=shipped.embedder, cache=ModelCache.in_dir(tmp_path))
+    model = AlignNLI(embedder=shipped.embedder)
+    backend = CachedNLI(model, ModelCache.in_dir(tmp_path))
     pairs = [(PREMISE, "Curie won a Nobel Prize in 1903."), ("", "empty premise")]
     first = backend.judge(pairs)
     second = backend.judge(pairs)
     assert first[1].failed and "empty" in first[1].reason
     assert second[0].probabilities == pytest.approx(first[0].probabilities)
-    assert backend.pairs_scored == 1 and backend.stats()["cache_hits"] == 1
+    assert model.pairs_scored == 1 and backend.stats()["pair_cache_hits"] == 1
     with pytest.raises(TypeError):
-        backend.judge([("only one",)])
+        model.judge([("only one",)])
 
 
 def test_cli_runs_fr2_with_the_align_backend(shipped, tmp_path, capsys):

@@ -104,14 +104,15 @@ def test_judge_with_a_real_model_gives_three_way_probabilities(tmp_path):
         if not v.failed:
             assert sum(v.probabilities.values()) == pytest.approx(1.0)
             assert v.probability == max(v.probabilities.values())
-    assert llm.stats()["llm_calls"] <= 2 + judge.stats()["repairs"]  # the duplicate pair is judged once
+    assert llm.stats()["llm_calls"] <= 2 + judge.stats()["backend_repairs"]  # the duplicate pair is judged once
     sc = LLMJudgeNLI(llm, LLMJudgeOptions(force_self_consistency=True, samples=3)).judge([PAIR])[0]
     assert sc.failed or sum(sc.probabilities.values()) == pytest.approx(1.0)
 
 
 def test_factory_rejects_unknown_and_precomputed(tmp_path):
-    with pytest.raises(ValueError, match="unknown NLI backend"):
-        make_nli(PipelineConfig(nli="bogus", cache_dir=tmp_path), lambda: None)
+    # an unknown backend never gets as far as the factory: the config names the choices
+    with pytest.raises(ValueError, match="Input should be 'auto', 'llm', 'align', 'cross-encoder' or 'precomputed'"):
+        PipelineConfig(nli="bogus", cache_dir=tmp_path)
     with pytest.raises(ValueError, match="precomputed"):
         make_nli(PipelineConfig(nli="precomputed", cache_dir=tmp_path), lambda: None)
 
@@ -125,7 +126,7 @@ QWEN_PAIRS = [
 @pytest.mark.slow
 def test_local_qwen_judges_clear_pairs(tmp_path):
     """The default 1.5B model (assembled from PyPI parts) on two unambiguous pairs."""
-    llm = LocalLLM(None, cache_dir=PipelineConfig().cache_dir, cache=ModelCache(None), threads=2)
+    llm = LocalLLM(None, cache_dir=PipelineConfig().cache.cache_dir, cache=ModelCache(None), threads=2)
     verdicts = LLMJudgeNLI(llm).judge([(p, h) for p, h, _ in QWEN_PAIRS])
     assert [v.label.value for v in verdicts] == [g for _, _, g in QWEN_PAIRS]
 

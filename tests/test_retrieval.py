@@ -237,17 +237,17 @@ def test_make_retriever_from_config(bm25_store, tmp_path: Path) -> None:
     retriever = make_retriever(config)
     assert isinstance(retriever, CachedRetriever) and isinstance(retriever.inner, BM25Retriever)
     assert (tmp_path / "c" / "retrieval.sqlite").exists()
-    uncached = make_retriever(config.model_copy(update={"use_cache": False}))
+    uncached = make_retriever(config.with_options(use_cache=False))
     assert isinstance(uncached, BM25Retriever)
 
     with pytest.raises(RetrievalError, match="needs --store"):
         make_retriever(PipelineConfig(service_type="bm25", cache_dir=tmp_path / "c"))
     with pytest.raises(RetrievalError, match="no chunks for collection 'other'"):
-        make_retriever(config.model_copy(update={"collection": "other"}))
+        make_retriever(config.with_options(collection="other"))
     with pytest.raises(RetrievalError, match="invalid collection name"):
-        make_retriever(config.model_copy(update={"collection": "a b"}))
+        make_retriever(config.with_options(collection="a b"))
     with pytest.raises(RetrievalError, match="unknown service type 'web'"):
-        make_retriever(config.model_copy(update={"service_type": "web"}))
+        make_retriever(config.with_options(service_type="web"))
 
 
 class KeywordRetriever:
@@ -275,7 +275,7 @@ def test_extension_point_registry_and_module_path(tmp_path: Path) -> None:
     config = PipelineConfig(service_type="keyword-test", cache_dir=tmp_path)
     retriever = make_retriever(config)
     assert [r.text for r in retriever.retrieve("paris", 3)] == ["paris is in france"]
-    by_path = make_retriever(config.model_copy(update={"service_type": f"{__name__}:make_keyword_retriever", "use_cache": False}))
+    by_path = make_retriever(config.with_options(service_type=f"{__name__}:make_keyword_retriever", use_cache=False))
     assert isinstance(by_path, KeywordRetriever)
     with pytest.raises(ValueError, match="built-in"):
         register_retriever("bm25", make_keyword_retriever)

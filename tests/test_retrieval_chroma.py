@@ -102,7 +102,7 @@ def test_pipeline_helper_through_config(store: Path, tmp_path: Path) -> None:
     retriever = make_retriever(config)
     assert isinstance(retriever, CachedRetriever) and isinstance(retriever.inner, HybridRetriever)
     atoms = [Atom(id="a0", text="Turing was born in London.")]
-    contexts, per_atom = retrieve_for_record(atoms, None, retriever, config.top_k, include_question=False, topic="Alan Turing", topic_filter=True)
+    contexts, per_atom = retrieve_for_record(atoms, None, retriever, config.retrieval.top_k, include_question=False, topic="Alan Turing", topic_filter=True)
     assert per_atom == {"a0": ["c_a0_0", "c_a0_1"]}
     assert "Maida Vale" in contexts[0].text
     assert all(c.title == "Alan Turing" for c in contexts)

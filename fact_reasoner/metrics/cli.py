@@ -47,7 +47,8 @@ def read_samples(path: Path) -> list[dict[str, Any]]:
 
 
 def register(subparsers) -> None:
-    from ..cli import probability_arg
+    """Add the ``ragas`` sub-command to ``fact-reasoner``."""
+    from ..cli_options import add_config_arguments
 
     p = subparsers.add_parser(
         "ragas", help="RAG metrics (faithfulness, factual correctness, …) on the same atoms and graphs",
@@ -70,20 +71,10 @@ def register(subparsers) -> None:
     p.add_argument("--fc-mode", default="F1", choices=("F1", "PRECISION", "RECALL"), help="factual correctness mode")
     p.add_argument("--beta", type=float, default=1.0, help="factual correctness F-beta (default 1)")
     p.add_argument("--context-precision-mode", default="average_precision", choices=("average_precision", "mean"))
-    p.add_argument("--backend", choices=("local", "openai"), default="local", help="LLM backend")
-    p.add_argument("--model", help="LLM model name or local GGUF")
-    p.add_argument("--base-url", help="OpenAI-compatible base URL")
-    p.add_argument("--threads", type=int, help="CPU threads for the local model")
-    p.add_argument("--nli", default="auto",
-                   help="NLI backend: auto (llm), llm, align (the fast shipped classifier), cross-encoder")
-    p.add_argument("--nli-model", help="align: model folder (default: the shipped one); cross-encoder: path or hub id")
-    p.add_argument("--nli-prompt-version", default="v1", choices=("v1", "v2"))
-    p.add_argument("--engine", default="native", help="inference engine (default native)")
-    p.add_argument("--context-prior", type=probability_arg, default=0.9, help="prior of a context being true (default 0.9)")
-    p.add_argument("--cache-dir", type=Path, help="model and cache directory")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the model-call cache")
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    p.set_defaults(func=run)
+    # The pipeline's own settings, minus the FR version: the metrics always build FR2 graphs.
+    add_config_arguments(p, groups=("graph", "engine", "models", "cache"), exclude=("version",))
+    p.set_defaults(func=run, parser=p)
 
 
 def build_metrics(args: argparse.Namespace) -> list:
@@ -102,20 +93,14 @@ def build_metrics(args: argparse.Namespace) -> list:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..config import PipelineConfig
+    """Run ``fact-reasoner ragas``: evaluate the samples, write the results, print a summary."""
+    from ..cli_options import config_from_args
     from .context import MetricContext
     from .evaluation import evaluate
 
     try:
         metrics = build_metrics(args)
-        values: dict[str, Any] = dict(
-            backend=args.backend, model=args.model, base_url=args.base_url, threads=args.threads,
-            nli=args.nli, nli_model=args.nli_model, nli_prompt_version=args.nli_prompt_version,
-            engine=args.engine, context_prior=args.context_prior, use_cache=not args.no_cache,
-        )
-        if args.cache_dir:
-            values["cache_dir"] = args.cache_dir
-        config = PipelineConfig(**values)
+        config = config_from_args(args, args.parser, version=2)
         samples = read_samples(args.input_file)
     except (ValueError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)

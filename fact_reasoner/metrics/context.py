@@ -3,13 +3,14 @@
 Metrics never build models themselves: they ask the context for the atom store, the NLI
 backend, the inference engine, the LLM or the embedder. Each is either injected (tests pass
 real deterministic stages: :class:`~fact_reasoner.nli.PrecomputedNLI`, the sentence atomizer,
-the MiniLM embedder) or created on first use through the same
-:class:`~fact_reasoner.pipeline.FactReasoner` stage factories the pipeline uses.
+the MiniLM embedder) or created on first use by the same :class:`~fact_reasoner.stages.Stages`
+object the pipeline uses.
 
 Shared across all metrics and samples of an evaluation:
 
 - atoms, once per text (:class:`~.atoms.AtomStore`, persistent with the model-call cache);
-- NLI judgements, once per (premise, hypothesis) text pair (:class:`~.support.MemoNLI`);
+- NLI judgements, once per (premise, hypothesis) text pair (the NLI pair cache,
+  :class:`~fact_reasoner.nli.cache.CachedNLI`);
 - FR2 support results, once per (claims, premises);
 - metric results per sample, so a composite reuses its components.
 """
@@ -22,9 +23,15 @@ from typing import Any
 
 from ..cache import ModelCache
 from ..config import PipelineConfig
+from ..embeddings import Embedder
 from ..graph import GraphOptions
+from ..inference import InferenceEngine
+from ..llm.base import LLMBackend
+from ..nli import NLIBackend
+from ..nli.cache import CachedNLI
+from ..stages import Stages
 from .atoms import AtomStore, SentenceAtomizer, atomizer_name
-from .support import MemoNLI, SupportResult, judge_support
+from .support import SupportResult, judge_support
 
 
 class MetricContext:
@@ -43,7 +50,7 @@ class MetricContext:
         Ready-made stages; missing ones come from ``config``.
     atom_cache:
         A :class:`ModelCache` for atoms across runs; ``"auto"`` uses the config's cache file
-        when ``config.use_cache`` and the atomizer is a model; ``None`` keeps atoms in memory.
+        when ``config.cache.use_cache`` and the atomizer is a model; ``None`` keeps atoms in memory.
     """
 
     def __init__(
@@ -51,21 +58,20 @@ class MetricContext:
         config: PipelineConfig | None = None,
         *,
         atomizer: Any = "auto",
-        nli: Any | None = None,
-        engine: Any | None = None,
-        llm: Any | None = None,
-        embedder: Any | None = None,
+        nli: NLIBackend | None = None,
+        engine: InferenceEngine | None = None,
+        llm: LLMBackend | None = None,
+        embedder: Embedder | None = None,
         atom_cache: ModelCache | str | None = "auto",
     ) -> None:
-        from ..pipeline import FactReasoner
-
-        self.config = (config or PipelineConfig()).model_copy(update={"version": 2})
-        self.reasoner = FactReasoner(self.config, nli=nli, engine=engine, llm=llm)
+        self.config = (config or PipelineConfig()).with_options(version=2)
+        # an injected backend still gets the pair memo, so no pair is judged twice
+        if nli is not None and not isinstance(nli, CachedNLI):
+            nli = CachedNLI(nli)
+        self.stages = Stages(self.config, nli=nli, engine=engine, llm=llm, embedder=embedder)
         self._atomizer_choice = atomizer
         self._atom_cache_choice = atom_cache
         self._atom_store: AtomStore | None = None
-        self._nli: MemoNLI | None = None
-        self._embedder = embedder
         self._support: dict[tuple[tuple[str, ...], tuple[str, ...]], SupportResult] = {}
         self._results: dict[tuple[int, str], tuple[Any, Any]] = {}
         self._lock = threading.RLock()
@@ -79,8 +85,8 @@ class MetricContext:
             cache = self._atom_cache_choice
             if cache == "auto":
                 cache = (
-                    ModelCache.in_dir(self.config.cache_dir)
-                    if self.config.use_cache and not isinstance(atomizer, SentenceAtomizer)
+                    ModelCache.in_dir(self.config.cache.cache_dir)
+                    if self.config.cache.use_cache and not isinstance(atomizer, SentenceAtomizer)
                     else None
                 )
             self._atom_store = AtomStore(atomizer, cache if isinstance(cache, ModelCache) else None)
@@ -93,7 +99,7 @@ class MetricContext:
             return SentenceAtomizer()
         if choice in ("llm", "auto"):
             try:
-                return self.reasoner.atomizer()
+                return self.stages.atomizer()
             except Exception as error:  # no LLM layer / model here
                 if choice == "llm":
                     raise
@@ -106,28 +112,22 @@ class MetricContext:
         return atomizer_name(self.atoms.atomizer)
 
     @property
-    def nli(self) -> MemoNLI:
-        if self._nli is None:
-            self._nli = MemoNLI(self.reasoner.model_nli())
-        return self._nli
+    def nli(self) -> NLIBackend:
+        return self.stages.nli()
 
     @property
-    def engine(self) -> Any:
-        return self.reasoner.engine
+    def engine(self) -> InferenceEngine:
+        return self.stages.engine
 
-    def llm(self) -> Any:
-        return self.reasoner.llm()
+    def llm(self) -> LLMBackend:
+        return self.stages.llm()
 
     @property
-    def embedder(self) -> Any:
-        if self._embedder is None:
-            from .embeddings import SentenceEmbedder
-
-            self._embedder = SentenceEmbedder()
-        return self._embedder
+    def embedder(self) -> Embedder:
+        return self.stages.embedder()
 
     def graph_options(self) -> GraphOptions:
-        return self.config.graph_options()
+        return self.config.graph
 
     # -- shared computations -------------------------------------------------------------
     def claims(self, text: str | None, question: str | None = None) -> list[str]:

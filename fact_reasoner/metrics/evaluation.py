@@ -51,6 +51,11 @@ ALIASES = {
 }
 
 
+def available_metrics() -> list[str]:
+    """The metric names ``make_metric`` and ``fact-reasoner ragas --metrics`` take."""
+    return sorted(METRICS)
+
+
 def make_metric(name: str, **params: Any) -> Metric:
     """A metric by its name (``faithfulness``, ``factual_correctness`` … or an alias)."""
     key = name.strip().lower().replace("-", "_")
@@ -217,4 +222,6 @@ def evaluate(
     return result
 
 
-__all__ = ["ALIASES", "EvaluationResult", "METRICS", "SampleEvaluation", "evaluate", "make_metric"]
+__all__ = [
+    "ALIASES", "EvaluationResult", "METRICS", "SampleEvaluation", "available_metrics", "evaluate", "make_metric",
+]

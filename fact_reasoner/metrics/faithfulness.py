@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import NamedTuple
 from enum import Enum
 
 from .base import Metric, describe, evidence_detail
@@ -60,27 +61,35 @@ STRICT_NO_EVIDENCE = -1.0
 SUPPORTED_VERDICTS = (Verdict.FULLY_SUPPORTED, Verdict.PARTIALLY_SUPPORTED)
 
 
-def classify_claim(support: ClaimSupport, strong_entailment: float = 0.75) -> tuple[Verdict, str, Evidence | None]:
+class ClaimVerdict(NamedTuple):
+    """A claim's faithfulness verdict, why, and the evidence that decided it (if any)."""
+
+    verdict: Verdict
+    reason: str
+    deciding: Evidence | None
+
+
+def classify_claim(support: ClaimSupport, strong_entailment: float = 0.75) -> ClaimVerdict:
     """The verdict on one claim (rules in the module docstring), a reason and the deciding evidence."""
     p = support.probability
     entail, contra = support.best_entailment, support.best_contradiction
     if not support.judged:
         reasons = "; ".join(support.failure_reasons) or "no judgement"
-        return Verdict.UNJUDGED, f"every NLI judgement failed ({reasons})", None
+        return ClaimVerdict(Verdict.UNJUDGED, f"every NLI judgement failed ({reasons})", None)
     if entail is None and contra is None:
-        return Verdict.NO_EVIDENCE, f"no context entails or contradicts it (P={p:.3f})", None
+        return ClaimVerdict(Verdict.NO_EVIDENCE, f"no context entails or contradicts it (P={p:.3f})", None)
     if p > 0.5:
         if entail is not None and entail.probability >= strong_entailment and contra is None:
-            return Verdict.FULLY_SUPPORTED, f"P={p:.3f}; {describe(entail)}", entail
+            return ClaimVerdict(Verdict.FULLY_SUPPORTED, f"P={p:.3f}; {describe(entail)}", entail)
         why = (
             f"entailment outweighs a contradiction ({describe(contra)})"
             if contra is not None
             else f"entailment weaker than {strong_entailment}"
         )
-        return Verdict.PARTIALLY_SUPPORTED, f"P={p:.3f}; {describe(entail)}; {why}", entail
+        return ClaimVerdict(Verdict.PARTIALLY_SUPPORTED, f"P={p:.3f}; {describe(entail)}; {why}", entail)
     if contra is not None:
-        return Verdict.CONTRADICTORY, f"P={p:.3f}; {describe(contra)}", contra
-    return Verdict.NO_EVIDENCE, f"P={p:.3f}; entailment too weak to support it ({describe(entail)})", entail
+        return ClaimVerdict(Verdict.CONTRADICTORY, f"P={p:.3f}; {describe(contra)}", contra)
+    return ClaimVerdict(Verdict.NO_EVIDENCE, f"P={p:.3f}; entailment too weak to support it ({describe(entail)})", entail)
 
 
 def resolve_verdict_scores(strict_mode: bool, overrides: dict | None) -> dict[Verdict, float]:
@@ -144,4 +153,4 @@ class Faithfulness(Metric):
         return MetricResult(name=self.name, score=score, reason=reason, details=details, **extra)
 
 
-__all__ = ["DEFAULT_VERDICT_SCORES", "Faithfulness", "Verdict", "classify_claim", "resolve_verdict_scores"]
+__all__ = ["ClaimVerdict", "DEFAULT_VERDICT_SCORES", "Faithfulness", "Verdict", "classify_claim", "resolve_verdict_scores"]

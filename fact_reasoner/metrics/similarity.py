@@ -16,7 +16,7 @@ from pathlib import Path
 
 from .base import Metric
 from .context import MetricContext
-from .embeddings import cosine, default_minilm_path
+from ..embeddings import cosine, default_minilm_path
 from .results import MetricResult, clamp01
 from .sample import RagSample
 

@@ -1,9 +1,10 @@
 """Claims judged against premises with FactReasoner's FR2 graph — the core of every metric.
 
-``judge_support(claims, premises, nli, engine)`` is FR2 exactly as the pipeline builds it
-(DESIGN §4): one binary variable per claim (prior 0.5) and per premise (prior 0.9 by default),
-every claim × every premise judged by NLI (premise → claim), entailment and contradiction
-become factors, inference gives the posterior P(claim is true). Each claim keeps its
+``judge_support(claims, premises, nli, engine)`` is FR2 exactly as the pipeline builds it (the
+same :func:`~fact_reasoner.stages.judge_and_infer`): one binary variable per claim (prior 0.5)
+and per premise (prior 0.9 by default), every claim × every premise judged by NLI (premise →
+claim), entailment and contradiction become factors, inference gives the posterior
+P(claim is true). Each claim keeps its
 entailing and contradicting evidence (which premise, how sure) so a metric can say why.
 
 Which premises: retrieved chunks (faithfulness, context recall), the reference as one premise
@@ -15,10 +16,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..graph import GraphOptions, build_graph, plan_graph
+from ..graph import GraphOptions, plan_graph
 from ..inference import InferenceEngine
 from ..nli import NLIBackend, NLIJudgement
-from ..schema import Atom, Context, Relation, RelationType
+from ..schema import Atom, Context, RelationType
+from ..stages import judge_and_infer
 
 #: P(claim) above this counts as supported (as in the factuality scores: strictly > 0.5).
 SUPPORT_THRESHOLD = 0.5
@@ -83,36 +85,6 @@ class SupportResult:
         return sum(c.supported for c in self.claims)
 
 
-class MemoNLI:
-    """An NLI backend that never judges the same (premise, hypothesis) texts twice.
-
-    Failed judgements are not remembered, so a later call may try again.
-    """
-
-    def __init__(self, backend: NLIBackend):
-        self.backend = backend
-        self.name = getattr(backend, "name", type(backend).__name__)
-        self._memo: dict[tuple[str, str], NLIJudgement] = {}
-        self.calls = 0
-        self.reused = 0
-
-    def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
-        todo = list(dict.fromkeys(p for p in pairs if p not in self._memo))
-        self.reused += len(pairs) - len(todo)
-        if todo:
-            self.calls += len(todo)
-            fresh = self.backend.judge(todo)
-            if len(fresh) != len(todo):
-                raise RuntimeError(f"NLI backend {self.name} returned {len(fresh)} judgements for {len(todo)} pairs")
-            found = dict(zip(todo, fresh))
-            for pair, judgement in found.items():
-                if not judgement.failed or judgement.is_unjudged:
-                    self._memo[pair] = judgement
-        else:
-            found = {}
-        return [self._memo.get(p) or found[p] for p in pairs]
-
-
 def judge_support(
     claims: Sequence[str],
     premises: Sequence[str],
@@ -131,19 +103,10 @@ def judge_support(
     atoms = [Atom(id=f"a{i}", text=c) for i, c in enumerate(claims)]
     contexts = [Context(id=f"c{j}", text=p) for j, p in enumerate(premises)]
     plan = plan_graph(atoms, contexts, 2)
-    texts = plan.texts
     pairs = list(plan.pairs)
-    judgements = nli.judge([(texts[p], texts[h]) for p, h in pairs]) if pairs else []
-    relations = [
-        Relation(
-            source=p, target=h, relation=j.label, probability=j.probability,
-            failed=j.failed, reason=j.reason,
-        )
-        for (p, h), j in zip(pairs, judgements)
-        if not j.is_unjudged
-    ]
-    built = build_graph(plan, relations, options)
-    inference = engine.infer(built.graph)
+    reasoning = judge_and_infer(plan, nli, engine, options)
+    judgements = reasoning.judged.judgements
+    built, inference = reasoning.built, reasoning.inference
 
     by_atom: dict[str, list[tuple[int, NLIJudgement]]] = {}
     for (p, h), j in zip(pairs, judgements):
@@ -187,4 +150,4 @@ def judge_support(
     )
 
 
-__all__ = ["ClaimSupport", "Evidence", "MemoNLI", "SUPPORT_THRESHOLD", "SupportResult", "judge_support"]
+__all__ = ["ClaimSupport", "Evidence", "SUPPORT_THRESHOLD", "SupportResult", "judge_support"]

@@ -14,8 +14,8 @@ The model is a folder with ``config.json`` (feature list, label order, embedder,
 ``weights.npz`` (``mean``, ``scale``, ``W0``, ``b0``, ``W1``, ``b1``, …; plain numpy arrays
 loaded with ``allow_pickle=False``). The package ships one in ``fact_reasoner/models/nli-align``.
 
-Judgements are cached like every model call (backend ``align``, the model's fingerprint,
-premise, hypothesis).
+Judgements are cached by the NLI pair cache (:mod:`fact_reasoner.nli.cache`) under the
+backend's identity (``align``, the model's fingerprint, the feature version).
 """
 
 from __future__ import annotations
@@ -24,28 +24,23 @@ import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from ..embeddings import Embedder
 from .alignment_features import SCALAR_FEATURES, scalar_features, split_sentences, vector_features
-from .base import LABELS, NLIJudgement, judge_with_cache
+from .base import LABELS, NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..cache import ModelCache
     from ..config import PipelineConfig
 
 SHIPPED_ALIGN_MODEL = "nli-align"
 FEATURE_VERSION = "align-features/v2"
 
 
-class Embedder(Protocol):
-    name: str
-
-    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
-
-
 def shipped_align_model_path() -> Path:
+    """The align model folder that ships inside the package (``models/nli-align``)."""
     return Path(__file__).resolve().parents[1] / "models" / SHIPPED_ALIGN_MODEL
 
 
@@ -108,13 +103,23 @@ class AlignClassifier:
 
 
 def save_align_model(folder: str | Path, classifier: AlignClassifier, config: dict) -> None:
+    """Write an align model folder: ``config.json`` and the arrays in ``weights.npz``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     np.savez(folder / "weights.npz", **classifier.arrays())
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
-def load_align_model(folder: str | Path) -> tuple[AlignClassifier, dict]:
+class AlignModel(NamedTuple):
+    """A loaded align model: the classifier and its ``config.json``."""
+
+    classifier: AlignClassifier
+    config: dict
+
+
+def load_align_model(folder: str | Path) -> AlignModel:
+    """The classifier and config of an align model folder (``config.json`` + ``weights.npz``),
+    checked against the features this code computes."""
     folder = Path(folder)
     config_path, weights_path = folder / "config.json", folder / "weights.npz"
     if not config_path.is_file() or not weights_path.is_file():
@@ -132,7 +137,7 @@ def load_align_model(folder: str | Path) -> tuple[AlignClassifier, dict]:
     expected = len(SCALAR_FEATURES) + (2 * int(config["embedding_dim"]) if config.get("use_vectors") else 0)
     if classifier.mean.shape[0] != expected:
         raise ValueError(f"{weights_path}: {classifier.mean.shape[0]} inputs, the features have {expected}")
-    return classifier, config
+    return AlignModel(classifier, config)
 
 
 def _fingerprint(folder: Path) -> str:
@@ -151,18 +156,16 @@ class AlignNLI:
         self,
         model_path: str | Path | None = None,
         embedder: Embedder | None = None,
-        cache: "ModelCache | None" = None,
         batch_size: int = 256,
     ):
         folder = Path(model_path) if model_path else shipped_align_model_path()
         self.classifier, self.config = load_align_model(folder)
         self.model_id = _fingerprint(folder)
         if embedder is None:
-            from ..metrics.embeddings import SentenceEmbedder
+            from ..embeddings import shared_embedder
 
-            embedder = SentenceEmbedder(self.config.get("embedder_path"))
+            embedder = shared_embedder(self.config.get("embedder_path"))
         self.embedder = embedder
-        self.cache = cache
         self.batch_size = batch_size
         self.pairs_scored = 0
 
@@ -175,40 +178,32 @@ class AlignNLI:
             out.append(self.classifier.predict_proba(features))
         return np.concatenate(out) if out else np.zeros((0, len(LABELS)))
 
-    def _score(self, pairs: list[tuple[str, str]]) -> list[tuple[dict[str, float], dict]]:
-        return [
-            ({label.value: float(p) for label, p in zip(LABELS, row)}, {}) for row in self.probabilities(pairs)
-        ]
+    def _score(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
+        return [{label.value: float(p) for label, p in zip(LABELS, row)} for row in self.probabilities(pairs)]
+
+    @property
+    def identity(self) -> str:
+        return f"align:{self.model_id}:{FEATURE_VERSION}"
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
         """Judge (premise, hypothesis) pairs; output order = input order."""
-        results, scored = judge_with_cache(
-            pairs, self._score, cache=self.cache, backend=self.name, model=self.model_id,
-            version=FEATURE_VERSION, request=lambda premise, hypothesis: {"premise": premise, "hypothesis": hypothesis},
-        )
-        self.pairs_scored += scored
+        results = judge_scored(pairs, self._score)
+        self.pairs_scored += sum(not r.failed for r in results)
         return results
 
     def stats(self) -> dict[str, int]:
-        counters = {"pairs_scored": self.pairs_scored}
-        if self.cache is not None:
-            counters |= self.cache.stats()
-        return counters
+        return {"pairs_scored": self.pairs_scored}
 
 
 def make_align(config: "PipelineConfig") -> AlignNLI:
-    """The ``align`` backend for a pipeline config: ``config.nli_model`` is the model folder
-    (None → the shipped one); ``config.use_cache`` / ``cache_dir`` enable the call cache."""
-    cache = None
-    if config.use_cache:
-        from ..cache import ModelCache
-
-        cache = ModelCache.in_dir(config.cache_dir)
-    return AlignNLI(config.nli_model, cache=cache)
+    """The ``align`` backend for a pipeline config: ``config.models.nli_model`` is the model folder
+    (None → the shipped one)."""
+    return AlignNLI(config.models.nli_model)
 
 
 __all__ = [
     "AlignClassifier",
+    "AlignModel",
     "AlignNLI",
     "FEATURE_VERSION",
     "load_align_model",

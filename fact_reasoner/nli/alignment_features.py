@@ -124,10 +124,12 @@ def names(text: str) -> set[str]:
 
 
 def numbers(text: str) -> set[str]:
+    """The numbers written in the text, thousands separators removed."""
     return {n.replace(",", "") for n in _NUMBER.findall(text)}
 
 
 def negation_count(text: str) -> int:
+    """How many negation words (not, never, no, n't, …) the text holds."""
     lowered = text.lower().replace("n't", " n't")
     return sum(1 for w in re.findall(r"[a-z']+", lowered) if w in _NEGATIONS)
 

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..schema import RelationType
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..cache import ModelCache
 
 UNJUDGED = "no judgement available for this pair"
 LABELS = (RelationType.ENTAILMENT, RelationType.NEUTRAL, RelationType.CONTRADICTION)
@@ -67,49 +64,37 @@ class NLIBackend(Protocol):
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]: ...
 
 
-def judge_with_cache(
+def backend_identity(backend: Any) -> str:
+    """What names a backend's verdicts in a cache: its ``identity`` (kind, weights' fingerprint,
+    options that change a verdict), else ``name:model_id``."""
+    identity = getattr(backend, "identity", None)
+    if identity:
+        return str(identity)
+    name = getattr(backend, "name", type(backend).__name__)
+    model = getattr(backend, "model_id", None)
+    return f"{name}:{model}" if model else str(name)
+
+
+def judge_scored(
     pairs: Sequence[tuple[str, str]],
-    score: Callable[[list[tuple[str, str]]], list[tuple[dict[str, float], dict[str, Any]]]],
-    *,
-    cache: "ModelCache | None",
-    backend: str,
-    model: str,
-    version: str,
-    request: Callable[[str, str], dict[str, Any]],
-) -> tuple[list[NLIJudgement], int]:
+    score: Callable[[list[tuple[str, str]]], list[dict[str, float]]],
+) -> list[NLIJudgement]:
     """The judging loop of a backend that gives three-way probabilities for batches of pairs.
 
-    Checks the pairs (two strings each; an empty side is a failed judgement), answers what the
-    cache holds, sends the rest to ``score`` in one call — it returns, per pair, the
-    probabilities and any extra fields worth storing — and caches those under
-    ``cache_key(backend, model, version, request(premise, hypothesis))``.
-    Returns the judgements in input order and the number of pairs that were scored.
+    Checks the pairs (two strings each; an empty side is a failed judgement, not a model
+    call), sends the rest to ``score`` in one call and returns the arg-max judgements in input
+    order. Caching is not done here: the factory puts :class:`~.cache.CachedNLI` in front.
     """
-    from ..cache import cache_key
-
     results: list[NLIJudgement | None] = [None] * len(pairs)
     todo: list[int] = []
-    keys: dict[int, str] = {}
     for i, pair in enumerate(pairs):
         if len(pair) != 2 or not all(isinstance(text, str) for text in pair):
             raise TypeError(f"pair {i} is not two strings: {pair!r}")
-        premise, hypothesis = pair
-        if not premise.strip() or not hypothesis.strip():
+        if not pair[0].strip() or not pair[1].strip():
             results[i] = NLIJudgement.failure("empty premise or hypothesis")
-            continue
-        if cache is not None:
-            keys[i] = cache_key(backend, model, version, request(premise, hypothesis))
-            hit = cache.get(keys[i])
-            if hit is not None:
-                results[i] = NLIJudgement.from_probabilities(hit["probabilities"])
-                continue
-        todo.append(i)
+        else:
+            todo.append(i)
     if todo:
-        for i, (probabilities, extra) in zip(todo, score([tuple(pairs[i]) for i in todo])):
+        for i, probabilities in zip(todo, score([(pairs[i][0], pairs[i][1]) for i in todo])):
             results[i] = NLIJudgement.from_probabilities(probabilities)
-            if cache is not None:
-                cache.put(
-                    keys[i], {"probabilities": probabilities, **extra}, backend=backend, model=model,
-                    prompt_version=version, request=request(*pairs[i]),
-                )
-    return results, len(todo)  # type: ignore[return-value]
+    return results  # type: ignore[return-value]

@@ -18,26 +18,24 @@ How a pair is judged:
    as for a long Wikipedia passage.
 3. **Batching by length**: all windows of all pairs are sorted by token count and run in batches
    of ``batch_size`` with dynamic padding, then put back in input order.
-4. **Cache**: with a :class:`~fact_reasoner.cache.ModelCache`, each pair's probabilities are
-   stored under (backend, model fingerprint, ``nli-cross-encoder/v1``, premise, hypothesis,
-   max_length); a hit skips the model.
+4. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
+   under the backend's identity (model fingerprint, window length).
 5. Optional **ONNX Runtime** (``use_onnx=True``): the model is exported once to
    ``<cache_dir>/onnx/<fingerprint>.onnx`` and run by onnxruntime instead of torch.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .base import NLIJudgement, judge_with_cache
+from ..embeddings import model_fingerprint
+from .base import NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..cache import ModelCache
     from ..config import PipelineConfig
 
 SHIPPED_MODEL_NAME = "nli-minilm-l6"
@@ -118,23 +116,6 @@ def _dtype_argument() -> str:
     return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
 
 
-def model_fingerprint(model_path: str | Path) -> str:
-    """Identifies the weights: ``<name>@<sha256 prefix of config + weight files>``.
-
-    For a hub id (no such directory) the id itself.
-    """
-    path = Path(model_path)
-    if not path.is_dir():
-        return str(model_path)
-    digest = hashlib.sha256()
-    for name in sorted(os.listdir(path)):
-        if name == "config.json" or name.endswith((".safetensors", ".bin")):
-            with open(path / name, "rb") as f:
-                for block in iter(lambda: f.read(1 << 20), b""):
-                    digest.update(block)
-    return f"{path.name}@{digest.hexdigest()[:16]}"
-
-
 class CrossEncoderNLI:
     """NLI judgements from a sequence-classification cross-encoder (see the module docstring)."""
 
@@ -149,7 +130,6 @@ class CrossEncoderNLI:
         window_overlap_tokens: int = 32,
         threads: int | None = None,
         label_order: Sequence[str] | None = None,
-        cache: "ModelCache | None" = None,
         use_onnx: bool = False,
         onnx_dir: str | Path | None = None,
     ):
@@ -197,7 +177,6 @@ class CrossEncoderNLI:
             raise ValueError(f"max_length {self.max_length} is too short for NLI windows")
         self.window_overlap_tokens = window_overlap_tokens
         self.batch_size = batch_size
-        self.cache = cache
         self.model_id = model_fingerprint(self.model_path)
         self.pairs_scored = 0
         self.windows_scored = 0
@@ -288,11 +267,12 @@ class CrossEncoderNLI:
         self.windows_scored += len(items)
         return out  # type: ignore[return-value]
 
-    def _request(self, premise: str, hypothesis: str) -> dict[str, Any]:
-        return {"premise": premise, "hypothesis": hypothesis, "max_length": self.max_length}
+    @property
+    def identity(self) -> str:
+        return f"cross-encoder:{self.model_id}:max_length={self.max_length}:{PROMPT_VERSION}"
 
-    def _score(self, pairs: list[tuple[str, str]]) -> list[tuple[dict[str, float], dict[str, Any]]]:
-        """Per pair: the window-combined probabilities and the number of windows."""
+    def _score(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
+        """Per pair: the window-combined probabilities."""
         items: list[tuple[str, str]] = []
         owner: list[int] = []
         for i, (premise, hypothesis) in enumerate(pairs):
@@ -302,22 +282,16 @@ class CrossEncoderNLI:
         grouped: list[list[dict[str, float]]] = [[] for _ in pairs]
         for i, p in zip(owner, self._probabilities(items)):
             grouped[i].append(p)
-        return [(combine_windows(windows), {"windows": len(windows)}) for windows in grouped]
+        return [combine_windows(windows) for windows in grouped]
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
         """Judge (premise, hypothesis) pairs; output order = input order."""
-        results, scored = judge_with_cache(
-            pairs, self._score, cache=self.cache, backend=self.name, model=self.model_id,
-            version=PROMPT_VERSION, request=self._request,
-        )
-        self.pairs_scored += scored
+        results = judge_scored(pairs, self._score)
+        self.pairs_scored += sum(not r.failed for r in results)
         return results
 
     def stats(self) -> dict[str, int]:
-        counters = {"pairs_scored": self.pairs_scored, "windows_scored": self.windows_scored}
-        if self.cache is not None:
-            counters |= self.cache.stats()
-        return counters
+        return {"pairs_scored": self.pairs_scored, "windows_scored": self.windows_scored}
 
     # -- ONNX ---------------------------------------------------------------------------
 
@@ -357,13 +331,7 @@ class CrossEncoderNLI:
 def make_cross_encoder(config: "PipelineConfig") -> CrossEncoderNLI:
     """The ``cross-encoder`` backend for a pipeline config.
 
-    ``config.nli_model``: a local model directory or a cached hub id; None → the shipped model.
-    ``config.threads`` sets torch's thread count; ``config.use_cache`` / ``config.cache_dir``
-    turn on the shared model-call cache.
+    ``config.models.nli_model``: a local model directory or a cached hub id; None → the shipped model.
+    ``config.models.threads`` sets the thread count.
     """
-    cache = None
-    if config.use_cache:
-        from ..cache import ModelCache
-
-        cache = ModelCache.in_dir(config.cache_dir)
-    return CrossEncoderNLI(config.nli_model, threads=config.threads, cache=cache)
+    return CrossEncoderNLI(config.models.nli_model, threads=config.models.threads)

@@ -200,6 +200,14 @@ class LLMJudgeNLI:
     def tag(self) -> str:
         return f"nli-llm/{self.options.prompt_version}"
 
+    @property
+    def identity(self) -> str:
+        """The model, the prompt and every option that changes a verdict (for the pair cache)."""
+        o = self.options
+        sampled = o.force_self_consistency or not self.llm.supports_logprobs
+        mode = f"samples={o.samples}@t={o.sample_temperature}" if sampled else f"logprobs@top={o.top_logprobs}"
+        return f"{self.name}:calibrate={o.calibrate}:{mode}"
+
     def _request(self, messages: Sequence[tuple[str, str]], *, sampled: bool) -> ChatRequest:
         o = self.options
         max_tokens = o.max_tokens_v1 if o.prompt_version == "v1" else o.max_tokens_v2

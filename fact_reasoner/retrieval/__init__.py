@@ -22,10 +22,10 @@ from .base import (
     RetrievedContext,
     Retriever,
     register_retriever,
-    registered_services,
+    available_retrievers,
 )
 from .cache import CachedRetriever, RetrievalCache
-from .records import atom_context_id, question_context_id, retrieve_for_record
+from .records import RetrievedContexts, atom_context_id, question_context_id, retrieve_for_record
 
 if TYPE_CHECKING:
     from ..config import PipelineConfig
@@ -35,40 +35,43 @@ CACHE_FILE_NAME = "retrieval.sqlite"
 
 
 def make_uncached_retriever(config: "PipelineConfig") -> Retriever:
-    """The retriever named by ``config.service_type``, without the cache."""
+    """The retriever named by ``config.retrieval.service_type``, without the cache."""
     from .base import resolve_factory
     from .retrievers import BM25Retriever, ChromaRetriever, HybridRetriever, SuppliedRetriever
 
-    service = config.service_type
+    options = config.retrieval
+    service = options.service_type
     if service == "supplied":
         return SuppliedRetriever()
     if service in ("chroma", "bm25", "hybrid"):
-        if not config.store:
+        if not options.store:
             raise RetrievalError(
                 f"--service-type {service} needs --store DIR (a store built by `fact-reasoner index`)"
             )
-        collection = config.collection or DEFAULT_COLLECTION
+        collection = options.collection or DEFAULT_COLLECTION
         if service == "chroma":
-            return ChromaRetriever(config.store, collection)
+            return ChromaRetriever(options.store, collection)
         if service == "bm25":
-            return BM25Retriever(config.store, collection)
-        return HybridRetriever(ChromaRetriever(config.store, collection), BM25Retriever(config.store, collection))
+            return BM25Retriever(options.store, collection)
+        return HybridRetriever(ChromaRetriever(options.store, collection), BM25Retriever(options.store, collection))
     return resolve_factory(service)(config)
 
 
 def make_retriever(config: "PipelineConfig") -> Retriever:
-    """The configured retriever, wrapped in the persistent cache unless ``config.use_cache`` is off.
+    """The configured retriever, wrapped in the persistent cache unless ``config.cache.use_cache`` is off.
 
-    The cache lives in ``config.cache_dir / "retrieval.sqlite"``.
+    The cache lives in ``config.cache.cache_dir / "retrieval.sqlite"``.
     """
     retriever = make_uncached_retriever(config)
-    if config.use_cache and config.service_type != "supplied":
-        retriever = CachedRetriever(retriever, RetrievalCache(config.cache_dir / CACHE_FILE_NAME))
+    if config.cache.use_cache and config.retrieval.service_type != "supplied":
+        retriever = CachedRetriever(retriever, RetrievalCache(config.cache.cache_dir / CACHE_FILE_NAME))
     return retriever
 
 
 __all__ = [
     "CachedRetriever",
+    "RetrievedContexts",
+    "available_retrievers",
     "DEFAULT_COLLECTION",
     "RetrievalCache",
     "RetrievalError",
@@ -79,6 +82,5 @@ __all__ = [
     "make_uncached_retriever",
     "question_context_id",
     "register_retriever",
-    "registered_services",
     "retrieve_for_record",
 ]

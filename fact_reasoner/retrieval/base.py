@@ -98,7 +98,8 @@ def register_retriever(name: str, factory: RetrieverFactory) -> None:
     _REGISTRY[name] = factory
 
 
-def registered_services() -> list[str]:
+def available_retrievers() -> list[str]:
+    """The ``--service-type`` names: the built-in services, then those registered."""
     return list(BUILTIN_SERVICES) + sorted(_REGISTRY)
 
 
@@ -135,6 +136,6 @@ def resolve_factory(service_type: str) -> RetrieverFactory:
     if ":" in service_type:
         return _dotted_factory(service_type)
     raise RetrievalError(
-        f"unknown service type {service_type!r}; known: {', '.join(registered_services())} "
+        f"unknown service type {service_type!r}; known: {', '.join(available_retrievers())} "
         f"(or register your own, see fact_reasoner.retrieval.base)"
     )

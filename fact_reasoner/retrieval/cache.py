@@ -17,6 +17,8 @@ from .base import RetrievedContext, Retriever
 
 
 class RetrievalCache:
+    """A SQLite file of retrieval results, keyed by the retriever's identity, the query, k and the topic."""
+
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from ..schema import Atom, Context
 from .base import Retriever
@@ -33,6 +33,13 @@ def topic_query(text: str, topic: str | None) -> str:
     return f"{topic} {text}"
 
 
+class RetrievedContexts(NamedTuple):
+    """What :func:`retrieve_for_record` found: every context, and each atom's context ids."""
+
+    contexts: list[Context]
+    per_atom: dict[str, list[str]]
+
+
 def retrieve_for_record(
     record_atoms: Sequence[Atom],
     question: str | None,
@@ -45,10 +52,10 @@ def retrieve_for_record(
     topic_in_query: bool = False,
     query_builder: "QueryBuilder | None" = None,
     summariser: "ContextSummariser | None" = None,
-) -> tuple[list[Context], dict[str, list[str]]]:
+) -> RetrievedContexts:
     """Retrieve ``top_k`` contexts per atom (and for the question if ``include_question``).
 
-    Returns ``(contexts, per_atom)``: every retrieved context with id ``c_<atom>_<j>``
+    Returns :class:`RetrievedContexts` ``(contexts, per_atom)``: every retrieved context with id ``c_<atom>_<j>``
     (``c_q_<j>`` for the question), and for each atom id the ids of its contexts, in rank order.
     The same passage retrieved for two atoms appears twice with two ids, as in IBM's files:
     FR1 keeps them, FR2/FR3 merge them by exact text when the graph is planned.
@@ -104,4 +111,4 @@ def retrieve_for_record(
     if include_question and question and question.strip():
         for j, found in enumerate(retriever.retrieve(question, top_k, topic=where_topic)):
             contexts.append(found.to_context(question_context_id(j)))
-    return contexts, per_atom
+    return RetrievedContexts(contexts, per_atom)

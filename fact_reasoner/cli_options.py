@@ -1,0 +1,216 @@
+"""Command-line flags generated from the settings' declarations (:mod:`fact_reasoner.config`).
+
+Every field of :class:`~fact_reasoner.config.PipelineConfig` becomes a flag: ``--<dest>`` with
+dashes (and the underscore spelling IBM's tool uses), its help text from the field's
+description, its choices from a ``Literal`` type, its default from the field (shown in
+``--help``, never repeated here). A flag that is not given leaves the setting at its default.
+Values are checked by the config itself; a value it rejects is reported like any argparse
+error, naming the flag: ``argument --context-prior: Input should be less than 1``.
+
+``fact-reasoner``, ``fact-reasoner ragas`` and ``experiments/run_biographies.py`` all call
+:func:`add_config_arguments`, each with the groups (or fields) it uses.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import types
+import typing
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from .config import PipelineConfig, field_dest
+
+__all__ = ["ConfigFlag", "add_config_arguments", "config_flags", "config_from_args"]
+
+
+@dataclass(frozen=True)
+class ConfigFlag:
+    """One setting as a command-line flag."""
+
+    group: str
+    field: str
+    dest: str
+    flags: tuple[str, ...]
+    help: str
+    default: Any
+    annotation: Any
+    metavar: str | None
+    parse: str | None
+    visible: bool
+    show_default: bool
+
+
+def _extra(field: Any) -> dict[str, Any]:
+    return field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+
+
+def config_flags() -> list[ConfigFlag]:
+    """Every setting with its flag spellings, in declaration order."""
+    out = []
+    for group in PipelineConfig.GROUPS:
+        model: type[BaseModel] = PipelineConfig.model_fields[group].annotation  # type: ignore[assignment]
+        for name, field in model.model_fields.items():
+            extra = _extra(field)
+            dest = field_dest(name, field)
+            flags = list(extra.get("flags") or [f"--{dest.replace('_', '-')}"])
+            if "flags" not in extra and "_" in dest:
+                flags.append(f"--{dest}")
+            flags += list(extra.get("aliases", ()))
+            default = field.get_default(call_default_factory=True)
+            out.append(
+                ConfigFlag(
+                    group=group, field=name, dest=dest, flags=tuple(flags), help=field.description or "",
+                    default=default, annotation=field.annotation, metavar=extra.get("metavar"),
+                    parse=extra.get("parse"), visible=bool(extra.get("cli", True)),
+                    show_default=field.default_factory is None,
+                )
+            )
+    return out
+
+
+def _literal_values(annotation: Any) -> tuple[Any, ...] | None:
+    """The values of a ``Literal`` (or ``Literal | None``) type, else None."""
+    if typing.get_origin(annotation) is typing.Literal:
+        return typing.get_args(annotation)
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(members) == 1:
+            return _literal_values(members[0])
+    return None
+
+
+def _scalar_types(annotation: Any) -> list[Any]:
+    """The non-None member types of an annotation, with ``Annotated`` unwrapped."""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _scalar_types(typing.get_args(annotation)[0])
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        return [t for a in typing.get_args(annotation) if a is not type(None) for t in _scalar_types(a)]
+    return [annotation]
+
+
+def _converter(annotation: Any) -> Any:
+    """An argparse ``type=`` for the annotation: ints and floats parsed, literals left to pydantic."""
+    members = _scalar_types(annotation)
+    if any(typing.get_origin(m) is typing.Literal for m in members) and int in members:
+        # e.g. K: an integer or a word ("median", "half")
+        def int_or_word(text: str) -> int | str:
+            try:
+                return int(text)
+            except ValueError:
+                return text
+
+        return int_or_word
+    for kind in (int, float, Path):
+        if kind in members:
+            return kind
+    return str
+
+
+def _key_value(text: str) -> tuple[str, Any]:
+    key, sep, raw = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError("give KEY=VALUE")
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.replace("-", "_"), value
+
+
+class _CollectKeyValues(argparse.Action):
+    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+        collected = dict(getattr(namespace, self.dest, None) or {})
+        key, value = values
+        collected[key] = value
+        setattr(namespace, self.dest, collected)
+
+
+def _default_text(flag: ConfigFlag) -> str:
+    if not flag.show_default or flag.default is None or flag.default == {} or isinstance(flag.default, bool):
+        return ""
+    return f" (default: {flag.default})"
+
+
+def add_config_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    groups: Iterable[str] = PipelineConfig.GROUPS,
+    exclude: Iterable[str] = (),
+    titles: Mapping[str, str] | None = None,
+) -> list[ConfigFlag]:
+    """Add one argument group per config group, one flag per setting; returns the flags added.
+
+    ``exclude`` names settings (by ``dest``) that this command fixes itself (e.g. ``version``
+    for the RAG metrics, which always use FR2).
+    """
+    excluded = set(exclude)
+    wanted = list(groups)
+    added = []
+    sections: dict[str, Any] = {}
+    for flag in config_flags():
+        if flag.group not in wanted or flag.dest in excluded or not flag.visible:
+            continue
+        if flag.group not in sections:
+            model = PipelineConfig.model_fields[flag.group].annotation
+            title = (titles or {}).get(flag.group) or getattr(model, "title", "") or flag.group
+            sections[flag.group] = parser.add_argument_group(title)
+        section = sections[flag.group]
+        kwargs: dict[str, Any] = {"dest": flag.dest, "default": argparse.SUPPRESS}
+        help_text = flag.help
+        if flag.parse == "key_value":
+            kwargs.update(type=_key_value, action=_CollectKeyValues, metavar=flag.metavar or "KEY=VALUE")
+        elif bool in _scalar_types(flag.annotation):
+            kwargs["action"] = "store_false" if flag.default is True else "store_true"
+        else:
+            choices = _literal_values(flag.annotation)
+            converter = _converter(flag.annotation)
+            if choices and all(isinstance(c, (str, int)) for c in choices):
+                kwargs["choices"] = list(choices)
+                converter = type(choices[0]) if len({type(c) for c in choices}) == 1 else converter
+            kwargs["type"] = converter
+            if flag.metavar:
+                kwargs["metavar"] = flag.metavar
+            help_text += _default_text(flag)
+        section.add_argument(*flag.flags, help=help_text.replace("%", "%%"), **kwargs)
+        added.append(flag)
+    return added
+
+
+def config_from_args(
+    args: argparse.Namespace, parser: argparse.ArgumentParser | None = None, **fixed: Any
+) -> PipelineConfig:
+    """The config of the flags that were given (the rest keep their defaults), plus ``fixed``.
+
+    A value the config rejects is reported through ``parser.error`` (exit status 2, naming the
+    flag) when a parser is given, else raised as ``ValueError``.
+    """
+    flags = {f.dest: f for f in config_flags()}
+    values = {dest: getattr(args, dest) for dest in flags if hasattr(args, dest)}
+    values.update(fixed)
+    try:
+        return PipelineConfig.model_validate(values)
+    except ValidationError as error:
+        message = describe_config_error(error, flags)
+        if parser is not None:
+            parser.error(message)
+        raise ValueError(message) from error
+
+
+def describe_config_error(error: ValidationError, flags: Mapping[str, ConfigFlag]) -> str:
+    """``argument --flag: problem`` for each rejected setting."""
+    by_location = {(f.group, f.field): f for f in flags.values()}
+    parts = []
+    for problem in error.errors():
+        location = tuple(str(x) for x in problem["loc"][:2])
+        flag = by_location.get(location)  # type: ignore[arg-type]
+        name = flag.flags[0] if flag else ".".join(location) or "settings"
+        value = problem.get("input")
+        shown = f" {value!r}:" if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
+        parts.append(f"argument {name}:{shown} {problem['msg']}")
+    return "; ".join(parts)
