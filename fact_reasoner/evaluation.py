@@ -18,7 +18,7 @@ Definitions (per assessor, over a dataset of R responses and N gold-labelled ato
 - expected calibration error, 10 equal-width bins B_b = [b/10, (b+1)/10) (the last bin
   includes 1): ECE = Σ_b (|B_b| / N) · |mean_{i∈B_b} y_i − mean_{i∈B_b} P(a_i)|.
 
-Predictions come from each atom's ``prediction`` field (FR: P > 0.5; the FactScore baseline:
+Predictions come from each atom's ``prediction`` field (FR: ``scores.is_supported(P)``; the FactScore baseline:
 "any context entails"), probabilities from ``probability``.
 """
 
@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .scores import brier_score, f1_at_k, resolve_k
+from .scores import brier_score, f1_at_k, is_supported, resolve_k
 
 ECE_BINS = 10
 
@@ -141,7 +141,7 @@ class GoldAtoms:
                 continue
             p = float(atom["probability"])
             prediction = atom.get("prediction")
-            predicted.append(prediction == "S" if prediction in ("S", "NS") else p > 0.5)
+            predicted.append(prediction == "S" if prediction in ("S", "NS") else is_supported(p))
             probabilities.append(p)
             truths.append(label == "S")
         return cls(predicted, probabilities, truths, len(row.get("atoms") or []))

@@ -1,7 +1,18 @@
-"""Factuality scores (DESIGN §6), as pure functions over posterior marginals.
+"""Factuality scores, as pure functions over the atoms' posterior marginals.
 
-Notation: n atoms with posteriors P(a_i); S = #{i : P(a_i) > 0.5} (strictly — an atom at
-exactly 0.5 is "uniform" and counts as not supported).
+Notation: n atoms with posteriors P(a_i) = P(atom i is true); S = the number of supported atoms.
+
+Supported, with one tie rule for FR1, FR2, FR3 and the baselines: with t = 0.5
+(:data:`SUPPORTED_THRESHOLD`) and ε = 1e-9 (:data:`UNIFORM_TOLERANCE`),
+
+- atom i is **supported** (S) iff P(a_i) − t > ε;
+- it is **uniform** iff |P(a_i) − t| ≤ ε, and a uniform atom counts as **not supported** (NS);
+- otherwise (P(a_i) < t − ε) it is NS.
+
+So P = 0.5, 0.5 + 1e-15 and 0.5 − 1e-15 are all uniform and NS (inference can return 0.5 plus
+floating-point noise for an atom without evidence, e.g. FR3's 0.5000000000000001), while
+0.5 + 1e-6 is S. :func:`is_supported` and :func:`is_uniform` are the only places that compare
+a posterior with t.
 """
 
 from __future__ import annotations
@@ -13,12 +24,25 @@ from dataclasses import asdict, dataclass
 
 from .schema import Label
 
+#: The S/NS threshold t on P(atom is true): S iff P − t > UNIFORM_TOLERANCE.
+SUPPORTED_THRESHOLD = 0.5
+#: ε: a posterior within ε of t is "uniform" (no evidence either way) and counts as NS.
 UNIFORM_TOLERANCE = 1e-9
 
 
+def is_uniform(p: float) -> bool:
+    """|P − t| ≤ ε (t = 0.5, ε = 1e-9): the posterior says nothing either way."""
+    return abs(p - SUPPORTED_THRESHOLD) <= UNIFORM_TOLERANCE
+
+
+def is_supported(p: float) -> bool:
+    """S iff P − t > ε (t = 0.5, ε = 1e-9); a uniform P (|P − t| ≤ ε) is NS, and so is NaN."""
+    return p - SUPPORTED_THRESHOLD > UNIFORM_TOLERANCE
+
+
 def predict_label(p: float) -> Label:
-    """S iff P(a_i) > 0.5, else NS."""
-    return Label.SUPPORTED if p > 0.5 else Label.NOT_SUPPORTED
+    """S iff :func:`is_supported` (P − 0.5 > 1e-9), else NS."""
+    return Label.SUPPORTED if is_supported(p) else Label.NOT_SUPPORTED
 
 
 def factual_precision(num_supported: int, num_atoms: int) -> float:
@@ -105,7 +129,7 @@ def compare_with_gold(probabilities: Sequence[float], gold: Sequence[Label]) -> 
     truths = [label == Label.SUPPORTED for label in gold]
     tp = tn = fp = fn = 0
     for p, truth in zip(probabilities, truths):
-        predicted = p > 0.5
+        predicted = is_supported(p)
         tp += truth and predicted
         tn += (not truth) and (not predicted)
         fp += (not truth) and predicted
@@ -127,7 +151,7 @@ class RecordScores:
     num_false_atoms: int
     num_uniform_atoms: int
     entropy: float  # Σ −P ln P (IBM's "entropy")
-    avg_entropy: float  # (1/n) Σ −P ln P (DESIGN §6's E)
+    avg_entropy: float  # (1/n) Σ −P ln P (the mean entropy E of the paper)
     avg_prob: float
     gold: GoldComparison | None
 
@@ -147,8 +171,8 @@ def score_record(
     """All scores of one response from its atoms' posteriors (``{atom id: P(true)}``)."""
     probs = list(probabilities.values())
     n = len(probs)
-    supported = sum(p > 0.5 for p in probs)
-    uniform = sum(abs(p - 0.5) <= UNIFORM_TOLERANCE for p in probs)
+    supported = sum(is_supported(p) for p in probs)
+    uniform = sum(is_uniform(p) for p in probs)
     terms = entropy_terms(probs)
     comparison = None
     if gold:
@@ -207,7 +231,7 @@ def summarize(
     dataset_k = resolve_k(k, 0, median) if k != "half" and counts else None
     for i, probs in enumerate(atom_probabilities):
         n = len(probs)
-        s = sum(p > 0.5 for p in probs)
+        s = sum(is_supported(p) for p in probs)
         if n:
             precisions.append(factual_precision(s, n))
         record_k = dataset_k if dataset_k is not None else resolve_k("half", n)
@@ -216,7 +240,7 @@ def summarize(
             labelled = [(p, g) for p, g in zip(probs, atom_gold[i]) if g is not None]
             if labelled:
                 gold_precision = sum(g == Label.SUPPORTED for _, g in labelled) / len(labelled)
-                predicted = sum(p > 0.5 for p, _ in labelled) / len(labelled)
+                predicted = sum(is_supported(p) for p, _ in labelled) / len(labelled)
                 gold_precisions.append(gold_precision)
                 errors.append(abs(predicted - gold_precision))
                 all_p += [p for p, _ in labelled]

@@ -83,6 +83,17 @@ def test_baseline_rules_on_fixed_relations() -> None:
     assert baselines.label_probability(NLIJudgement(RelationType.CONTRADICTION, 0.8), RelationType.ENTAILMENT) == pytest.approx(0.1)
 
 
+def test_vote_tie_is_decided_as_in_the_graph() -> None:
+    def j(label: str, p: float) -> baselines.ContextJudgement:
+        return baselines.ContextJudgement("c", RelationType(label), p, 0.0, 0.0)
+
+    # E = 0.4 + 0.55, C = 0.95: P = E / (E + C) is 0.5 plus floating-point noise
+    p, label = baselines.vote_verdict([j("entailment", 0.4), j("entailment", 0.55), j("contradiction", 0.95)])
+    assert p == 0.5000000000000001 and label == "NS"
+    p, label = baselines.vote_verdict([j("entailment", 0.6), j("contradiction", 0.4)])
+    assert p == pytest.approx(0.6) and label == "S"
+
+
 def test_baseline_rows_from_precomputed_nli() -> None:
     record = InputRecord.model_validate({
         "input": "q", "output": "o", "topic": "T",

@@ -1,15 +1,24 @@
-"""Scores against hand-computed values (DESIGN §6)."""
+"""Scores against hand-computed values (precision, R@K, F1@K, entropy, gold agreement, the S/NS rule)."""
 
 import math
 
 import pytest
 
+from fact_reasoner.config import PipelineConfig
+from fact_reasoner.inference import make_engine
+from fact_reasoner.metrics.support import ClaimSupport
+from fact_reasoner.pipeline import FactReasoner
 from fact_reasoner.schema import Label
 from fact_reasoner.scores import (
+    SUPPORTED_THRESHOLD,
+    UNIFORM_TOLERANCE,
     compare_with_gold,
     entropy_terms,
     f1_at_k,
     factual_precision,
+    is_supported,
+    is_uniform,
+    predict_label,
     recall_at_k,
     resolve_k,
     score_record,
@@ -35,6 +44,57 @@ def test_exactly_one_half_is_uniform_and_not_supported():
     assert scores.num_uniform_atoms == 1
     assert scores.num_false_atoms == 2
     assert scores.factuality_score == pytest.approx(1 / 3)
+
+
+# P = 0.5 exactly, 0.5 ± floating-point noise, and a real (if small) lean towards true
+TIES = {"a0": 0.5, "a1": 0.5 + 1e-15, "a2": 0.5 - 1e-15, "a3": 0.5 + 1e-6}
+TIE_LABELS = {"a0": NS, "a1": NS, "a2": NS, "a3": S}
+
+
+def test_threshold_and_tie_rule():
+    assert SUPPORTED_THRESHOLD == 0.5 and UNIFORM_TOLERANCE == 1e-9
+    assert 0.5 + 1e-15 > 0.5  # the noise is real: a plain "P > 0.5" would call a1 supported
+    assert {a: predict_label(p) for a, p in TIES.items()} == TIE_LABELS
+    assert [is_supported(p) for p in TIES.values()] == [False, False, False, True]
+    assert [is_uniform(p) for p in TIES.values()] == [True, True, True, False]
+    assert is_supported(0.9) and not is_supported(0.1) and not is_supported(math.nan)
+    scores = score_record(TIES, k=1)
+    assert (scores.num_true_atoms, scores.num_uniform_atoms, scores.num_false_atoms) == (1, 3, 3)
+    truth = [S, S, S, S]
+    assert compare_with_gold(list(TIES.values()), truth).true_positive == 1
+    # the RAG metrics' claims use the same rule
+    assert [ClaimSupport("c", p).supported for p in TIES.values()] == [False, False, False, True]
+
+
+class _FixedAtomMarginals:
+    """A real engine whose atom posteriors are then replaced (to pin P at a tie)."""
+
+    name = "fixed"
+
+    def __init__(self, atoms: dict[str, float]):
+        self.inner = make_engine("brute-force")
+        self.atoms = atoms
+
+    def infer(self, graph):
+        result = self.inner.infer(graph)
+        result.marginals.update({a: p for a, p in self.atoms.items() if a in result.marginals})
+        return result
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_ties_are_decided_alike_in_fr1_fr2_fr3(version):
+    record = {
+        "input": "q", "output": "o",
+        "atoms": [{"id": a, "text": f"claim {a}"} for a in TIES],
+        "contexts": [{"id": "c0", "text": "one passage"}, {"id": "c1", "text": "another passage"}],
+        "relations": [],
+    }
+    fr = FactReasoner(PipelineConfig(version=version), engine=_FixedAtomMarginals(TIES))
+    row = fr.assess(record, k=1).model_dump(mode="json")
+    assert {a["id"]: a["probability"] for a in row["atoms"]} == TIES
+    assert row["predictions"] == {a: label.value for a, label in TIE_LABELS.items()}
+    assert (row["num_true_atoms"], row["num_uniform_atoms"]) == (1, 3)
+    assert row["factuality_score"] == 0.25
 
 
 def test_entropy_uses_natural_log():

@@ -1,7 +1,7 @@
 """Claims judged against premises with FactReasoner's FR2 graph — the core of every metric.
 
 ``judge_support(claims, premises, nli, engine)`` is FR2 exactly as the pipeline builds it
-(DESIGN §4): one binary variable per claim (prior 0.5) and per premise (prior 0.9 by default),
+(the FR2 factor graph of :mod:`fact_reasoner.graph`): one binary variable per claim (prior 0.5) and per premise (prior 0.9 by default),
 every claim × every premise judged by NLI (premise → claim), entailment and contradiction
 become factors, inference gives the posterior P(claim is true). Each claim keeps its
 entailing and contradicting evidence (which premise, how sure) so a metric can say why.
@@ -19,9 +19,7 @@ from ..graph import GraphOptions, build_graph, plan_graph
 from ..inference import InferenceEngine
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import Atom, Context, Relation, RelationType
-
-#: P(claim) above this counts as supported (as in the factuality scores: strictly > 0.5).
-SUPPORT_THRESHOLD = 0.5
+from ..scores import is_supported
 
 
 @dataclass(frozen=True)
@@ -56,7 +54,8 @@ class ClaimSupport:
 
     @property
     def supported(self) -> bool:
-        return self.probability > SUPPORT_THRESHOLD
+        """The factuality scores' rule (:func:`fact_reasoner.scores.is_supported`): P − 0.5 > 1e-9."""
+        return is_supported(self.probability)
 
     @property
     def best_entailment(self) -> Evidence | None:
@@ -187,4 +186,4 @@ def judge_support(
     )
 
 
-__all__ = ["ClaimSupport", "Evidence", "MemoNLI", "SUPPORT_THRESHOLD", "SupportResult", "judge_support"]
+__all__ = ["ClaimSupport", "Evidence", "MemoNLI", "SupportResult", "judge_support"]
