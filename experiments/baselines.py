@@ -32,6 +32,7 @@ from fact_reasoner.nli import NLIBackend, NLIJudgement
 from fact_reasoner.schema import Atom, InputRecord, Label, RelationType
 from fact_reasoner.scores import (
     SUPPORTED_THRESHOLD,
+    brier_score,
     entropy_terms,
     f1_at_k,
     factual_precision,
@@ -198,7 +199,7 @@ def baseline_row(
             true_negative=tn,
             false_positive=fp,
             false_negative=fn,
-            brier_score=sum((q - (g == "S")) ** 2 for g, _, q in gold) / len(gold),
+            brier_score=brier_score([g == "S" for g, _, _ in gold], [q for _, _, q in gold]),
         )
     return row
 

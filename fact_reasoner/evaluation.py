@@ -34,9 +34,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .scores import brier_score, f1_at_k, is_supported, resolve_k
-
-ECE_BINS = 10
+from .scores import (
+    brier_score,
+    expected_calibration_error,
+    f1_at_k,
+    is_supported,
+    mean_absolute_error,
+    reliability_bins,
+    resolve_k,
+)
 
 # Paper v2 (arXiv 2502.18573), Table 3: 157 FActScore ChatGPT biographies, Wikipedia contexts.
 # (Pr, F1, F1@K, MAE) per NLI/LLM model and assessor; gold precision 0.62.
@@ -49,60 +55,6 @@ PUBLISHED_TABLE3: dict[str, dict[str, tuple[float, float, float, float]]] = {
                 "FR2": (0.63, 0.83, 0.62, 0.11), "FR3": (0.64, 0.83, 0.62, 0.11)},
 }
 PUBLISHED_GOLD_PRECISION = 0.62
-
-
-# -- atom-level maths ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ReliabilityBin:
-    lower: float
-    upper: float
-    count: int
-    mean_probability: float  # NaN when empty
-    fraction_true: float  # NaN when empty
-
-
-def bin_index(p: float, bins: int = ECE_BINS) -> int:
-    """Equal-width bin of p in [0, 1]: floor(p·bins), with p = 1 in the last bin."""
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"probability out of [0, 1]: {p}")
-    return min(int(p * bins), bins - 1)
-
-
-def reliability_bins(probabilities: Sequence[float], truths: Sequence[bool], bins: int = ECE_BINS) -> list[ReliabilityBin]:
-    """Per bin: number of atoms, mean predicted P and observed fraction of gold S."""
-    sums = [[0, 0.0, 0] for _ in range(bins)]
-    for p, y in zip(probabilities, truths):
-        b = sums[bin_index(p, bins)]
-        b[0] += 1
-        b[1] += p
-        b[2] += bool(y)
-    return [
-        ReliabilityBin(i / bins, (i + 1) / bins, n, s / n if n else math.nan, t / n if n else math.nan)
-        for i, (n, s, t) in enumerate(sums)
-    ]
-
-
-def expected_calibration_error(probabilities: Sequence[float], truths: Sequence[bool], bins: int = ECE_BINS) -> float:
-    """ECE = Σ_b (|B_b|/N)·|acc(B_b) − conf(B_b)| over equal-width bins; NaN for no atoms."""
-    if len(probabilities) != len(truths):
-        raise ValueError("probabilities and truths differ in length")
-    total = len(probabilities)
-    if not total:
-        return math.nan
-    return sum(
-        b.count / total * abs(b.fraction_true - b.mean_probability)
-        for b in reliability_bins(probabilities, truths, bins)
-        if b.count
-    )
-
-
-def mean_absolute_error(predicted: Sequence[float], gold: Sequence[float]) -> float:
-    """(1/R) Σ |predicted_r − gold_r|; NaN for no responses."""
-    if len(predicted) != len(gold):
-        raise ValueError("predicted and gold differ in length")
-    return sum(abs(p - g) for p, g in zip(predicted, gold)) / len(predicted) if predicted else math.nan
 
 
 # -- per-assessor summaries ------------------------------------------------------------------
@@ -191,9 +143,9 @@ def summarize_rows(rows: Sequence[dict[str, Any]], assessor: str, tier: str = "a
     summary.f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan
     summary.accuracy = sum(p == y for p, y in zip(predicted, truths)) / len(truths)
     summary.f1_k = statistics.fmean(f1_at_k(sum(r.predicted), len(r.predicted), k) for r in records)
-    summary.mae = mean_absolute_error(precisions, golds)
-    summary.brier = brier_score(probabilities, truths)
-    summary.ece = expected_calibration_error(probabilities, truths)
+    summary.mae = mean_absolute_error(golds, precisions)
+    summary.brier = brier_score(truths, probabilities)
+    summary.ece = expected_calibration_error(truths, probabilities)
     return summary
 
 
@@ -362,10 +314,10 @@ def plot_reliability(groups: dict[str, list[dict[str, Any]]]) -> bytes:
         atoms = [GoldAtoms.of(r) for r in rows]
         probabilities = [p for a in atoms for p in a.probabilities]
         truths = [y for a in atoms for y in a.truths]
-        bins = [b for b in reliability_bins(probabilities, truths) if b.count]
+        bins = [b for b in reliability_bins(truths, probabilities) if b.count]
         if not bins:
             continue
-        ece = expected_calibration_error(probabilities, truths)
+        ece = expected_calibration_error(truths, probabilities)
         axis.plot([b.mean_probability for b in bins], [b.fraction_true for b in bins], marker="o",
                   label=f"{label} (ECE {ece:.3f})")
     axis.set_xlabel("predicted P(atom true)")
@@ -387,7 +339,7 @@ def plot_precision_scatter(groups: dict[str, list[dict[str, Any]]]) -> bytes:
         points = [a for a in points if a.truths]
         gold = [sum(a.truths) / len(a.truths) for a in points]
         predicted = [sum(a.predicted) / len(a.predicted) for a in points]
-        mae = mean_absolute_error(predicted, gold) if points else math.nan
+        mae = mean_absolute_error(gold, predicted) if points else math.nan
         axis.scatter(gold, predicted, s=14, alpha=0.7, label=f"{label} (MAE {mae:.3f})")
     axis.set_xlabel("gold factual precision")
     axis.set_ylabel("predicted factual precision")

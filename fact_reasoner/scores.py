@@ -98,13 +98,79 @@ def median_num_atoms(counts: Iterable[int]) -> float | None:
     return float(statistics.median(counts)) if counts else None
 
 
-def brier_score(probabilities: Sequence[float], truths: Sequence[bool]) -> float:
-    """(1/N) Σ (P(a_i) − y_i)², y_i = 1 for a supported atom; NaN for no atoms."""
-    if len(probabilities) != len(truths):
-        raise ValueError("probabilities and truths differ in length")
-    if not probabilities:
+# -- agreement with gold labels and calibration ----------------------------------------------
+#
+# Every metric takes (y_true, y_pred) or (y_true, y_prob), in scikit-learn's order: y_true the
+# gold truth (y_i = 1 for an atom labelled S), y_prob the posteriors P(a_i), y_pred predictions.
+
+ECE_BINS = 10
+
+
+def brier_score(y_true: Sequence[bool], y_prob: Sequence[float]) -> float:
+    """Brier score = (1/N) Σ_i (P(a_i) − y_i)², y_i = 1 for gold S; NaN for no atoms."""
+    if len(y_true) != len(y_prob):
+        raise ValueError("y_true and y_prob differ in length")
+    if not y_prob:
         return math.nan
-    return sum((p - float(y)) ** 2 for p, y in zip(probabilities, truths)) / len(probabilities)
+    return sum((p - float(y)) ** 2 for y, p in zip(y_true, y_prob)) / len(y_prob)
+
+
+def mean_absolute_error(y_true: Sequence[float], y_pred: Sequence[float]) -> float:
+    """MAE = (1/R) Σ_r |ŷ_r − y_r| (e.g. predicted vs gold factual precision per response);
+    NaN for no responses."""
+    if len(y_true) != len(y_pred):
+        raise ValueError("y_true and y_pred differ in length")
+    return sum(abs(p - g) for g, p in zip(y_true, y_pred)) / len(y_pred) if y_pred else math.nan
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """One bin [lower, upper) of a reliability diagram."""
+
+    lower: float
+    upper: float
+    count: int
+    mean_probability: float  # conf(B) = mean P(a_i) over the bin; NaN when empty
+    fraction_true: float  # acc(B) = mean y_i over the bin; NaN when empty
+
+
+def bin_index(p: float, bins: int = ECE_BINS) -> int:
+    """Equal-width bin of p ∈ [0, 1]: b = min(⌊p·bins⌋, bins − 1), so p = 1 is in the last bin."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"probability out of [0, 1]: {p}")
+    return min(int(p * bins), bins - 1)
+
+
+def reliability_bins(y_true: Sequence[bool], y_prob: Sequence[float], bins: int = ECE_BINS) -> list[ReliabilityBin]:
+    """Per equal-width bin B_b = [b/bins, (b+1)/bins) (the last includes 1): |B_b|,
+    conf(B_b) = mean P(a_i) and acc(B_b) = mean y_i over the atoms in it."""
+    if len(y_true) != len(y_prob):
+        raise ValueError("y_true and y_prob differ in length")
+    sums = [[0, 0.0, 0] for _ in range(bins)]
+    for y, p in zip(y_true, y_prob):
+        b = sums[bin_index(p, bins)]
+        b[0] += 1
+        b[1] += p
+        b[2] += bool(y)
+    return [
+        ReliabilityBin(i / bins, (i + 1) / bins, n, s / n if n else math.nan, t / n if n else math.nan)
+        for i, (n, s, t) in enumerate(sums)
+    ]
+
+
+def expected_calibration_error(y_true: Sequence[bool], y_prob: Sequence[float], bins: int = ECE_BINS) -> float:
+    """ECE = Σ_b (|B_b| / N) · |acc(B_b) − conf(B_b)| over the bins of :func:`reliability_bins`;
+    NaN for no atoms."""
+    if len(y_true) != len(y_prob):
+        raise ValueError("y_true and y_prob differ in length")
+    total = len(y_prob)
+    if not total:
+        return math.nan
+    return sum(
+        b.count / total * abs(b.fraction_true - b.mean_probability)
+        for b in reliability_bins(y_true, y_prob, bins)
+        if b.count
+    )
 
 
 @dataclass(frozen=True)
@@ -120,22 +186,23 @@ class GoldComparison:
     brier_score: float  # mean (P(a_i) − y_i)², y_i = 1 for gold S
 
 
-def compare_with_gold(probabilities: Sequence[float], gold: Sequence[Label]) -> GoldComparison:
-    """Confusion counts, gold precision and Brier score over atoms that have a gold label."""
-    if len(probabilities) != len(gold):
-        raise ValueError("probabilities and gold labels differ in length")
-    if not gold:
+def compare_with_gold(y_true: Sequence[Label], y_prob: Sequence[float]) -> GoldComparison:
+    """Over atoms that have a gold label: TP/TN/FP/FN of the prediction :func:`is_supported`
+    (P(a_i)) against gold (S positive), gold precision (#gold S / N) and the Brier score."""
+    if len(y_true) != len(y_prob):
+        raise ValueError("y_true and y_prob differ in length")
+    if not y_true:
         raise ValueError("no gold labels to compare with")
-    truths = [label == Label.SUPPORTED for label in gold]
+    truths = [label == Label.SUPPORTED for label in y_true]
     tp = tn = fp = fn = 0
-    for p, truth in zip(probabilities, truths):
+    for truth, p in zip(truths, y_prob):
         predicted = is_supported(p)
         tp += truth and predicted
         tn += (not truth) and (not predicted)
         fp += (not truth) and predicted
         fn += truth and (not predicted)
     gold_true = tp + fn
-    return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(gold), brier_score(probabilities, truths))
+    return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(y_true), brier_score(truths, y_prob))
 
 
 @dataclass(frozen=True)
@@ -178,7 +245,7 @@ def score_record(
     if gold:
         labelled = [(probabilities[a], label) for a, label in gold.items() if label is not None and a in probabilities]
         if labelled:
-            comparison = compare_with_gold([p for p, _ in labelled], [g for _, g in labelled])
+            comparison = compare_with_gold([g for _, g in labelled], [p for p, _ in labelled])
     return RecordScores(
         factuality_score=factual_precision(supported, n),
         recall_k=recall_at_k(supported, k),
@@ -254,7 +321,7 @@ def summarize(
         mean_f1_k=_mean(f1s),
     )
     if all_gold:
-        comparison = compare_with_gold(all_p, all_gold)
+        comparison = compare_with_gold(all_gold, all_p)
         tp, fp, fn = comparison.true_positive, comparison.false_positive, comparison.false_negative
         summary = DatasetSummary(
             **{

@@ -61,7 +61,7 @@ def test_threshold_and_tie_rule():
     scores = score_record(TIES, k=1)
     assert (scores.num_true_atoms, scores.num_uniform_atoms, scores.num_false_atoms) == (1, 3, 3)
     truth = [S, S, S, S]
-    assert compare_with_gold(list(TIES.values()), truth).true_positive == 1
+    assert compare_with_gold(truth, list(TIES.values())).true_positive == 1
     # the RAG metrics' claims use the same rule
     assert [ClaimSupport("c", p).supported for p in TIES.values()] == [False, False, False, True]
 
@@ -119,7 +119,7 @@ def test_resolve_k_rules():
 def test_gold_comparison_by_hand():
     probs = [0.9, 0.2, 0.7, 0.4]
     gold = [S, NS, NS, S]
-    cmp = compare_with_gold(probs, gold)
+    cmp = compare_with_gold(gold, probs)
     assert (cmp.true_positive, cmp.true_negative, cmp.false_positive, cmp.false_negative) == (1, 1, 1, 1)
     assert cmp.gold_factuality_score == 0.5
     assert cmp.brier_score == pytest.approx((0.01 + 0.04 + 0.49 + 0.36) / 4)
