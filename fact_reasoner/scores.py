@@ -21,6 +21,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from .schema import Label
 
@@ -203,6 +204,33 @@ def compare_with_gold(y_true: Sequence[Label], y_prob: Sequence[float]) -> GoldC
         fn += truth and (not predicted)
     gold_true = tp + fn
     return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(y_true), brier_score(truths, y_prob))
+
+
+# -- output rows (what was written per record) ------------------------------------------------
+
+
+@dataclass
+class GoldAtoms:
+    """The gold-labelled atoms of one response: predictions, probabilities, truths."""
+
+    predicted: list[bool]
+    probabilities: list[float]
+    truths: list[bool]
+    num_atoms: int  # all atoms, labelled or not (for K)
+
+    @classmethod
+    def of(cls, row: dict[str, Any]) -> "GoldAtoms":
+        predicted, probabilities, truths = [], [], []
+        for atom in row.get("atoms") or []:
+            label = atom.get("label")
+            if label not in ("S", "NS"):
+                continue
+            p = float(atom["probability"])
+            prediction = atom.get("prediction")
+            predicted.append(prediction == "S" if prediction in ("S", "NS") else is_supported(p))
+            probabilities.append(p)
+            truths.append(label == "S")
+        return cls(predicted, probabilities, truths, len(row.get("atoms") or []))
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
 import baselines  # noqa: E402
-from fact_reasoner import evaluation as ev  # noqa: E402
+from fact_reasoner.report import plots, rows, tables  # noqa: E402
 from fact_reasoner import scores  # noqa: E402
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI  # noqa: E402
 from fact_reasoner.schema import InputRecord, Relation, RelationType  # noqa: E402
@@ -55,7 +55,7 @@ def test_summary_line_by_hand() -> None:
         _row("X", [("S", 0.9), ("S", 0.2), ("NS", 0.7), ("NS", 0.1)], "rare"),  # Pr .5, gold .5
         _row("X", [("S", 0.6), ("S", 0.8)], "very rare"),  # Pr 1, gold 1
     ]
-    line = ev.summarize_rows(rows, "X")
+    line = tables.summarize_rows(rows, "X")
     # atoms per row 4 and 2 -> median 3 -> K = 3
     assert line.k == 3 and line.records == 2 and line.atoms == 6
     assert line.precision == pytest.approx(0.75) and line.gold_precision == pytest.approx(0.75)
@@ -64,13 +64,13 @@ def test_summary_line_by_hand() -> None:
     assert line.mae == pytest.approx(0.0)
     # F1@3: row 1: S=2, Pr .5, R 2/3 -> 2·.5·(2/3)/(.5+2/3) = 4/7; row 2: S=2, Pr 1, R 2/3 -> 0.8
     assert line.f1_k == pytest.approx((4 / 7 + 0.8) / 2)
-    table = ev.summary_table({"X": rows})
+    table = tables.summary_table({"X": rows})
     assert [(t.tier, t.records) for t in table] == [("all", 2), ("very rare", 1), ("rare", 1)]
     assert all(t.k == 3 for t in table)
-    markdown = ev.to_markdown(table)
+    markdown = tables.to_markdown(table)
     assert "| X | all | 2 | 6 | 3 | 0.750 |" in markdown
-    assert ev.to_csv(table).splitlines()[0].startswith("assessor,tier,records")
-    assert "granite-8b | FR2 | 0.62 | 0.78 | 0.61 | 0.12" in ev.published_markdown()
+    assert tables.to_csv(table).splitlines()[0].startswith("assessor,tier,records")
+    assert "granite-8b | FR2 | 0.62 | 0.78 | 0.61 | 0.12" in tables.published_markdown()
 
 
 def test_baseline_rules_on_fixed_relations() -> None:
@@ -124,18 +124,18 @@ def test_baseline_rows_from_precomputed_nli() -> None:
     vote = rows["vote"]
     assert vote["atoms"][1]["probability"] == 0.0 and vote["atoms"][0]["probability"] == 1.0
     assert fs["counters"]["nli_pairs"] == 3
-    assert ev.summarize_rows([fs], "FactScore").accuracy == 1.0
+    assert tables.summarize_rows([fs], "FactScore").accuracy == 1.0
 
 
 def test_plots_are_png() -> None:
     pytest.importorskip("matplotlib", reason="plots need matplotlib")
     groups = {"X": [_row("X", [("S", 0.9), ("NS", 0.2), ("S", 0.4)])]}
-    for plot in ev.PLOTS.values():
+    for plot in plots.PLOTS.values():
         assert plot(groups)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_restrict_to_common_responses() -> None:
     a = [dict(_row("A", [("S", 0.9)]), record_key="k1"), dict(_row("A", [("S", 0.9)]), record_key="k2")]
     b = [dict(_row("B", [("S", 0.1)]), record_key="k2")]
-    groups, left_out = ev.restrict_to_common({"A": a, "B": b})
+    groups, left_out = rows.restrict_to_common({"A": a, "B": b})
     assert left_out == 1 and [r["record_key"] for r in groups["A"]] == ["k2"] and len(groups["B"]) == 1

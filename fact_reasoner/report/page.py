@@ -5,7 +5,7 @@
 The page holds, with inline CSS and PNG plots as ``data:`` URIs (no network, no script):
 
 - the summary table per assessor (and per rarity tier when rows carry ``cat``) with the
-  paper's published Table 3 beside it (see :mod:`fact_reasoner.evaluation` for definitions);
+  paper's published Table 3 beside it (see :mod:`fact_reasoner.report.tables` for definitions);
 - the reliability diagram, predicted vs gold precision and the posterior distributions
   (when rows carry gold labels and matplotlib is installed);
 - for every response: its atoms, each with its gold label and one cell per assessor coloured
@@ -31,7 +31,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import evaluation as ev
+from ..scores import GoldAtoms
+from .plots import PLOTS
+from .rows import group_rows, read_rows, restrict_to_common
+from .tables import COLUMNS, PUBLISHED_GOLD_PRECISION, PUBLISHED_TABLE3, Summary, summary_table
 
 SNIPPET_CHARS = 220
 
@@ -105,7 +108,7 @@ class ContextTexts:
 
     @classmethod
     def from_input(cls, path: Path) -> "ContextTexts":
-        from .io import NumberedRecord, read_records
+        from ..io import NumberedRecord, read_records
 
         texts = cls()
         for item in read_records(path):
@@ -114,12 +117,12 @@ class ContextTexts:
         return texts
 
 
-def _summary_html(lines: Sequence[ev.Summary]) -> str:
-    head = "".join(f"<th>{esc(title)}</th>" for _, title in ev.COLUMNS)
+def _summary_html(lines: Sequence[Summary]) -> str:
+    head = "".join(f"<th>{esc(title)}</th>" for _, title in COLUMNS)
     body = []
     for line in lines:
         cells = []
-        for key, _ in ev.COLUMNS:
+        for key, _ in COLUMNS:
             value = getattr(line, key)
             numeric = isinstance(value, (int, float)) and key not in ("assessor", "tier")
             cells.append(f"<td class=\"{'num' if numeric else ''}\">{esc(_fmt(value))}</td>")
@@ -129,13 +132,13 @@ def _summary_html(lines: Sequence[ev.Summary]) -> str:
 
 def _published_html() -> str:
     rows = []
-    for model, table in ev.PUBLISHED_TABLE3.items():
+    for model, table in PUBLISHED_TABLE3.items():
         for assessor, values in table.items():
             cells = "".join(f"<td class=\"num\">{v:.2f}</td>" for v in values)
             rows.append(f"<tr><td>{esc(model)}</td><td>{esc(assessor)}</td>{cells}</tr>")
     return (
         "<p class=\"note\">Published numbers (paper v2, Table 3): 157 FActScore ChatGPT biographies, gold "
-        f"precision {ev.PUBLISHED_GOLD_PRECISION:.2f}, NLI by the LLMs named — a different NLI model and "
+        f"precision {PUBLISHED_GOLD_PRECISION:.2f}, NLI by the LLMs named — a different NLI model and "
         "dataset split from ours, shown for orientation only.</p>"
         "<table><thead><tr><th>NLI/LLM (published)</th><th>assessor</th><th>Pr</th><th>F1</th><th>F1@K</th>"
         f"<th>MAE</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -153,7 +156,7 @@ def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
         "precision_scatter": "Predicted vs gold factual precision, one point per response",
         "score_distributions": "Posterior P(atom true) by gold label",
     }
-    for name, plot in ev.PLOTS.items():
+    for name, plot in PLOTS.items():
         data = base64.b64encode(plot(groups)).decode("ascii")
         figures.append(
             f"<figure><img alt=\"{esc(captions[name])}\" src=\"data:image/png;base64,{data}\">"
@@ -163,7 +166,7 @@ def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def _row_precision(row: dict[str, Any]) -> tuple[float, float | None]:
-    atoms = ev.GoldAtoms.of(row)
+    atoms = GoldAtoms.of(row)
     all_atoms = row.get("atoms") or []
     predicted = sum(a.get("prediction") == "S" for a in all_atoms) / len(all_atoms) if all_atoms else math.nan
     gold = sum(atoms.truths) / len(atoms.truths) if atoms.truths else None
@@ -289,8 +292,8 @@ def build_report(
     evidence_limit: int = 8,
 ) -> str:
     """The HTML text of the report (see the module docstring)."""
-    named = ev.read_rows(results)
-    groups = ev.group_rows(named)
+    named = read_rows(results)
+    groups = group_rows(named)
     texts = ContextTexts.from_input(input_file) if input_file is not None else ContextTexts()
     keys: list[str] = []
     by_key: dict[str, dict[str, dict[str, Any]]] = {}
@@ -303,8 +306,8 @@ def build_report(
             by_key[key][label] = row
             if isinstance(row.get("contexts"), list):
                 texts.add(key, row["contexts"])
-    common, left_out = ev.restrict_to_common(groups)
-    lines = ev.summary_table(common)
+    common, left_out = restrict_to_common(groups)
+    lines = summary_table(common)
     has_gold = any(line.atoms for line in lines)
     overall = [line for line in lines if line.tier == "all"]
     tiers = [line for line in lines if line.tier != "all"]
