@@ -5,8 +5,9 @@
 
 writes ``PREFIX.md`` (our table, per-tier table, and the paper's published Table 3 beside it)
 and ``PREFIX.csv`` (our lines) and ``PREFIX.published.csv``. Definitions of every column are in
-:mod:`fact_reasoner.report.tables` (Pr, F1 of S atoms, accuracy, F1@K with K = dataset median,
-MAE of precision, Brier score, ECE over 10 equal-width bins).
+:mod:`fact_reasoner.report.tables` (Pr, F1 of S atoms, accuracy, mean of the responses' F1@K,
+MAE of precision, Brier score, ECE over 10 equal-width bins); every figure is
+:func:`fact_reasoner.scores.summarize_rows` of the rows as written.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ def groups_for(paths: Sequence[Path]) -> tuple[dict, int]:
     return restrict_to_common(group_rows(read_rows(paths)))
 
 
-def lines_for(paths: Sequence[Path]) -> list[rt.Summary]:
+def lines_for(paths: Sequence[Path]) -> list[rt.TableLine]:
     return rt.summary_table(groups_for(paths)[0])
 
 
@@ -39,7 +40,7 @@ def render(paths: Sequence[Path], title: str | None = None) -> str:
     parts = [f"## {title}\n" if title else "", "Ours (same atoms, contexts and NLI for every assessor):\n",
              note, rt.to_markdown(overall)]
     if tiers:
-        parts += ["\nBy rarity tier (cat[0]; K is the whole dataset's median):\n", rt.to_markdown(tiers)]
+        parts += ["\nBy rarity tier (cat[0]; each response keeps the K it was scored with):\n", rt.to_markdown(tiers)]
     parts += ["\n", rt.published_markdown()]
     return "\n".join(p for p in parts if p)
 

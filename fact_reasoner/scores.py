@@ -1,4 +1,11 @@
-"""Factuality scores, as pure functions over the atoms' posterior marginals.
+"""Factuality scores and every dataset figure, as pure functions.
+
+- per atom: S/NS from the posterior (:func:`is_supported`, :func:`predict_label`);
+- per record: precision, R@K, F1@K, entropy, agreement with gold (:func:`score_record`);
+- agreement and calibration: Brier score, MAE, reliability bins, ECE, confusion counts,
+  every one taking ``(y_true, y_pred)`` / ``(y_true, y_prob)`` in scikit-learn's order;
+- per dataset: :func:`summarize_rows`, the one summary of the output rows as written, used by
+  the CLI's run summary, the experiment tables and the HTML report.
 
 Notation: n atoms with posteriors P(a_i) = P(atom i is true); S = the number of supported atoms.
 
@@ -20,7 +27,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .schema import Label
@@ -95,6 +102,8 @@ def resolve_k(k: int | str, num_atoms: int, dataset_median: float | None = None)
 
 
 def median_num_atoms(counts: Iterable[int]) -> float | None:
+    """The median of the atom counts (the mean of the two middle ones for an even number);
+    None for no counts."""
     counts = list(counts)
     return float(statistics.median(counts)) if counts else None
 
@@ -206,31 +215,7 @@ def compare_with_gold(y_true: Sequence[Label], y_prob: Sequence[float]) -> GoldC
     return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(y_true), brier_score(truths, y_prob))
 
 
-# -- output rows (what was written per record) ------------------------------------------------
-
-
-@dataclass
-class GoldAtoms:
-    """The gold-labelled atoms of one response: predictions, probabilities, truths."""
-
-    predicted: list[bool]
-    probabilities: list[float]
-    truths: list[bool]
-    num_atoms: int  # all atoms, labelled or not (for K)
-
-    @classmethod
-    def of(cls, row: dict[str, Any]) -> "GoldAtoms":
-        predicted, probabilities, truths = [], [], []
-        for atom in row.get("atoms") or []:
-            label = atom.get("label")
-            if label not in ("S", "NS"):
-                continue
-            p = float(atom["probability"])
-            prediction = atom.get("prediction")
-            predicted.append(prediction == "S" if prediction in ("S", "NS") else is_supported(p))
-            probabilities.append(p)
-            truths.append(label == "S")
-        return cls(predicted, probabilities, truths, len(row.get("atoms") or []))
+# -- one record -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -290,14 +275,58 @@ def score_record(
     )
 
 
+# -- one dataset, from the rows that were written --------------------------------------------
+
+
+@dataclass(frozen=True)
+class GoldAtoms:
+    """The gold-labelled atoms of one output row (labels S/NS; other atoms are left out):
+    truths y_i (gold S), probabilities P(a_i) and predictions, all as the row wrote them.
+
+    A prediction is the atom's written ``prediction`` (FR: :func:`predict_label`; the FactScore
+    baseline: "any context entails"), or :func:`is_supported` of its probability when absent.
+    """
+
+    predicted: tuple[bool, ...]
+    probabilities: tuple[float, ...]
+    truths: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> "GoldAtoms":
+        predicted, probabilities, truths = [], [], []
+        for atom in row.get("atoms") or []:
+            label = atom.get("label")
+            if label not in ("S", "NS"):
+                continue
+            p = float(atom["probability"])
+            prediction = atom.get("prediction")
+            predicted.append(prediction == "S" if prediction in ("S", "NS") else is_supported(p))
+            probabilities.append(p)
+            truths.append(label == "S")
+        return cls(tuple(predicted), tuple(probabilities), tuple(truths))
+
+    @property
+    def precision(self) -> float:
+        """Pr over the labelled atoms: #{predicted S} / #labelled; NaN when none is labelled."""
+        return sum(self.predicted) / len(self.predicted) if self.predicted else math.nan
+
+    @property
+    def gold_precision(self) -> float:
+        """Gold Pr: #{gold S} / #labelled; NaN when none is labelled."""
+        return sum(self.truths) / len(self.truths) if self.truths else math.nan
+
+
 @dataclass(frozen=True)
 class DatasetSummary:
-    """Dataset-level view: means over responses and atom-level agreement with gold."""
+    """Every dataset figure of :func:`summarize_rows` (definitions there).
+
+    The gold figures are None when no atom carries a gold label.
+    """
 
     num_records: int
     num_atoms: int
     median_num_atoms: float | None
-    k: int | None
+    k: tuple[int, ...]  # the distinct K values the records were scored with, ascending
     mean_factuality_score: float
     mean_f1_k: float
     mean_gold_factuality_score: float | None = None
@@ -305,64 +334,91 @@ class DatasetSummary:
     atom_accuracy: float | None = None
     atom_f1_supported: float | None = None
     atom_brier_score: float | None = None
+    atom_ece: float | None = None
     num_gold_atoms: int = 0
+    num_gold_records: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
+        fields = asdict(self)
+        fields["k"] = list(self.k) or None
+        return fields
 
 
-def summarize(
-    atom_probabilities: Sequence[Sequence[float]],
-    atom_gold: Sequence[Sequence[Label | None]] | None = None,
-    k: int | str = "median",
-) -> DatasetSummary:
-    """Summarise a dataset from each response's atom posteriors (and gold labels if any).
+def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
+    """Every dataset figure, from the values the output rows wrote — nothing is re-scored.
 
-    F1@K is recomputed here with one K for the whole dataset (the median number of atoms when
-    ``k="median"``), which is how the paper reports it.
+    Each row is one assessed response as written (``fact-reasoner``, the baselines), with
+    ``factuality_score``, ``f1_k``, ``k`` and ``atoms: [{label?, probability, prediction}]``.
+    Over R rows, n_r = the number of atoms of row r:
+
+    - ``num_records`` = R; ``num_atoms`` = Σ_r n_r; ``median_num_atoms`` = median_r n_r
+      (descriptive only: it is not the K of any record);
+    - ``k`` = the set of the rows' written K. K is chosen when a record is scored (an
+      integer, the dataset's median number of atoms, or max(n // 2, 1)) and written with it;
+      it is never recomputed here;
+    - ``mean_factuality_score`` = mean_r Pr_r of the written ``factuality_score`` (rows
+      without atoms wrote none and are skipped);
+    - ``mean_f1_k`` = mean_r of the written ``f1_k``.
+
+    Against gold labels (atoms labelled S or NS; unlabelled atoms are ignored), over the G rows
+    with at least one labelled atom and the N labelled atoms, y_i = 1 for gold S, ŷ_i the
+    written prediction (see :class:`GoldAtoms`), TP/TN/FP/FN with S as the positive class:
+
+    - ``mean_gold_factuality_score`` = mean_r gold Pr_r, gold Pr_r = #{gold S} / #labelled;
+    - ``mae_factuality_score`` = (1/G) Σ_r |Pr_r − gold Pr_r|, Pr_r over the labelled atoms
+      (the written ``factuality_score`` when every atom is labelled);
+    - ``atom_accuracy`` = (TP + TN) / N; ``atom_f1_supported`` = 2·TP / (2·TP + FP + FN);
+    - ``atom_brier_score`` = :func:`brier_score`; ``atom_ece`` = :func:`expected_calibration_error`
+      (10 equal-width bins), both of the written P(a_i).
     """
-    counts = [len(ps) for ps in atom_probabilities]
-    median = median_num_atoms(counts)
-    precisions, f1s, gold_precisions, errors = [], [], [], []
-    all_p: list[float] = []
-    all_gold: list[Label] = []
-    dataset_k = resolve_k(k, 0, median) if k != "half" and counts else None
-    for i, probs in enumerate(atom_probabilities):
-        n = len(probs)
-        s = sum(is_supported(p) for p in probs)
-        if n:
-            precisions.append(factual_precision(s, n))
-        record_k = dataset_k if dataset_k is not None else resolve_k("half", n)
-        f1s.append(f1_at_k(s, n, record_k))
-        if atom_gold is not None:
-            labelled = [(p, g) for p, g in zip(probs, atom_gold[i]) if g is not None]
-            if labelled:
-                gold_precision = sum(g == Label.SUPPORTED for _, g in labelled) / len(labelled)
-                predicted = sum(is_supported(p) for p, _ in labelled) / len(labelled)
-                gold_precisions.append(gold_precision)
-                errors.append(abs(predicted - gold_precision))
-                all_p += [p for p, _ in labelled]
-                all_gold += [g for _, g in labelled]
+    rows = list(rows)
+    counts = [len(row.get("atoms") or []) for row in rows]
     summary = DatasetSummary(
-        num_records=len(atom_probabilities),
+        num_records=len(rows),
         num_atoms=sum(counts),
-        median_num_atoms=median,
-        k=dataset_k,
-        mean_factuality_score=_mean(precisions),
-        mean_f1_k=_mean(f1s),
+        median_num_atoms=median_num_atoms(counts),
+        k=tuple(sorted({int(row["k"]) for row in rows if row.get("k") is not None})),
+        mean_factuality_score=_mean(_written(rows, "factuality_score")),
+        mean_f1_k=_mean(_written(rows, "f1_k")),
     )
-    if all_gold:
-        comparison = compare_with_gold(all_gold, all_p)
-        tp, fp, fn = comparison.true_positive, comparison.false_positive, comparison.false_negative
-        summary = DatasetSummary(
-            **{
-                **asdict(summary),
-                "mean_gold_factuality_score": _mean(gold_precisions),
-                "mae_factuality_score": _mean(errors),
-                "atom_accuracy": (tp + comparison.true_negative) / len(all_gold),
-                "atom_f1_supported": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan,
-                "atom_brier_score": comparison.brier_score,
-                "num_gold_atoms": len(all_gold),
-            }
-        )
-    return summary
+    gold = [g for g in (GoldAtoms.of(row) for row in rows) if g.truths]
+    if not gold:
+        return summary
+    truths = [y for g in gold for y in g.truths]
+    predicted = [p for g in gold for p in g.predicted]
+    probabilities = [p for g in gold for p in g.probabilities]
+    tp = sum(p and y for p, y in zip(predicted, truths))
+    tn = sum(not p and not y for p, y in zip(predicted, truths))
+    fp = sum(p and not y for p, y in zip(predicted, truths))
+    fn = sum(not p and y for p, y in zip(predicted, truths))
+    golds = [g.gold_precision for g in gold]
+    return replace(
+        summary,
+        mean_gold_factuality_score=_mean(golds),
+        mae_factuality_score=mean_absolute_error(golds, [g.precision for g in gold]),
+        atom_accuracy=(tp + tn) / len(truths),
+        atom_f1_supported=2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan,
+        atom_brier_score=brier_score(truths, probabilities),
+        atom_ece=expected_calibration_error(truths, probabilities),
+        num_gold_atoms=len(truths),
+        num_gold_records=len(gold),
+    )
+
+
+def describe_k(values: Iterable[int]) -> str:
+    """The K values of a summary as text: "7", "4, 9", or "2–30" for more than three values;
+    "" for none."""
+    values = sorted(set(values))
+    if len(values) > 3:
+        return f"{values[0]}–{values[-1]}"
+    return ", ".join(str(v) for v in values)
+
+
+def _written(rows: Sequence[Mapping[str, Any]], key: str) -> list[float]:
+    """The rows' written ``key`` values, leaving out rows where it is missing, null or NaN."""
+    values = (row.get(key) for row in rows)
+    return [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
 
 
 def _mean(values: Sequence[float]) -> float:

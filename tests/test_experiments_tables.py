@@ -41,11 +41,17 @@ def test_mae_and_brier_by_hand() -> None:
         scores.expected_calibration_error(y_true=[0.95, 0.95], y_prob=[True, 2.0])
 
 
-def _row(assessor: str, atoms: list[tuple[str, float]], tier: str = "rare") -> dict:
+def _row(assessor: str, atoms: list[tuple[str, float]], tier: str = "rare", k: int = 3) -> dict:
+    """A result row as the runner writes it: per-record scores (with the K chosen for the run)
+    and the atoms."""
+    n, supported = len(atoms), sum(scores.is_supported(p) for _, p in atoms)
     return {
         "assessor": assessor,
         "cat": [tier, "Asia"],
-        "atoms": [{"id": f"a{i}", "label": g, "probability": p, "prediction": "S" if p > 0.5 else "NS"}
+        "factuality_score": scores.factual_precision(supported, n),
+        "k": k,
+        "f1_k": scores.f1_at_k(supported, n, k),
+        "atoms": [{"id": f"a{i}", "label": g, "probability": p, "prediction": scores.predict_label(p).value}
                   for i, (g, p) in enumerate(atoms)],
     }
 
@@ -55,22 +61,41 @@ def test_summary_line_by_hand() -> None:
         _row("X", [("S", 0.9), ("S", 0.2), ("NS", 0.7), ("NS", 0.1)], "rare"),  # Pr .5, gold .5
         _row("X", [("S", 0.6), ("S", 0.8)], "very rare"),  # Pr 1, gold 1
     ]
-    line = tables.summarize_rows(rows, "X")
-    # atoms per row 4 and 2 -> median 3 -> K = 3
-    assert line.k == 3 and line.records == 2 and line.atoms == 6
-    assert line.precision == pytest.approx(0.75) and line.gold_precision == pytest.approx(0.75)
+    line = tables.table_line(rows, "X")
+    summary = line.summary
+    # K = 3 as written (the run's median of 4 and 2 atoms)
+    assert summary.k == (3,) and summary.num_records == 2 and summary.num_gold_atoms == 6
+    assert summary.mean_factuality_score == pytest.approx(0.75)
+    assert summary.mean_gold_factuality_score == pytest.approx(0.75)
     # TP = 3 (0.9, 0.6, 0.8), FP = 1 (0.7), FN = 1 (0.2), TN = 1
-    assert line.f1 == pytest.approx(6 / 8) and line.accuracy == pytest.approx(4 / 6)
-    assert line.mae == pytest.approx(0.0)
+    assert summary.atom_f1_supported == pytest.approx(6 / 8) and summary.atom_accuracy == pytest.approx(4 / 6)
+    assert summary.mae_factuality_score == pytest.approx(0.0)
     # F1@3: row 1: S=2, Pr .5, R 2/3 -> 2·.5·(2/3)/(.5+2/3) = 4/7; row 2: S=2, Pr 1, R 2/3 -> 0.8
-    assert line.f1_k == pytest.approx((4 / 7 + 0.8) / 2)
+    assert summary.mean_f1_k == pytest.approx((4 / 7 + 0.8) / 2)
     table = tables.summary_table({"X": rows})
-    assert [(t.tier, t.records) for t in table] == [("all", 2), ("very rare", 1), ("rare", 1)]
-    assert all(t.k == 3 for t in table)
+    assert [(t.tier, t.summary.num_records) for t in table] == [("all", 2), ("very rare", 1), ("rare", 1)]
+    assert all(t.summary.k == (3,) for t in table)
     markdown = tables.to_markdown(table)
-    assert "| X | all | 2 | 6 | 3 | 0.750 |" in markdown
-    assert tables.to_csv(table).splitlines()[0].startswith("assessor,tier,records")
+    assert "| X | all | 2 | 6 | 3 | 0.750 | 0.750 | 0.750 | 0.667 | 0.686 | 0.000 |" in markdown
+    csv_lines = tables.to_csv(table).splitlines()
+    assert csv_lines[0] == "assessor,tier,records,atoms,k,precision,gold_precision,f1,accuracy,f1_k,mae,brier,ece"
+    assert csv_lines[1].startswith("X,all,2,6,3,0.75,0.75,0.75,")
     assert "granite-8b | FR2 | 0.62 | 0.78 | 0.61 | 0.12" in tables.published_markdown()
+
+
+def test_table_reports_the_k_each_response_was_scored_with() -> None:
+    # K = max(n // 2, 1) per response (the "half" rule): 2 and 1, where the median of 4 and 2
+    # atoms would be 3; the table shows the written K and the mean of the written F1@K
+    rows = [
+        _row("X", [("S", 0.9), ("S", 0.2), ("NS", 0.7), ("NS", 0.1)], k=2),
+        _row("X", [("S", 0.6), ("S", 0.8)], k=1),
+    ]
+    (line,) = tables.summary_table({"X": rows}, by_tier=False)
+    assert line.summary.k == (1, 2)
+    # F1@2 of row 1: S=2, Pr .5, R 1 -> 2/3; F1@1 of row 2: Pr 1, R 1 -> 1
+    assert line.summary.mean_f1_k == pytest.approx((2 / 3 + 1.0) / 2)
+    assert "| X | all | 2 | 6 | 1, 2 | 0.750 |" in tables.to_markdown([line])
+    assert tables.to_csv([line]).splitlines()[1].startswith("X,all,2,6,1;2,0.75,")
 
 
 def test_baseline_rules_on_fixed_relations() -> None:
@@ -124,7 +149,7 @@ def test_baseline_rows_from_precomputed_nli() -> None:
     vote = rows["vote"]
     assert vote["atoms"][1]["probability"] == 0.0 and vote["atoms"][0]["probability"] == 1.0
     assert fs["counters"]["nli_pairs"] == 3
-    assert tables.summarize_rows([fs], "FactScore").accuracy == 1.0
+    assert tables.table_line([fs], "FactScore").summary.atom_accuracy == 1.0
 
 
 def test_plots_are_png() -> None:

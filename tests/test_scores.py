@@ -13,6 +13,7 @@ from fact_reasoner.scores import (
     SUPPORTED_THRESHOLD,
     UNIFORM_TOLERANCE,
     compare_with_gold,
+    describe_k,
     entropy_terms,
     f1_at_k,
     factual_precision,
@@ -22,7 +23,7 @@ from fact_reasoner.scores import (
     recall_at_k,
     resolve_k,
     score_record,
-    summarize,
+    summarize_rows,
 )
 
 S, NS = Label.SUPPORTED, Label.NOT_SUPPORTED
@@ -132,16 +133,67 @@ def test_record_scores_with_partial_gold():
     assert scores.as_fields()["gold_true_atoms"] == 2
 
 
+def _written_row(probs, gold, k):
+    """An output row as the pipeline writes it: the record's scores and its atoms."""
+    ids = [f"a{i}" for i in range(len(probs))]
+    scores = score_record(dict(zip(ids, probs)), k, dict(zip(ids, gold)))
+    atoms = [{"id": i, "label": g.value if g else None, "probability": p, "prediction": predict_label(p).value}
+             for i, p, g in zip(ids, probs, gold)]
+    return scores.as_fields() | {"atoms": atoms}
+
+
 def test_dataset_summary_by_hand():
-    probs = [[0.9, 0.1], [0.8, 0.7, 0.6, 0.2]]
-    gold = [[S, S], [S, NS, S, NS]]
-    summary = summarize(probs, gold, k="median")
-    assert summary.median_num_atoms == 3.0 and summary.k == 3
+    # K as the records were scored: max(n // 2, 1) = 1 and 2 (the median of 2 and 4 atoms would be 3)
+    rows = [_written_row([0.9, 0.1], [S, S], k=1), _written_row([0.8, 0.7, 0.6, 0.2], [S, NS, S, NS], k=2)]
+    summary = summarize_rows(rows)
+    assert summary.num_records == 2 and summary.num_atoms == 6 and summary.median_num_atoms == 3.0
+    assert summary.k == (1, 2)
+    # F1@1 of the first: S=1, Pr .5, R 1 → 2/3; F1@2 of the second: S=3, Pr .75, R 1 → 6/7
+    assert [r["f1_k"] for r in rows] == [pytest.approx(2 / 3), pytest.approx(6 / 7)]
+    assert summary.mean_f1_k == pytest.approx((2 / 3 + 6 / 7) / 2)  # not F1@3's (0.4 + 6/7) / 2
     # precisions .5 and .75; gold precisions 1 and .5 → MAE = (.5 + .25) / 2
     assert summary.mean_factuality_score == pytest.approx(0.625)
+    assert summary.mean_gold_factuality_score == pytest.approx(0.75)
     assert summary.mae_factuality_score == pytest.approx(0.375)
     # atoms: TP = 3 (0.9, 0.8, 0.6), FN = 1 (0.1), FP = 1 (0.7), TN = 1 (0.2)
     assert summary.atom_accuracy == pytest.approx(4 / 6)
     assert summary.atom_f1_supported == pytest.approx(6 / 8)
-    # F1@3: first S=1 → Pr .5, R 1/3, F1 .4; second S=3 → Pr .75, R 1, F1 6/7
-    assert summary.mean_f1_k == pytest.approx((0.4 + 6 / 7) / 2)
+    assert summary.atom_brier_score == pytest.approx((0.01 + 0.81 + 0.04 + 0.49 + 0.16 + 0.04) / 6)
+    # bins: 0.1 (y=1) | 0.2 (y=0) | 0.6 (y=1) | 0.7 (y=0) | 0.8 (y=1) | 0.9 (y=1)
+    assert summary.atom_ece == pytest.approx((0.9 + 0.2 + 0.4 + 0.7 + 0.2 + 0.1) / 6)
+    assert (summary.num_gold_atoms, summary.num_gold_records) == (6, 2)
+    assert summary.as_dict()["k"] == [1, 2]
+
+
+def test_dataset_summary_uses_what_the_rows_wrote():
+    """The summary reads the written scores, even where a re-scoring would give another value."""
+    rows = [_written_row([0.9, 0.8, 0.2], [None, None, None], k=5)]
+    rows[0]["f1_k"] = 0.123  # a value no re-scoring of these atoms gives
+    rows[0]["factuality_score"] = 0.456
+    summary = summarize_rows(rows)
+    assert summary.k == (5,) and summary.mean_f1_k == 0.123 and summary.mean_factuality_score == 0.456
+    assert summary.atom_accuracy is None and summary.num_gold_atoms == 0  # no gold: no gold figures
+
+
+def test_dataset_summary_of_partly_labelled_and_empty_rows():
+    rows = [
+        _written_row([0.9, 0.3, 0.7], [S, None, NS], k=2),  # Pr 2/3 written; over labelled atoms 1 (both S)
+        _written_row([0.8], [None], k=2),  # no gold label: in Pr and F1@K, not in the gold figures
+        _written_row([], [], k=2),  # no atoms: factuality_score NaN (null on disk), F1@K 0
+    ]
+    rows[2]["factuality_score"] = None  # as read back from JSON
+    summary = summarize_rows(rows)
+    assert summary.num_records == 3 and summary.num_atoms == 4 and summary.k == (2,)
+    assert summary.mean_factuality_score == pytest.approx((2 / 3 + 1.0) / 2)
+    assert summary.mean_f1_k == pytest.approx((rows[0]["f1_k"] + rows[1]["f1_k"] + 0.0) / 3)
+    assert summary.num_gold_records == 1 and summary.num_gold_atoms == 2
+    assert summary.mean_gold_factuality_score == 0.5 and summary.mae_factuality_score == pytest.approx(0.5)
+    assert summary.atom_accuracy == 0.5
+    empty = summarize_rows([])
+    assert empty.num_records == 0 and empty.k == () and math.isnan(empty.mean_f1_k)
+    assert empty.as_dict()["k"] is None
+
+
+def test_describe_k():
+    assert describe_k([7]) == "7" and describe_k((9, 4, 4)) == "4, 9" and describe_k(range(2, 31)) == "2–30"
+    assert describe_k([]) == ""

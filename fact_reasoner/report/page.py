@@ -34,7 +34,7 @@ from typing import Any
 from ..scores import GoldAtoms
 from .plots import PLOTS
 from .rows import group_rows, read_rows, restrict_to_common
-from .tables import COLUMNS, PUBLISHED_GOLD_PRECISION, PUBLISHED_TABLE3, Summary, summary_table
+from .tables import COLUMNS, PUBLISHED_GOLD_PRECISION, PUBLISHED_TABLE3, TableLine, format_cell, line_values, summary_table
 
 SNIPPET_CHARS = 220
 
@@ -117,15 +117,13 @@ class ContextTexts:
         return texts
 
 
-def _summary_html(lines: Sequence[Summary]) -> str:
-    head = "".join(f"<th>{esc(title)}</th>" for _, title in COLUMNS)
+def _summary_html(lines: Sequence[TableLine]) -> str:
+    head = "".join(f"<th>{esc(title)}</th>" for _, title, _ in COLUMNS)
     body = []
     for line in lines:
         cells = []
-        for key, _ in COLUMNS:
-            value = getattr(line, key)
-            numeric = isinstance(value, (int, float)) and key not in ("assessor", "tier")
-            cells.append(f"<td class=\"{'num' if numeric else ''}\">{esc(_fmt(value))}</td>")
+        for (_, _, field), value in zip(COLUMNS, line_values(line)):
+            cells.append(f"<td class=\"{'' if field is None else 'num'}\">{esc(format_cell(value))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -166,11 +164,11 @@ def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def _row_precision(row: dict[str, Any]) -> tuple[float, float | None]:
-    atoms = GoldAtoms.of(row)
-    all_atoms = row.get("atoms") or []
-    predicted = sum(a.get("prediction") == "S" for a in all_atoms) / len(all_atoms) if all_atoms else math.nan
-    gold = sum(atoms.truths) / len(atoms.truths) if atoms.truths else None
-    return predicted, gold
+    """The row's written factual precision, and its gold precision when atoms carry labels."""
+    written = row.get("factuality_score")
+    predicted = math.nan if written is None else float(written)
+    gold = GoldAtoms.of(row)
+    return predicted, gold.gold_precision if gold.truths else None
 
 
 def _evidence_html(record_key: str, per_assessor: dict[str, Sequence[dict[str, Any]]], texts: ContextTexts,
@@ -230,7 +228,9 @@ def _record_html(index: int, key: str, by_group: dict[str, dict[str, Any]], text
     scores = []
     for name, row in by_group.items():
         predicted, gold = _row_precision(row)
-        scores.append(f"{esc(name)} Pr {esc(_fmt(predicted))}")
+        f1_k, k = row.get("f1_k"), row.get("k")  # as written: the K this response was scored with
+        at_k = f", F1@{esc(k)} {esc(_fmt(float(f1_k)))}" if f1_k is not None and k is not None else ""
+        scores.append(f"{esc(name)} Pr {esc(_fmt(predicted))}{at_k}")
     _, gold = _row_precision(first)
     gold_text = f" · gold Pr {esc(_fmt(gold))}" if gold is not None else ""
 
@@ -308,7 +308,7 @@ def build_report(
                 texts.add(key, row["contexts"])
     common, left_out = restrict_to_common(groups)
     lines = summary_table(common)
-    has_gold = any(line.atoms for line in lines)
+    has_gold = any(line.summary.num_gold_atoms for line in lines)
     overall = [line for line in lines if line.tier == "all"]
     tiers = [line for line in lines if line.tier != "all"]
     shown = keys if max_records is None else keys[:max_records]
@@ -325,7 +325,7 @@ def build_report(
     if has_gold:
         parts += [
             "<p class=\"note\">Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; "
-            "acc: atom accuracy; F1@K: mean F1@K with K = median atoms per response; MAE: mean |Pr − gold Pr|; "
+            "acc: atom accuracy; F1@K: mean of the responses' F1@K, each with the K it was scored with (column K); MAE: mean |Pr − gold Pr|; "
             "Brier: mean (P − y)²; ECE: expected calibration error over 10 equal-width bins.</p>",
             _summary_html(overall),
         ]

@@ -1,8 +1,9 @@
 """Plots of agreement with gold labels (matplotlib, Agg backend), each as PNG bytes.
 
 - reliability diagram: per assessor, acc(B_b) against conf(B_b) over the equal-width bins of
-  :func:`fact_reasoner.scores.reliability_bins`, with the ECE in the legend;
-- predicted vs gold factual precision, one point per response, with the MAE in the legend;
+  :func:`fact_reasoner.scores.reliability_bins`, with the ECE of the table in the legend;
+- predicted vs gold factual precision over the gold-labelled atoms, one point per response,
+  with the MAE of the table in the legend;
 - distributions of the atom posteriors P(a_i) by gold label.
 """
 
@@ -12,7 +13,7 @@ import io
 import math
 from typing import Any
 
-from ..scores import GoldAtoms, expected_calibration_error, mean_absolute_error, reliability_bins
+from ..scores import GoldAtoms, reliability_bins, summarize_rows
 
 
 def _pyplot():
@@ -43,7 +44,7 @@ def plot_reliability(groups: dict[str, list[dict[str, Any]]]) -> bytes:
         bins = [b for b in reliability_bins(truths, probabilities) if b.count]
         if not bins:
             continue
-        ece = expected_calibration_error(truths, probabilities)
+        ece = summarize_rows(rows).atom_ece  # the table's ECE
         axis.plot([b.mean_probability for b in bins], [b.fraction_true for b in bins], marker="o",
                   label=f"{label} (ECE {ece:.3f})")
     axis.set_xlabel("predicted P(atom true)")
@@ -63,9 +64,9 @@ def plot_precision_scatter(groups: dict[str, list[dict[str, Any]]]) -> bytes:
     for label, rows in groups.items():
         points = [GoldAtoms.of(r) for r in rows]
         points = [a for a in points if a.truths]
-        gold = [sum(a.truths) / len(a.truths) for a in points]
-        predicted = [sum(a.predicted) / len(a.predicted) for a in points]
-        mae = mean_absolute_error(gold, predicted) if points else math.nan
+        gold = [a.gold_precision for a in points]
+        predicted = [a.precision for a in points]
+        mae = summarize_rows(rows).mae_factuality_score if points else math.nan  # the table's MAE
         axis.scatter(gold, predicted, s=14, alpha=0.7, label=f"{label} (MAE {mae:.3f})")
     axis.set_xlabel("gold factual precision")
     axis.set_ylabel("predicted factual precision")

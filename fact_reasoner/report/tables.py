@@ -1,21 +1,23 @@
-"""Tables of agreement with gold S/NS labels per assessor (and rarity tier): Markdown and CSV,
-and the paper's published numbers beside them.
+"""Tables of agreement with gold S/NS labels, one line per assessor (and rarity tier), as
+Markdown or CSV, with the paper's published numbers beside them.
 
-Definitions (per assessor, over a dataset of R responses and N gold-labelled atoms):
+Every number of a line is a field of :func:`fact_reasoner.scores.summarize_rows` over that
+line's rows (the formulas are there); nothing is recomputed here:
 
-- factual precision Pr_r = #{atoms predicted S} / n_r, reported as the mean over responses;
-  gold precision likewise with gold labels;
-- F1 (atom level, S positive) = 2·TP / (2·TP + FP + FN), pooled over all atoms;
-  accuracy = (TP + TN) / N;
-- F1@K: per response 2·Pr·R@K / (Pr + R@K), R@K = min(S/K, 1), with one K for the dataset
-  (the median number of atoms per response, rounded half up), reported as the mean;
-- MAE = (1/R) Σ_r |Pr_r − gold Pr_r|;
-- Brier score = (1/N) Σ_i (P(a_i) − y_i)², y_i = 1 for gold S;
-- expected calibration error, 10 equal-width bins B_b = [b/10, (b+1)/10) (the last bin
-  includes 1): ECE = Σ_b (|B_b| / N) · |mean_{i∈B_b} y_i − mean_{i∈B_b} P(a_i)|.
+- bios: ``num_records``, the responses;
+- atoms: ``num_gold_atoms``, atoms with a gold S/NS label;
+- K: ``k``, the K values the responses were scored with;
+- Pr: ``mean_factuality_score``, mean of the responses' factual precision S / n;
+- gold Pr: ``mean_gold_factuality_score``, the same with the gold labels;
+- F1 (S): ``atom_f1_supported``, atom-level F1 with S positive, pooled: 2·TP / (2·TP + FP + FN);
+- acc: ``atom_accuracy``, atom-level accuracy (TP + TN) / N;
+- F1@K: ``mean_f1_k``, mean of the responses' written F1@K;
+- MAE: ``mae_factuality_score``, (1/R) Σ_r |Pr_r − gold Pr_r|;
+- Brier: ``atom_brier_score``, (1/N) Σ_i (P(a_i) − y_i)², y_i = 1 for gold S;
+- ECE: ``atom_ece``, Σ_b (|B_b| / N)·|acc(B_b) − conf(B_b)| over 10 equal-width bins.
 
-Predictions come from each atom's ``prediction`` field (FR: ``scores.is_supported(P)``; the
-FactScore baseline: "any context entails"), probabilities from ``probability``.
+Predictions are each atom's written ``prediction`` (FR: ``scores.is_supported(P)``; the
+FactScore baseline: "any context entails"), probabilities its ``probability``.
 """
 
 from __future__ import annotations
@@ -23,19 +25,11 @@ from __future__ import annotations
 import csv
 import io
 import math
-import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from ..scores import (
-    GoldAtoms,
-    brier_score,
-    expected_calibration_error,
-    f1_at_k,
-    mean_absolute_error,
-    resolve_k,
-)
+from ..scores import DatasetSummary, describe_k, summarize_rows
 from .rows import tier_of
 
 # Paper v2 (arXiv 2502.18573), Table 3: 157 FActScore ChatGPT biographies, Wikipedia contexts.
@@ -51,60 +45,25 @@ PUBLISHED_TABLE3: dict[str, dict[str, tuple[float, float, float, float]]] = {
 PUBLISHED_GOLD_PRECISION = 0.62
 
 
-@dataclass
-class Summary:
-    """One line of the results table (see the module docstring for each definition)."""
+@dataclass(frozen=True)
+class TableLine:
+    """One line of the results table: an assessor, a tier ("all" for every row) and the summary."""
 
     assessor: str
-    tier: str = "all"
-    records: int = 0
-    atoms: int = 0
-    k: int | None = None
-    precision: float = math.nan
-    gold_precision: float = math.nan
-    f1: float = math.nan
-    accuracy: float = math.nan
-    f1_k: float = math.nan
-    mae: float = math.nan
-    brier: float = math.nan
-    ece: float = math.nan
-    extra: dict[str, Any] = field(default_factory=dict)
+    tier: str
+    summary: DatasetSummary
 
 
-def summarize_rows(rows: Sequence[dict[str, Any]], assessor: str, tier: str = "all", k: int | None = None) -> Summary:
-    """The table line for ``rows`` (one assessor); ``k`` defaults to the rows' median atoms."""
-    records = [GoldAtoms.of(r) for r in rows]
-    records = [r for r in records if r.truths]
-    summary = Summary(assessor=assessor, tier=tier, records=len(records))
-    if not records:
-        return summary
-    if k is None:
-        k = resolve_k("median", 0, statistics.median(r.num_atoms for r in records))
-    predicted = [p for r in records for p in r.predicted]
-    truths = [y for r in records for y in r.truths]
-    probabilities = [p for r in records for p in r.probabilities]
-    tp = sum(p and y for p, y in zip(predicted, truths))
-    fp = sum(p and not y for p, y in zip(predicted, truths))
-    fn = sum((not p) and y for p, y in zip(predicted, truths))
-    precisions = [sum(r.predicted) / len(r.predicted) for r in records]
-    golds = [sum(r.truths) / len(r.truths) for r in records]
-    summary.atoms = len(truths)
-    summary.k = k
-    summary.precision = statistics.fmean(precisions)
-    summary.gold_precision = statistics.fmean(golds)
-    summary.f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan
-    summary.accuracy = sum(p == y for p, y in zip(predicted, truths)) / len(truths)
-    summary.f1_k = statistics.fmean(f1_at_k(sum(r.predicted), len(r.predicted), k) for r in records)
-    summary.mae = mean_absolute_error(golds, precisions)
-    summary.brier = brier_score(truths, probabilities)
-    summary.ece = expected_calibration_error(truths, probabilities)
-    return summary
+def table_line(rows: Sequence[dict[str, Any]], assessor: str, tier: str = "all") -> TableLine:
+    """The table line of ``rows`` (one assessor): :func:`~fact_reasoner.scores.summarize_rows`."""
+    return TableLine(assessor, tier, summarize_rows(rows))
 
 
-def summary_table(groups: dict[str, list[dict[str, Any]]], by_tier: bool = True) -> list[Summary]:
+def summary_table(groups: dict[str, list[dict[str, Any]]], by_tier: bool = True) -> list[TableLine]:
     """One line per assessor over all rows, then (``by_tier``) one per assessor × rarity tier.
 
-    K is the median number of atoms over the whole dataset, per assessor, also for the tiers."""
+    Each response keeps the K it was scored with (the run's choice, e.g. the whole dataset's
+    median number of atoms), also in the tier lines."""
     lines = []
     tiers: list[str] = []
     for rows in groups.values():
@@ -115,42 +74,62 @@ def summary_table(groups: dict[str, list[dict[str, Any]]], by_tier: bool = True)
     tier_order = ["very rare", "rare", "medium", "freq", "very freq"]
     tiers.sort(key=lambda t: (tier_order.index(t) if t in tier_order else 99, t))
     for label, rows in groups.items():
-        overall = summarize_rows(rows, label)
-        lines.append(overall)
+        lines.append(table_line(rows, label))
         if by_tier:
             for tier in tiers:
-                lines.append(summarize_rows([r for r in rows if tier_of(r) == tier], label, tier, overall.k))
+                lines.append(table_line([r for r in rows if tier_of(r) == tier], label, tier))
     return lines
 
 
 # -- rendering -------------------------------------------------------------------------------
 
+#: (CSV column, title, summary field) in table order; assessor and tier come from the line.
 COLUMNS = [
-    ("assessor", "assessor"), ("tier", "tier"), ("records", "bios"), ("atoms", "atoms"), ("k", "K"),
-    ("precision", "Pr"), ("gold_precision", "gold Pr"), ("f1", "F1 (S)"), ("accuracy", "acc"),
-    ("f1_k", "F1@K"), ("mae", "MAE"), ("brier", "Brier"), ("ece", "ECE"),
+    ("assessor", "assessor", None), ("tier", "tier", None), ("records", "bios", "num_records"),
+    ("atoms", "atoms", "num_gold_atoms"), ("k", "K", "k"), ("precision", "Pr", "mean_factuality_score"),
+    ("gold_precision", "gold Pr", "mean_gold_factuality_score"), ("f1", "F1 (S)", "atom_f1_supported"),
+    ("accuracy", "acc", "atom_accuracy"), ("f1_k", "F1@K", "mean_f1_k"), ("mae", "MAE", "mae_factuality_score"),
+    ("brier", "Brier", "atom_brier_score"), ("ece", "ECE", "atom_ece"),
 ]
 
 
-def _cell(value: Any) -> str:
+def line_values(line: TableLine) -> list[Any]:
+    """The line's raw values in :data:`COLUMNS` order (``k`` a tuple, a missing figure None)."""
+    return [getattr(line, key) if field is None else getattr(line.summary, field) for key, _, field in COLUMNS]
+
+
+def format_cell(value: Any, digits: int = 3) -> str:
+    """A value as table text: floats to ``digits`` decimals, K values as :func:`describe_k`,
+    "–" for a missing figure (None, NaN, no K)."""
+    if isinstance(value, tuple):
+        return describe_k(value) or "–"
     if isinstance(value, float):
-        return "–" if math.isnan(value) else f"{value:.3f}"
+        return "–" if math.isnan(value) else f"{value:.{digits}f}"
     return "–" if value is None else str(value)
 
 
-def to_markdown(lines: Sequence[Summary]) -> str:
-    header = "| " + " | ".join(title for _, title in COLUMNS) + " |"
-    rule = "|" + "|".join("---" if key in ("assessor", "tier") else "---:" for key, _ in COLUMNS) + "|"
-    body = ["| " + " | ".join(_cell(getattr(line, key)) for key, _ in COLUMNS) + " |" for line in lines]
+def to_markdown(lines: Sequence[TableLine]) -> str:
+    header = "| " + " | ".join(title for _, title, _ in COLUMNS) + " |"
+    rule = "|" + "|".join("---" if field is None else "---:" for _, _, field in COLUMNS) + "|"
+    body = ["| " + " | ".join(format_cell(v) for v in line_values(line)) + " |" for line in lines]
     return "\n".join([header, rule, *body]) + "\n"
 
 
-def to_csv(lines: Sequence[Summary]) -> str:
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return ";".join(str(v) for v in value)
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    return value
+
+
+def to_csv(lines: Sequence[TableLine]) -> str:
+    """CSV with one column per :data:`COLUMNS` entry; several K values are joined by ";"."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow([key for key, _ in COLUMNS])
+    writer.writerow([key for key, _, _ in COLUMNS])
     for line in lines:
-        writer.writerow(["" if isinstance(v, float) and math.isnan(v) else v for v in (getattr(line, k) for k, _ in COLUMNS)])
+        writer.writerow([_csv_value(v) for v in line_values(line)])
     return buffer.getvalue()
 
 
@@ -177,7 +156,3 @@ def published_csv() -> str:
         for assessor, values in rows.items():
             writer.writerow(["paper v2 Table 3 (published)", model, assessor, *values])
     return buffer.getvalue()
-
-
-def summaries_as_dicts(lines: Sequence[Summary]) -> list[dict[str, Any]]:
-    return [asdict(line) for line in lines]
