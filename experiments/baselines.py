@@ -13,7 +13,8 @@ atoms.
 - **NLI vote** (``vote``, VeriScore/FactVerify-style, supported vs contradicted vs undecided):
   each context votes with the probability of its label, entailment for, contradiction against,
   neutral abstains: E = Σ_{label=ent} p_j, C = Σ_{label=con} p_j,
-  P = E / (E + C) when E + C > 0, else 0.5 (undecided); S iff P > 0.5.
+  P = E / (E + C) when E + C > 0, else 0.5 (undecided); S iff P > 0.5, by the factuality
+  scores' rule (:func:`fact_reasoner.scores.is_supported`: a P within 1e-9 of 0.5 is NS).
 
 Output rows have the same shape as FactReasoner's :class:`~fact_reasoner.schema.OutputRecord`
 (IBM's score fields, ``atoms`` with per-atom verdict and evidence) plus ``assessor``, so tables
@@ -29,7 +30,17 @@ from typing import Any
 
 from fact_reasoner.nli import NLIBackend, NLIJudgement
 from fact_reasoner.schema import Atom, InputRecord, Label, RelationType
-from fact_reasoner.scores import entropy_terms, f1_at_k, factual_precision, recall_at_k, resolve_k
+from fact_reasoner.scores import (
+    SUPPORTED_THRESHOLD,
+    brier_score,
+    entropy_terms,
+    f1_at_k,
+    factual_precision,
+    is_supported,
+    is_uniform,
+    recall_at_k,
+    resolve_k,
+)
 
 BASELINES = ("factscore", "vote")
 ASSESSOR_NAMES = {"factscore": "FactScore", "vote": "NLI-vote"}
@@ -66,12 +77,12 @@ def factscore_verdict(judgements: Sequence[ContextJudgement]) -> tuple[float, La
 
 
 def vote_verdict(judgements: Sequence[ContextJudgement]) -> tuple[float, Label]:
-    """Weighted vote: P = E / (E + C) (0.5 when no context takes a side); S iff P > 0.5."""
+    """Weighted vote: P = E / (E + C) (0.5 when no context takes a side); S iff ``is_supported(P)``."""
     valid = [j for j in judgements if not j.failed]
     for_ = sum(j.probability for j in valid if j.label == RelationType.ENTAILMENT)
     against = sum(j.probability for j in valid if j.label == RelationType.CONTRADICTION)
-    probability = for_ / (for_ + against) if for_ + against > 0 else 0.5
-    return probability, Label.SUPPORTED if probability > 0.5 else Label.NOT_SUPPORTED
+    probability = for_ / (for_ + against) if for_ + against > 0 else SUPPORTED_THRESHOLD
+    return probability, Label.SUPPORTED if is_supported(probability) else Label.NOT_SUPPORTED
 
 
 _RULES = {"factscore": factscore_verdict, "vote": vote_verdict}
@@ -165,7 +176,7 @@ def baseline_row(
         "num_contexts": len(record.contexts or []),
         "num_true_atoms": supported,
         "num_false_atoms": n - supported,
-        "num_uniform_atoms": sum(abs(p - 0.5) <= 1e-9 for p in probabilities),
+        "num_uniform_atoms": sum(is_uniform(p) for p in probabilities),
         "entropy": sum(terms),
         "avg_entropy": sum(terms) / n if n else None,
         "entropy_log_base": "e",
@@ -188,7 +199,7 @@ def baseline_row(
             true_negative=tn,
             false_positive=fp,
             false_negative=fn,
-            brier_score=sum((q - (g == "S")) ** 2 for g, _, q in gold) / len(gold),
+            brier_score=brier_score([g == "S" for g, _, _ in gold], [q for _, _, q in gold]),
         )
     return row
 

@@ -10,7 +10,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from fact_reasoner import evaluation as ev
+from fact_reasoner.report.plots import PLOTS
+from fact_reasoner.report.rows import group_rows, read_rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,12 +21,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--prefix", default="", help="file name prefix")
     args = parser.parse_args(argv)
     try:
-        groups = ev.group_rows(ev.read_rows(args.results))
+        groups = group_rows(read_rows(args.results))
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     args.out_dir.mkdir(parents=True, exist_ok=True)
-    for name, plot in ev.PLOTS.items():
+    for name, plot in PLOTS.items():
         path = args.out_dir / f"{args.prefix}{name}.png"
         path.write_bytes(plot(groups))
         print(path)

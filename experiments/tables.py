@@ -5,8 +5,9 @@
 
 writes ``PREFIX.md`` (our table, per-tier table, and the paper's published Table 3 beside it)
 and ``PREFIX.csv`` (our lines) and ``PREFIX.published.csv``. Definitions of every column are in
-:mod:`fact_reasoner.evaluation` (Pr, F1 of S atoms, accuracy, F1@K with K = dataset median,
-MAE of precision, Brier score, ECE over 10 equal-width bins).
+:mod:`fact_reasoner.report.tables` (Pr, F1 of S atoms, accuracy, mean of the responses' F1@K,
+MAE of precision, Brier score, ECE over 10 equal-width bins); every figure is
+:func:`fact_reasoner.scores.summarize_rows` of the rows as written.
 """
 
 from __future__ import annotations
@@ -16,30 +17,31 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from fact_reasoner import evaluation as ev
+from fact_reasoner.report import tables as rt
+from fact_reasoner.report.rows import group_rows, read_rows, restrict_to_common
 
 
 def groups_for(paths: Sequence[Path]) -> tuple[dict, int]:
     """Rows per assessor, restricted to the responses every assessor has finished."""
-    return ev.restrict_to_common(ev.group_rows(ev.read_rows(paths)))
+    return restrict_to_common(group_rows(read_rows(paths)))
 
 
-def lines_for(paths: Sequence[Path]) -> list[ev.Summary]:
-    return ev.summary_table(groups_for(paths)[0])
+def lines_for(paths: Sequence[Path]) -> list[rt.TableLine]:
+    return rt.summary_table(groups_for(paths)[0])
 
 
 def render(paths: Sequence[Path], title: str | None = None) -> str:
     """The Markdown text: overall lines, per-tier lines, then the published numbers."""
     groups, left_out = groups_for(paths)
-    lines = ev.summary_table(groups)
+    lines = rt.summary_table(groups)
     overall = [line for line in lines if line.tier == "all"]
     tiers = [line for line in lines if line.tier != "all"]
     note = (f"({left_out} response(s) not finished by every assessor are left out.)\n" if left_out else "")
     parts = [f"## {title}\n" if title else "", "Ours (same atoms, contexts and NLI for every assessor):\n",
-             note, ev.to_markdown(overall)]
+             note, rt.to_markdown(overall)]
     if tiers:
-        parts += ["\nBy rarity tier (cat[0]; K is the whole dataset's median):\n", ev.to_markdown(tiers)]
-    parts += ["\n", ev.published_markdown()]
+        parts += ["\nBy rarity tier (cat[0]; each response keeps the K it was scored with):\n", rt.to_markdown(tiers)]
+    parts += ["\n", rt.published_markdown()]
     return "\n".join(p for p in parts if p)
 
 
@@ -47,8 +49,8 @@ def write_tables(paths: Sequence[Path], prefix: Path, title: str | None = None) 
     prefix.parent.mkdir(parents=True, exist_ok=True)
     markdown = render(paths, title or prefix.name)
     prefix.with_name(prefix.name + ".md").write_text(markdown)
-    prefix.with_name(prefix.name + ".csv").write_text(ev.to_csv(lines_for(paths)))
-    prefix.with_name(prefix.name + ".published.csv").write_text(ev.published_csv())
+    prefix.with_name(prefix.name + ".csv").write_text(rt.to_csv(lines_for(paths)))
+    prefix.with_name(prefix.name + ".published.csv").write_text(rt.published_csv())
     return markdown
 
 

@@ -20,7 +20,7 @@ from typing import Any
 from .cli_options import add_config_arguments, config_from_args
 from .errors import SetupError
 from .io import NumberedRecord, RecordError, ResultWriter, dumps_line, read_records
-from .scores import median_num_atoms, summarize
+from .scores import describe_k, median_num_atoms, summarize_rows
 
 #: Sub-commands contributed by other modules: name -> module with ``register(subparsers)``.
 PLUGIN_COMMANDS = {
@@ -182,7 +182,7 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         with open(errors_path, "w", encoding="utf-8") as handle:
             for failure in failures:
                 handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
-    summary = _dataset_summary(writer.done.values(), assessor.config.scores.k)
+    summary = _dataset_summary(writer.done.values())
     summary.update(
         input_file=str(args.input_file),
         output_file=str(out_path),
@@ -205,19 +205,17 @@ def _assess_one(assessor, item: NumberedRecord, k_rule, median):
     return assessor.assess(item.record, k=k_rule, dataset_median_atoms=median, record_key=item.key)
 
 
-def _dataset_summary(rows, k) -> dict[str, Any]:
-    from .schema import Label
-
+def _dataset_summary(rows) -> dict[str, Any]:
+    """The one dataset summary (:func:`~fact_reasoner.scores.summarize_rows`) of the written rows."""
     rows = list(rows)
-    probabilities = [[a["probability"] for a in row["atoms"]] for row in rows]
-    gold = [[Label(a["label"]) if a.get("label") else None for a in row["atoms"]] for row in rows]
-    summary = summarize(probabilities, gold if any(any(g) for g in gold) else None, k=k)
-    out = {key: value for key, value in summary.__dict__.items()}
+    out = summarize_rows(rows).as_dict()
     out["engines"] = sorted({row["engine"]["algorithm"] for row in rows})
     return out
 
 
 def _fmt(value: Any) -> str:
+    if isinstance(value, list):  # the K values the records were scored with
+        return describe_k(value)
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.4f}"
     return str(value)
@@ -227,7 +225,7 @@ def _print_summary(summary: dict[str, Any], failures: list[RecordError], out_pat
     keys = [
         "num_records", "num_atoms", "k", "mean_factuality_score", "mean_f1_k",
         "mean_gold_factuality_score", "mae_factuality_score", "atom_accuracy",
-        "atom_f1_supported", "atom_brier_score", "failed_records", "seconds",
+        "atom_f1_supported", "atom_brier_score", "atom_ece", "failed_records", "seconds",
     ]
     print(f"results: {out_path}", file=sys.stderr)
     for key in keys:

@@ -1,7 +1,25 @@
-"""Factuality scores (DESIGN §6), as pure functions over posterior marginals.
+"""Factuality scores and every dataset figure, as pure functions.
 
-Notation: n atoms with posteriors P(a_i); S = #{i : P(a_i) > 0.5} (strictly — an atom at
-exactly 0.5 is "uniform" and counts as not supported).
+- per atom: S/NS from the posterior (:func:`is_supported`, :func:`predict_label`);
+- per record: precision, R@K, F1@K, entropy, agreement with gold (:func:`score_record`);
+- agreement and calibration: Brier score, MAE, reliability bins, ECE, confusion counts,
+  every one taking ``(y_true, y_pred)`` / ``(y_true, y_prob)`` in scikit-learn's order;
+- per dataset: :func:`summarize_rows`, the one summary of the output rows as written, used by
+  the CLI's run summary, the experiment tables and the HTML report.
+
+Notation: n atoms with posteriors P(a_i) = P(atom i is true); S = the number of supported atoms.
+
+Supported, with one tie rule for FR1, FR2, FR3 and the baselines: with t = 0.5
+(:data:`SUPPORTED_THRESHOLD`) and ε = 1e-9 (:data:`UNIFORM_TOLERANCE`),
+
+- atom i is **supported** (S) iff P(a_i) − t > ε;
+- it is **uniform** iff |P(a_i) − t| ≤ ε, and a uniform atom counts as **not supported** (NS);
+- otherwise (P(a_i) < t − ε) it is NS.
+
+So P = 0.5, 0.5 + 1e-15 and 0.5 − 1e-15 are all uniform and NS (inference can return 0.5 plus
+floating-point noise for an atom without evidence, e.g. FR3's 0.5000000000000001), while
+0.5 + 1e-6 is S. :func:`is_supported` and :func:`is_uniform` are the only places that compare
+a posterior with t.
 """
 
 from __future__ import annotations
@@ -9,16 +27,30 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
+from typing import Any
 
 from .schema import Label
 
+#: The S/NS threshold t on P(atom is true): S iff P − t > UNIFORM_TOLERANCE.
+SUPPORTED_THRESHOLD = 0.5
+#: ε: a posterior within ε of t is "uniform" (no evidence either way) and counts as NS.
 UNIFORM_TOLERANCE = 1e-9
 
 
+def is_uniform(p: float) -> bool:
+    """|P − t| ≤ ε (t = 0.5, ε = 1e-9): the posterior says nothing either way."""
+    return abs(p - SUPPORTED_THRESHOLD) <= UNIFORM_TOLERANCE
+
+
+def is_supported(p: float) -> bool:
+    """S iff P − t > ε (t = 0.5, ε = 1e-9); a uniform P (|P − t| ≤ ε) is NS, and so is NaN."""
+    return p - SUPPORTED_THRESHOLD > UNIFORM_TOLERANCE
+
+
 def predict_label(p: float) -> Label:
-    """S iff P(a_i) > 0.5, else NS."""
-    return Label.SUPPORTED if p > 0.5 else Label.NOT_SUPPORTED
+    """S iff :func:`is_supported` (P − 0.5 > 1e-9), else NS."""
+    return Label.SUPPORTED if is_supported(p) else Label.NOT_SUPPORTED
 
 
 def factual_precision(num_supported: int, num_atoms: int) -> float:
@@ -70,17 +102,85 @@ def resolve_k(k: int | str, num_atoms: int, dataset_median: float | None = None)
 
 
 def median_num_atoms(counts: Iterable[int]) -> float | None:
+    """The median of the atom counts (the mean of the two middle ones for an even number);
+    None for no counts."""
     counts = list(counts)
     return float(statistics.median(counts)) if counts else None
 
 
-def brier_score(probabilities: Sequence[float], truths: Sequence[bool]) -> float:
-    """(1/N) Σ (P(a_i) − y_i)², y_i = 1 for a supported atom; NaN for no atoms."""
-    if len(probabilities) != len(truths):
-        raise ValueError("probabilities and truths differ in length")
-    if not probabilities:
+# -- agreement with gold labels and calibration ----------------------------------------------
+#
+# Every metric takes (y_true, y_pred) or (y_true, y_prob), in scikit-learn's order: y_true the
+# gold truth (y_i = 1 for an atom labelled S), y_prob the posteriors P(a_i), y_pred predictions.
+
+ECE_BINS = 10
+
+
+def brier_score(y_true: Sequence[bool], y_prob: Sequence[float]) -> float:
+    """Brier score = (1/N) Σ_i (P(a_i) − y_i)², y_i = 1 for gold S; NaN for no atoms."""
+    if len(y_true) != len(y_prob):
+        raise ValueError("y_true and y_prob differ in length")
+    if not y_prob:
         return math.nan
-    return sum((p - float(y)) ** 2 for p, y in zip(probabilities, truths)) / len(probabilities)
+    return sum((p - float(y)) ** 2 for y, p in zip(y_true, y_prob)) / len(y_prob)
+
+
+def mean_absolute_error(y_true: Sequence[float], y_pred: Sequence[float]) -> float:
+    """MAE = (1/R) Σ_r |ŷ_r − y_r| (e.g. predicted vs gold factual precision per response);
+    NaN for no responses."""
+    if len(y_true) != len(y_pred):
+        raise ValueError("y_true and y_pred differ in length")
+    return sum(abs(p - g) for g, p in zip(y_true, y_pred)) / len(y_pred) if y_pred else math.nan
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """One bin [lower, upper) of a reliability diagram."""
+
+    lower: float
+    upper: float
+    count: int
+    mean_probability: float  # conf(B) = mean P(a_i) over the bin; NaN when empty
+    fraction_true: float  # acc(B) = mean y_i over the bin; NaN when empty
+
+
+def bin_index(p: float, bins: int = ECE_BINS) -> int:
+    """Equal-width bin of p ∈ [0, 1]: b = min(⌊p·bins⌋, bins − 1), so p = 1 is in the last bin."""
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"probability out of [0, 1]: {p}")
+    return min(int(p * bins), bins - 1)
+
+
+def reliability_bins(y_true: Sequence[bool], y_prob: Sequence[float], bins: int = ECE_BINS) -> list[ReliabilityBin]:
+    """Per equal-width bin B_b = [b/bins, (b+1)/bins) (the last includes 1): |B_b|,
+    conf(B_b) = mean P(a_i) and acc(B_b) = mean y_i over the atoms in it."""
+    if len(y_true) != len(y_prob):
+        raise ValueError("y_true and y_prob differ in length")
+    sums = [[0, 0.0, 0] for _ in range(bins)]
+    for y, p in zip(y_true, y_prob):
+        b = sums[bin_index(p, bins)]
+        b[0] += 1
+        b[1] += p
+        b[2] += bool(y)
+    return [
+        ReliabilityBin(i / bins, (i + 1) / bins, n, s / n if n else math.nan, t / n if n else math.nan)
+        for i, (n, s, t) in enumerate(sums)
+    ]
+
+
+def expected_calibration_error(y_true: Sequence[bool], y_prob: Sequence[float], bins: int = ECE_BINS) -> float:
+    """ECE = Σ_b (|B_b| / N) · |acc(B_b) − conf(B_b)| over the bins of :func:`reliability_bins`;
+    NaN for no atoms."""
+    if len(y_true) != len(y_prob):
+        raise ValueError("y_true and y_prob differ in length")
+    total = len(y_prob)
+    if not total:
+        return math.nan
+    return sum(
+        b.count / total * abs(b.fraction_true - b.mean_probability)
+        for b in reliability_bins(y_true, y_prob, bins)
+        if b.count
+    )
 
 
 @dataclass(frozen=True)
@@ -96,22 +196,26 @@ class GoldComparison:
     brier_score: float  # mean (P(a_i) − y_i)², y_i = 1 for gold S
 
 
-def compare_with_gold(probabilities: Sequence[float], gold: Sequence[Label]) -> GoldComparison:
-    """Confusion counts, gold precision and Brier score over atoms that have a gold label."""
-    if len(probabilities) != len(gold):
-        raise ValueError("probabilities and gold labels differ in length")
-    if not gold:
+def compare_with_gold(y_true: Sequence[Label], y_prob: Sequence[float]) -> GoldComparison:
+    """Over atoms that have a gold label: TP/TN/FP/FN of the prediction :func:`is_supported`
+    (P(a_i)) against gold (S positive), gold precision (#gold S / N) and the Brier score."""
+    if len(y_true) != len(y_prob):
+        raise ValueError("y_true and y_prob differ in length")
+    if not y_true:
         raise ValueError("no gold labels to compare with")
-    truths = [label == Label.SUPPORTED for label in gold]
+    truths = [label == Label.SUPPORTED for label in y_true]
     tp = tn = fp = fn = 0
-    for p, truth in zip(probabilities, truths):
-        predicted = p > 0.5
+    for truth, p in zip(truths, y_prob):
+        predicted = is_supported(p)
         tp += truth and predicted
         tn += (not truth) and (not predicted)
         fp += (not truth) and predicted
         fn += truth and (not predicted)
     gold_true = tp + fn
-    return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(gold), brier_score(probabilities, truths))
+    return GoldComparison(tp, tn, fp, fn, gold_true, gold_true / len(y_true), brier_score(truths, y_prob))
+
+
+# -- one record -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -127,7 +231,7 @@ class RecordScores:
     num_false_atoms: int
     num_uniform_atoms: int
     entropy: float  # Σ −P ln P (IBM's "entropy")
-    avg_entropy: float  # (1/n) Σ −P ln P (DESIGN §6's E)
+    avg_entropy: float  # (1/n) Σ −P ln P (the mean entropy E of the paper)
     avg_prob: float
     gold: GoldComparison | None
 
@@ -147,14 +251,14 @@ def score_record(
     """All scores of one response from its atoms' posteriors (``{atom id: P(true)}``)."""
     probs = list(probabilities.values())
     n = len(probs)
-    supported = sum(p > 0.5 for p in probs)
-    uniform = sum(abs(p - 0.5) <= UNIFORM_TOLERANCE for p in probs)
+    supported = sum(is_supported(p) for p in probs)
+    uniform = sum(is_uniform(p) for p in probs)
     terms = entropy_terms(probs)
     comparison = None
     if gold:
         labelled = [(probabilities[a], label) for a, label in gold.items() if label is not None and a in probabilities]
         if labelled:
-            comparison = compare_with_gold([p for p, _ in labelled], [g for _, g in labelled])
+            comparison = compare_with_gold([g for _, g in labelled], [p for p, _ in labelled])
     return RecordScores(
         factuality_score=factual_precision(supported, n),
         recall_k=recall_at_k(supported, k),
@@ -171,14 +275,58 @@ def score_record(
     )
 
 
+# -- one dataset, from the rows that were written --------------------------------------------
+
+
+@dataclass(frozen=True)
+class GoldAtoms:
+    """The gold-labelled atoms of one output row (labels S/NS; other atoms are left out):
+    truths y_i (gold S), probabilities P(a_i) and predictions, all as the row wrote them.
+
+    A prediction is the atom's written ``prediction`` (FR: :func:`predict_label`; the FactScore
+    baseline: "any context entails"), or :func:`is_supported` of its probability when absent.
+    """
+
+    predicted: tuple[bool, ...]
+    probabilities: tuple[float, ...]
+    truths: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> "GoldAtoms":
+        predicted, probabilities, truths = [], [], []
+        for atom in row.get("atoms") or []:
+            label = atom.get("label")
+            if label not in ("S", "NS"):
+                continue
+            p = float(atom["probability"])
+            prediction = atom.get("prediction")
+            predicted.append(prediction == "S" if prediction in ("S", "NS") else is_supported(p))
+            probabilities.append(p)
+            truths.append(label == "S")
+        return cls(tuple(predicted), tuple(probabilities), tuple(truths))
+
+    @property
+    def precision(self) -> float:
+        """Pr over the labelled atoms: #{predicted S} / #labelled; NaN when none is labelled."""
+        return sum(self.predicted) / len(self.predicted) if self.predicted else math.nan
+
+    @property
+    def gold_precision(self) -> float:
+        """Gold Pr: #{gold S} / #labelled; NaN when none is labelled."""
+        return sum(self.truths) / len(self.truths) if self.truths else math.nan
+
+
 @dataclass(frozen=True)
 class DatasetSummary:
-    """Dataset-level view: means over responses and atom-level agreement with gold."""
+    """Every dataset figure of :func:`summarize_rows` (definitions there).
+
+    The gold figures are None when no atom carries a gold label.
+    """
 
     num_records: int
     num_atoms: int
     median_num_atoms: float | None
-    k: int | None
+    k: tuple[int, ...]  # the distinct K values the records were scored with, ascending
     mean_factuality_score: float
     mean_f1_k: float
     mean_gold_factuality_score: float | None = None
@@ -186,64 +334,91 @@ class DatasetSummary:
     atom_accuracy: float | None = None
     atom_f1_supported: float | None = None
     atom_brier_score: float | None = None
+    atom_ece: float | None = None
     num_gold_atoms: int = 0
+    num_gold_records: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
+        fields = asdict(self)
+        fields["k"] = list(self.k) or None
+        return fields
 
 
-def summarize(
-    atom_probabilities: Sequence[Sequence[float]],
-    atom_gold: Sequence[Sequence[Label | None]] | None = None,
-    k: int | str = "median",
-) -> DatasetSummary:
-    """Summarise a dataset from each response's atom posteriors (and gold labels if any).
+def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
+    """Every dataset figure, from the values the output rows wrote — nothing is re-scored.
 
-    F1@K is recomputed here with one K for the whole dataset (the median number of atoms when
-    ``k="median"``), which is how the paper reports it.
+    Each row is one assessed response as written (``fact-reasoner``, the baselines), with
+    ``factuality_score``, ``f1_k``, ``k`` and ``atoms: [{label?, probability, prediction}]``.
+    Over R rows, n_r = the number of atoms of row r:
+
+    - ``num_records`` = R; ``num_atoms`` = Σ_r n_r; ``median_num_atoms`` = median_r n_r
+      (descriptive only: it is not the K of any record);
+    - ``k`` = the set of the rows' written K. K is chosen when a record is scored (an
+      integer, the dataset's median number of atoms, or max(n // 2, 1)) and written with it;
+      it is never recomputed here;
+    - ``mean_factuality_score`` = mean_r Pr_r of the written ``factuality_score`` (rows
+      without atoms wrote none and are skipped);
+    - ``mean_f1_k`` = mean_r of the written ``f1_k``.
+
+    Against gold labels (atoms labelled S or NS; unlabelled atoms are ignored), over the G rows
+    with at least one labelled atom and the N labelled atoms, y_i = 1 for gold S, ŷ_i the
+    written prediction (see :class:`GoldAtoms`), TP/TN/FP/FN with S as the positive class:
+
+    - ``mean_gold_factuality_score`` = mean_r gold Pr_r, gold Pr_r = #{gold S} / #labelled;
+    - ``mae_factuality_score`` = (1/G) Σ_r |Pr_r − gold Pr_r|, Pr_r over the labelled atoms
+      (the written ``factuality_score`` when every atom is labelled);
+    - ``atom_accuracy`` = (TP + TN) / N; ``atom_f1_supported`` = 2·TP / (2·TP + FP + FN);
+    - ``atom_brier_score`` = :func:`brier_score`; ``atom_ece`` = :func:`expected_calibration_error`
+      (10 equal-width bins), both of the written P(a_i).
     """
-    counts = [len(ps) for ps in atom_probabilities]
-    median = median_num_atoms(counts)
-    precisions, f1s, gold_precisions, errors = [], [], [], []
-    all_p: list[float] = []
-    all_gold: list[Label] = []
-    dataset_k = resolve_k(k, 0, median) if k != "half" and counts else None
-    for i, probs in enumerate(atom_probabilities):
-        n = len(probs)
-        s = sum(p > 0.5 for p in probs)
-        if n:
-            precisions.append(factual_precision(s, n))
-        record_k = dataset_k if dataset_k is not None else resolve_k("half", n)
-        f1s.append(f1_at_k(s, n, record_k))
-        if atom_gold is not None:
-            labelled = [(p, g) for p, g in zip(probs, atom_gold[i]) if g is not None]
-            if labelled:
-                gold_precision = sum(g == Label.SUPPORTED for _, g in labelled) / len(labelled)
-                predicted = sum(p > 0.5 for p, _ in labelled) / len(labelled)
-                gold_precisions.append(gold_precision)
-                errors.append(abs(predicted - gold_precision))
-                all_p += [p for p, _ in labelled]
-                all_gold += [g for _, g in labelled]
+    rows = list(rows)
+    counts = [len(row.get("atoms") or []) for row in rows]
     summary = DatasetSummary(
-        num_records=len(atom_probabilities),
+        num_records=len(rows),
         num_atoms=sum(counts),
-        median_num_atoms=median,
-        k=dataset_k,
-        mean_factuality_score=_mean(precisions),
-        mean_f1_k=_mean(f1s),
+        median_num_atoms=median_num_atoms(counts),
+        k=tuple(sorted({int(row["k"]) for row in rows if row.get("k") is not None})),
+        mean_factuality_score=_mean(_written(rows, "factuality_score")),
+        mean_f1_k=_mean(_written(rows, "f1_k")),
     )
-    if all_gold:
-        comparison = compare_with_gold(all_p, all_gold)
-        tp, fp, fn = comparison.true_positive, comparison.false_positive, comparison.false_negative
-        summary = DatasetSummary(
-            **{
-                **asdict(summary),
-                "mean_gold_factuality_score": _mean(gold_precisions),
-                "mae_factuality_score": _mean(errors),
-                "atom_accuracy": (tp + comparison.true_negative) / len(all_gold),
-                "atom_f1_supported": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan,
-                "atom_brier_score": comparison.brier_score,
-                "num_gold_atoms": len(all_gold),
-            }
-        )
-    return summary
+    gold = [g for g in (GoldAtoms.of(row) for row in rows) if g.truths]
+    if not gold:
+        return summary
+    truths = [y for g in gold for y in g.truths]
+    predicted = [p for g in gold for p in g.predicted]
+    probabilities = [p for g in gold for p in g.probabilities]
+    tp = sum(p and y for p, y in zip(predicted, truths))
+    tn = sum(not p and not y for p, y in zip(predicted, truths))
+    fp = sum(p and not y for p, y in zip(predicted, truths))
+    fn = sum(not p and y for p, y in zip(predicted, truths))
+    golds = [g.gold_precision for g in gold]
+    return replace(
+        summary,
+        mean_gold_factuality_score=_mean(golds),
+        mae_factuality_score=mean_absolute_error(golds, [g.precision for g in gold]),
+        atom_accuracy=(tp + tn) / len(truths),
+        atom_f1_supported=2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan,
+        atom_brier_score=brier_score(truths, probabilities),
+        atom_ece=expected_calibration_error(truths, probabilities),
+        num_gold_atoms=len(truths),
+        num_gold_records=len(gold),
+    )
+
+
+def describe_k(values: Iterable[int]) -> str:
+    """The K values of a summary as text: "7", "4, 9", or "2–30" for more than three values;
+    "" for none."""
+    values = sorted(set(values))
+    if len(values) > 3:
+        return f"{values[0]}–{values[-1]}"
+    return ", ".join(str(v) for v in values)
+
+
+def _written(rows: Sequence[Mapping[str, Any]], key: str) -> list[float]:
+    """The rows' written ``key`` values, leaving out rows where it is missing, null or NaN."""
+    values = (row.get(key) for row in rows)
+    return [float(v) for v in values if v is not None and not (isinstance(v, float) and math.isnan(v))]
 
 
 def _mean(values: Sequence[float]) -> float:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -198,3 +199,78 @@ def test_a_model_that_cannot_be_set_up_stops_the_run(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "missing.gguf" in err or "xllamacpp" in err
     assert not (tmp_path / "needs_llm.fr3.jsonl").read_text()
+
+
+# -- the run summary agrees with the records it summarises --------------------------------------
+
+QUICK_START = ROOT / "fact_reasoner" / "examples" / "short_answer.jsonl"
+
+
+class _ClaimPerFact:
+    """Stands in for the LLM atomizer on the quick-start example: its three facts."""
+
+    def atomize(self, response, *, question=None):
+        from fact_reasoner.schema import Atom
+
+        texts = ["Marie Curie was a physicist.", "Marie Curie was born in Warsaw.", "Marie Curie discovered penicillin."]
+        return [Atom(id=f"a{i}", text=t) for i, t in enumerate(texts)]
+
+
+class _KeywordNLI:
+    """Stands in for the LLM judge: c0 entails the first two facts, c1 contradicts the third."""
+
+    name = "keyword-nli"
+
+    def judge(self, pairs):
+        from fact_reasoner.nli import NLIJudgement
+        from fact_reasoner.schema import RelationType
+
+        out = []
+        for premise, hypothesis in pairs:
+            if "Fleming" in premise and "penicillin" in hypothesis:
+                out.append(NLIJudgement(RelationType.CONTRADICTION, 0.9))
+            elif "Warsaw" in premise and ("physicist" in hypothesis or "Warsaw" in hypothesis):
+                out.append(NLIJudgement(RelationType.ENTAILMENT, 0.9))
+            else:
+                out.append(NLIJudgement(RelationType.NEUTRAL, 0.9))
+        return out
+
+
+def test_quick_start_summary_agrees_with_its_record(tmp_path, capsys, monkeypatch):
+    """The quick-start example atomizes per record, so K is "half" (no dataset median is known
+    in advance): the record writes K = max(3 // 2, 1) = 1 and F1@1 = 0.8. The summary once
+    recomputed K as the median (3) and printed F1@K = 0.667 beside a record that says 0.8."""
+    from fact_reasoner.stages import Stages
+
+    monkeypatch.setattr(Stages, "atomizer", lambda self: _ClaimPerFact())
+    monkeypatch.setattr(Stages, "nli", lambda self: _KeywordNLI())
+    out = tmp_path / "out"
+    code = main(["--version", "3", "--input-file", str(QUICK_START), "--output-dir", str(out), "--no-revise",
+                 "--engine", "brute-force", "--no-cache"])
+    assert code == 0
+    (row,) = read_jsonl(out / "short_answer.fr3.jsonl")
+    assert row["num_atoms"] == 3 and row["num_true_atoms"] == 2
+    assert row["k"] == 1 and row["f1_k"] == pytest.approx(0.8)
+    summary = json.loads((out / "short_answer.fr3.summary.json").read_text())
+    assert summary["k"] == [1]
+    assert summary["mean_f1_k"] == row["f1_k"]
+    assert summary["mean_factuality_score"] == row["factuality_score"]
+    printed = capsys.readouterr().err
+    assert re.search(r"^  k +1$", printed, re.M), printed
+    assert re.search(r"^  mean_f1_k +0\.8000$", printed, re.M), printed
+
+
+def test_summary_keeps_each_records_k_when_the_input_median_differs(tmp_path):
+    """K = median number of atoms of the *input* (here 9 and 5 + 4 duplicate texts → 9); the
+    records keep 9 and 5 distinct atoms, whose median (7) the summary must not substitute."""
+    records = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
+    second = records[1]
+    second["atoms"] += [dict(a, id=f"{a['id']}_dup") for a in second["atoms"][:4]]
+    source = write_jsonl(tmp_path / "dups.jsonl", records)
+    assert main(["--input-file", str(source), "--output-dir", str(tmp_path), "--engine", "brute-force", "--quiet"]) == 0
+    rows = read_jsonl(tmp_path / "dups.fr3.jsonl")
+    assert [r["num_atoms"] for r in rows] == [9, 5] and [r["k"] for r in rows] == [9, 9]
+    summary = json.loads((tmp_path / "dups.fr3.summary.json").read_text())
+    assert summary["k"] == [9]
+    assert summary["mean_f1_k"] == pytest.approx(sum(r["f1_k"] for r in rows) / 2)
+    assert summary["mean_factuality_score"] == pytest.approx(sum(r["factuality_score"] for r in rows) / 2)

@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
 import baselines  # noqa: E402
-from fact_reasoner import evaluation as ev  # noqa: E402
+from fact_reasoner.report import plots, rows, tables  # noqa: E402
+from fact_reasoner import scores  # noqa: E402
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI  # noqa: E402
 from fact_reasoner.schema import InputRecord, Relation, RelationType  # noqa: E402
 
@@ -23,23 +24,34 @@ def test_ece_by_hand() -> None:
     p = [0.15, 0.15, 0.85, 0.85, 1.0]
     y = [False, False, True, False, True]
     expected = 2 / 5 * 0.15 + 2 / 5 * abs(0.5 - 0.85) + 1 / 5 * 0.0
-    assert ev.expected_calibration_error(p, y) == pytest.approx(expected)
-    assert ev.bin_index(1.0) == 9 and ev.bin_index(0.0) == 0 and ev.bin_index(0.1) == 1
-    bins = ev.reliability_bins(p, y)
+    assert scores.expected_calibration_error(y, p) == pytest.approx(expected)
+    assert scores.bin_index(1.0) == 9 and scores.bin_index(0.0) == 0 and scores.bin_index(0.1) == 1
+    bins = scores.reliability_bins(y, p)
     assert [b.count for b in bins] == [0, 2, 0, 0, 0, 0, 0, 0, 2, 1]
-    assert math.isnan(ev.expected_calibration_error([], []))
+    assert math.isnan(scores.expected_calibration_error([], []))
 
 
 def test_mae_and_brier_by_hand() -> None:
-    assert ev.mean_absolute_error([0.5, 1.0], [0.75, 0.5]) == pytest.approx((0.25 + 0.5) / 2)
-    assert ev.brier_score([0.8, 0.3], [True, True]) == pytest.approx((0.04 + 0.49) / 2)
+    # scikit-learn's order and names: (y_true, y_pred) / (y_true, y_prob)
+    assert scores.mean_absolute_error(y_true=[0.75, 0.5], y_pred=[0.5, 1.0]) == pytest.approx((0.25 + 0.5) / 2)
+    assert scores.brier_score(y_true=[True, False], y_prob=[0.8, 0.3]) == pytest.approx((0.04 + 0.09) / 2)
+    # ECE is not symmetric: probabilities are binned, truths averaged
+    assert scores.expected_calibration_error(y_true=[True, False], y_prob=[0.95, 0.95]) == pytest.approx(0.45)
+    with pytest.raises(ValueError):
+        scores.expected_calibration_error(y_true=[0.95, 0.95], y_prob=[True, 2.0])
 
 
-def _row(assessor: str, atoms: list[tuple[str, float]], tier: str = "rare") -> dict:
+def _row(assessor: str, atoms: list[tuple[str, float]], tier: str = "rare", k: int = 3) -> dict:
+    """A result row as the runner writes it: per-record scores (with the K chosen for the run)
+    and the atoms."""
+    n, supported = len(atoms), sum(scores.is_supported(p) for _, p in atoms)
     return {
         "assessor": assessor,
         "cat": [tier, "Asia"],
-        "atoms": [{"id": f"a{i}", "label": g, "probability": p, "prediction": "S" if p > 0.5 else "NS"}
+        "factuality_score": scores.factual_precision(supported, n),
+        "k": k,
+        "f1_k": scores.f1_at_k(supported, n, k),
+        "atoms": [{"id": f"a{i}", "label": g, "probability": p, "prediction": scores.predict_label(p).value}
                   for i, (g, p) in enumerate(atoms)],
     }
 
@@ -49,22 +61,41 @@ def test_summary_line_by_hand() -> None:
         _row("X", [("S", 0.9), ("S", 0.2), ("NS", 0.7), ("NS", 0.1)], "rare"),  # Pr .5, gold .5
         _row("X", [("S", 0.6), ("S", 0.8)], "very rare"),  # Pr 1, gold 1
     ]
-    line = ev.summarize_rows(rows, "X")
-    # atoms per row 4 and 2 -> median 3 -> K = 3
-    assert line.k == 3 and line.records == 2 and line.atoms == 6
-    assert line.precision == pytest.approx(0.75) and line.gold_precision == pytest.approx(0.75)
+    line = tables.table_line(rows, "X")
+    summary = line.summary
+    # K = 3 as written (the run's median of 4 and 2 atoms)
+    assert summary.k == (3,) and summary.num_records == 2 and summary.num_gold_atoms == 6
+    assert summary.mean_factuality_score == pytest.approx(0.75)
+    assert summary.mean_gold_factuality_score == pytest.approx(0.75)
     # TP = 3 (0.9, 0.6, 0.8), FP = 1 (0.7), FN = 1 (0.2), TN = 1
-    assert line.f1 == pytest.approx(6 / 8) and line.accuracy == pytest.approx(4 / 6)
-    assert line.mae == pytest.approx(0.0)
+    assert summary.atom_f1_supported == pytest.approx(6 / 8) and summary.atom_accuracy == pytest.approx(4 / 6)
+    assert summary.mae_factuality_score == pytest.approx(0.0)
     # F1@3: row 1: S=2, Pr .5, R 2/3 -> 2·.5·(2/3)/(.5+2/3) = 4/7; row 2: S=2, Pr 1, R 2/3 -> 0.8
-    assert line.f1_k == pytest.approx((4 / 7 + 0.8) / 2)
-    table = ev.summary_table({"X": rows})
-    assert [(t.tier, t.records) for t in table] == [("all", 2), ("very rare", 1), ("rare", 1)]
-    assert all(t.k == 3 for t in table)
-    markdown = ev.to_markdown(table)
-    assert "| X | all | 2 | 6 | 3 | 0.750 |" in markdown
-    assert ev.to_csv(table).splitlines()[0].startswith("assessor,tier,records")
-    assert "granite-8b | FR2 | 0.62 | 0.78 | 0.61 | 0.12" in ev.published_markdown()
+    assert summary.mean_f1_k == pytest.approx((4 / 7 + 0.8) / 2)
+    table = tables.summary_table({"X": rows})
+    assert [(t.tier, t.summary.num_records) for t in table] == [("all", 2), ("very rare", 1), ("rare", 1)]
+    assert all(t.summary.k == (3,) for t in table)
+    markdown = tables.to_markdown(table)
+    assert "| X | all | 2 | 6 | 3 | 0.750 | 0.750 | 0.750 | 0.667 | 0.686 | 0.000 |" in markdown
+    csv_lines = tables.to_csv(table).splitlines()
+    assert csv_lines[0] == "assessor,tier,records,atoms,k,precision,gold_precision,f1,accuracy,f1_k,mae,brier,ece"
+    assert csv_lines[1].startswith("X,all,2,6,3,0.75,0.75,0.75,")
+    assert "granite-8b | FR2 | 0.62 | 0.78 | 0.61 | 0.12" in tables.published_markdown()
+
+
+def test_table_reports_the_k_each_response_was_scored_with() -> None:
+    # K = max(n // 2, 1) per response (the "half" rule): 2 and 1, where the median of 4 and 2
+    # atoms would be 3; the table shows the written K and the mean of the written F1@K
+    rows = [
+        _row("X", [("S", 0.9), ("S", 0.2), ("NS", 0.7), ("NS", 0.1)], k=2),
+        _row("X", [("S", 0.6), ("S", 0.8)], k=1),
+    ]
+    (line,) = tables.summary_table({"X": rows}, by_tier=False)
+    assert line.summary.k == (1, 2)
+    # F1@2 of row 1: S=2, Pr .5, R 1 -> 2/3; F1@1 of row 2: Pr 1, R 1 -> 1
+    assert line.summary.mean_f1_k == pytest.approx((2 / 3 + 1.0) / 2)
+    assert "| X | all | 2 | 6 | 1, 2 | 0.750 |" in tables.to_markdown([line])
+    assert tables.to_csv([line]).splitlines()[1].startswith("X,all,2,6,1;2,0.75,")
 
 
 def test_baseline_rules_on_fixed_relations() -> None:
@@ -81,6 +112,17 @@ def test_baseline_rules_on_fixed_relations() -> None:
     assert baselines.factscore_verdict([]) == (0.0, "NS")
     # P_ent from a judgement without three-way probabilities: p for its label, (1-p)/2 otherwise
     assert baselines.label_probability(NLIJudgement(RelationType.CONTRADICTION, 0.8), RelationType.ENTAILMENT) == pytest.approx(0.1)
+
+
+def test_vote_tie_is_decided_as_in_the_graph() -> None:
+    def j(label: str, p: float) -> baselines.ContextJudgement:
+        return baselines.ContextJudgement("c", RelationType(label), p, 0.0, 0.0)
+
+    # E = 0.4 + 0.55, C = 0.95: P = E / (E + C) is 0.5 plus floating-point noise
+    p, label = baselines.vote_verdict([j("entailment", 0.4), j("entailment", 0.55), j("contradiction", 0.95)])
+    assert p == 0.5000000000000001 and label == "NS"
+    p, label = baselines.vote_verdict([j("entailment", 0.6), j("contradiction", 0.4)])
+    assert p == pytest.approx(0.6) and label == "S"
 
 
 def test_baseline_rows_from_precomputed_nli() -> None:
@@ -107,18 +149,18 @@ def test_baseline_rows_from_precomputed_nli() -> None:
     vote = rows["vote"]
     assert vote["atoms"][1]["probability"] == 0.0 and vote["atoms"][0]["probability"] == 1.0
     assert fs["counters"]["nli_pairs"] == 3
-    assert ev.summarize_rows([fs], "FactScore").accuracy == 1.0
+    assert tables.table_line([fs], "FactScore").summary.atom_accuracy == 1.0
 
 
 def test_plots_are_png() -> None:
     pytest.importorskip("matplotlib", reason="plots need matplotlib")
     groups = {"X": [_row("X", [("S", 0.9), ("NS", 0.2), ("S", 0.4)])]}
-    for plot in ev.PLOTS.values():
+    for plot in plots.PLOTS.values():
         assert plot(groups)[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_restrict_to_common_responses() -> None:
     a = [dict(_row("A", [("S", 0.9)]), record_key="k1"), dict(_row("A", [("S", 0.9)]), record_key="k2")]
     b = [dict(_row("B", [("S", 0.1)]), record_key="k2")]
-    groups, left_out = ev.restrict_to_common({"A": a, "B": b})
+    groups, left_out = rows.restrict_to_common({"A": a, "B": b})
     assert left_out == 1 and [r["record_key"] for r in groups["A"]] == ["k2"] and len(groups["B"]) == 1

@@ -1,4 +1,5 @@
-"""The cross-encoder NLI backend, on a tiny BERT built here (random weights, own vocab)."""
+"""The cross-encoder NLI backend on a tiny BERT built here (random weights, own vocab): judged
+through ONNX Runtime + tokenizers (no torch at run time), with torch as the reference."""
 
 from __future__ import annotations
 
@@ -69,7 +70,8 @@ def test_label_order_comes_from_id2label(tmp_path):
         model.classifier.weight.zero_()
         model.classifier.bias.copy_(torch.tensor([0.0, 4.0, 1.0]))
     model.save_pretrained(folder)
-    backend = CrossEncoderNLI(folder)
+    backend = CrossEncoderNLI(folder, onnx_dir=tmp_path / "onnx")
+    assert backend.runtime == "onnx"
     assert backend.label_names == ["contradiction", "entailment", "neutral"]
     (j,) = backend.judge([("the cat sat on the mat .", "a cat sat .")])
     assert j.label.value == "entailment"
@@ -98,8 +100,8 @@ def test_label_names_from_config_variants():
 def test_label_order_override_for_generic_names(tmp_path):
     folder = _build_tiny_model(tmp_path / "g", id2label={0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
     with pytest.raises(ValueError, match="label_order"):
-        CrossEncoderNLI(folder)
-    backend = CrossEncoderNLI(folder, label_order=["neutral", "contradiction", "entailment"])
+        CrossEncoderNLI(folder, onnx_dir=tmp_path / "onnx")
+    backend = CrossEncoderNLI(folder, label_order=["neutral", "contradiction", "entailment"], onnx_dir=tmp_path / "onnx")
     assert backend.label_names == ["neutral", "contradiction", "entailment"]
 
 
@@ -123,25 +125,36 @@ def _long_premise(n_sentences=12):
 
 
 def test_long_premise_is_windowed_within_budget(tiny_model):
-    backend = CrossEncoderNLI(tiny_model, max_length=32, window_overlap_tokens=4)
+    backend = CrossEncoderNLI(tiny_model, max_length=32)
     premise = _long_premise()
     hypothesis = "the dog was born in london ."
     windows = backend.premise_windows(premise, hypothesis)
     assert len(windows) > 1
     for window in windows:
-        enc = backend.tokenizer(window, hypothesis)
-        assert len(enc["input_ids"]) <= 32
+        assert len(backend.tokenizer.encode(window, hypothesis).ids) <= 32
         assert window in premise
-    # Together the windows cover the premise: first starts it, last ends it, and they chain.
+    # Together the windows cover the premise: first starts it, last ends it, and consecutive
+    # windows share a sentence.
     assert premise.startswith(windows[0]) and premise.endswith(windows[-1])
-    # Windows end on sentence ends where possible (every window here can).
+    for a, b in zip(windows, windows[1:]):
+        assert a.split(" . ")[-1].rstrip(" .") in b
+    # Windows are whole sentences.
     assert all(w.endswith(".") for w in windows)
     short = "the cat sat ."
     assert backend.premise_windows(short, hypothesis) == [short]
 
 
+def test_a_sentence_longer_than_the_window_is_cut_at_tokens(tiny_model):
+    backend = CrossEncoderNLI(tiny_model, max_length=24)
+    sentence = " ".join(["the cat sat on the mat and"] * 6) + " ."
+    windows = backend.premise_windows(sentence, "a cat .")
+    assert len(windows) > 1
+    assert all(len(backend.tokenizer.encode(w, "a cat .").ids) <= 24 for w in windows)
+    assert "".join(w.replace(" ", "") for w in windows) == sentence.replace(" ", "")
+
+
 def test_judge_aggregates_windows_by_max(tiny_model):
-    backend = CrossEncoderNLI(tiny_model, max_length=32, window_overlap_tokens=4)
+    backend = CrossEncoderNLI(tiny_model, max_length=32)
     premise, hypothesis = _long_premise(), "the dog was born in london ."
     windows = backend.premise_windows(premise, hypothesis)
     # Each window on its own, through the real model, one at a time.
@@ -197,24 +210,23 @@ def test_missing_model_path_gives_clear_error(tmp_path):
 
 def test_no_shipped_cross_encoder_points_to_what_ships(monkeypatch, tmp_path):
     import fact_reasoner.nli.cross_encoder as module
+    from fact_reasoner.errors import SetupError
 
     monkeypatch.setattr(module, "shipped_model_path", lambda: tmp_path / "absent")
-    with pytest.raises(FileNotFoundError, match="--nli-model PATH.*--nli align.*--nli llm"):
+    with pytest.raises(SetupError, match="--nli-model PATH.*--nli align.*--nli llm"):
         CrossEncoderNLI()
 
 
 def test_make_cross_encoder_from_config(tiny_model, tmp_path):
     config = PipelineConfig(nli="cross-encoder", nli_model=str(tiny_model), cache_dir=tmp_path, threads=1)
-    threads_before = torch.get_num_threads()
     backend = make_cross_encoder(config)
-    threads_set = torch.get_num_threads()
-    torch.set_num_threads(threads_before)
-    assert backend.name == "cross-encoder"
+    assert backend.name == "cross-encoder" and backend.runtime == "onnx"
+    assert backend._model.session.get_session_options().intra_op_num_threads == 1
     assert backend.judge([("the cat sat .", "a cat .")])[0].probabilities
-    assert threads_set == 1
+    assert backend.identity.startswith("cross-encoder:tiny_nli")
 
 
-def test_onnx_runtime_matches_torch(tmp_path):
+def test_onnx_graph_from_the_weights_matches_torch(tmp_path):
     pytest.importorskip("onnxruntime")
     pytest.importorskip("onnx")
     from transformers import BertForSequenceClassification
@@ -225,11 +237,20 @@ def test_onnx_runtime_matches_torch(tmp_path):
         model.classifier.weight.mul_(200.0)
     model.save_pretrained(folder)
     pairs = [(_long_premise(6), "he was born in london ."), ("the cat sat .", "a dog sat on the mat .")]
-    with_torch = CrossEncoderNLI(folder, max_length=32).judge(pairs)
-    with_onnx_backend = CrossEncoderNLI(folder, max_length=32, use_onnx=True, onnx_dir=tmp_path / "onnx")
-    assert with_onnx_backend._onnx_session is not None
-    assert list((tmp_path / "onnx").glob("*.onnx"))
+    with_torch = CrossEncoderNLI(folder, max_length=32, runtime="torch").judge(pairs)
+    with_onnx_backend = CrossEncoderNLI(folder, max_length=32, onnx_dir=tmp_path / "onnx")
+    assert with_onnx_backend.runtime == "onnx"
+    assert list((tmp_path / "onnx").glob("*.onnx"))  # written once from the safetensors
     with_onnx = with_onnx_backend.judge(pairs)
     assert max(max(j.probabilities.values()) for j in with_torch) > 0.6
     for a, b in zip(with_torch, with_onnx):
         assert b.probabilities == pytest.approx(a.probabilities, abs=1e-4)
+    # a folder holding model.onnx itself runs without the weights
+    shipped_like = tmp_path / "shipped"
+    shipped_like.mkdir()
+    for name in ("tokenizer.json", "config.json"):
+        (shipped_like / name).write_bytes((folder / name).read_bytes())
+    (shipped_like / "model.onnx").write_bytes(next((tmp_path / "onnx").glob("*.onnx")).read_bytes())
+    from_onnx_file = CrossEncoderNLI(shipped_like, max_length=32).judge(pairs)
+    for a, b in zip(with_onnx, from_onnx_file):
+        assert b.probabilities == pytest.approx(a.probabilities, abs=1e-6)

@@ -69,6 +69,19 @@ def test_report_without_input_file_shows_ids(results: tuple[list[Path], Path]) -
     assert "c_a5_0" in page and "Warsaw" not in page
 
 
+def test_report_shows_what_the_rows_wrote(results: tuple[list[Path], Path]) -> None:
+    files, _ = results
+    page = build_report(files)
+    fr1 = [json.loads(line) for line in next(f for f in files if f.name.endswith(".fr1.jsonl")).read_text().splitlines()]
+    for row in fr1:  # each response with its own precision, F1@K and K
+        assert f"FR1 Pr {row['factuality_score']:.3f}, F1@{row['k']} {row['f1_k']:.3f}" in page
+    # the summary table's F1@K is the mean of the written F1@K, its K the written K
+    table = re.search(r"<td class=\"\">FR1</td><td class=\"\">all</td>(.*?)</tr>", page).group(1)
+    cells = re.findall(r"<td class=\"num\">([^<]*)</td>", table)
+    assert cells[2] == ", ".join(str(k) for k in sorted({r["k"] for r in fr1}))
+    assert cells[7] == f"{sum(r['f1_k'] for r in fr1) / len(fr1):.3f}"
+
+
 def _load(browser: str, url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess:
     command = [
         browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

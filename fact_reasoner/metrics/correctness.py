@@ -8,7 +8,8 @@ Both run the FR2 support machinery twice:
 precision = supported response claims / response claims; recall = supported reference claims
 / reference claims (computed from the reference side — ragas 0.4 computes it from the
 precision direction, which is wrong); F-beta = (1 + β²)·P·R / (β²·P + R), 0 when P = R = 0.
-A claim is supported when its posterior P > 0.5.
+A claim is supported when its posterior P > 0.5 (:func:`fact_reasoner.scores.is_supported`:
+P − 0.5 > 1e-9, a uniform 0.5 is not supported).
 """
 
 from __future__ import annotations

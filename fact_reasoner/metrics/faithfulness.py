@@ -15,6 +15,9 @@ CONTRADICTORY        P ≤ 0.5 and some context contradicts the claim (contradic
 NO_EVIDENCE          P ≤ 0.5 with only weak entailment (it does not lift P above 0.5)
 ==================== ======================================================================
 
+"P > 0.5" is the factuality scores' rule, :func:`fact_reasoner.scores.is_supported`: a P within
+1e-9 of 0.5 (an atom the graph says nothing about) is not above it.
+
 A claim whose every NLI judgement failed is UNJUDGED: counted in ``total_claims``, left out of
 ``judged_claims`` and of the score.
 
@@ -78,7 +81,7 @@ def classify_claim(support: ClaimSupport, strong_entailment: float = 0.75) -> Cl
         return ClaimVerdict(Verdict.UNJUDGED, f"every NLI judgement failed ({reasons})", None)
     if entail is None and contra is None:
         return ClaimVerdict(Verdict.NO_EVIDENCE, f"no context entails or contradicts it (P={p:.3f})", None)
-    if p > 0.5:
+    if support.supported:
         if entail is not None and entail.probability >= strong_entailment and contra is None:
             return ClaimVerdict(Verdict.FULLY_SUPPORTED, f"P={p:.3f}; {describe(entail)}", entail)
         why = (

@@ -4,8 +4,8 @@
 same :func:`~fact_reasoner.stages.judge_and_infer`): one binary variable per claim (prior 0.5)
 and per premise (prior 0.9 by default), every claim × every premise judged by NLI (premise →
 claim), entailment and contradiction become factors, inference gives the posterior
-P(claim is true). Each claim keeps its
-entailing and contradicting evidence (which premise, how sure) so a metric can say why.
+P(claim is true). Each claim keeps its entailing and contradicting evidence (which premise, how
+sure) so a metric can say why.
 
 Which premises: retrieved chunks (faithfulness, context recall), the reference as one premise
 (factual-correctness precision) or the response as one premise (factual-correctness recall).
@@ -20,10 +20,8 @@ from ..graph import GraphOptions, plan_graph
 from ..inference import InferenceEngine
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import Atom, Context, RelationType
+from ..scores import is_supported
 from ..stages import judge_and_infer
-
-#: P(claim) above this counts as supported (as in the factuality scores: strictly > 0.5).
-SUPPORT_THRESHOLD = 0.5
 
 
 @dataclass(frozen=True)
@@ -58,7 +56,8 @@ class ClaimSupport:
 
     @property
     def supported(self) -> bool:
-        return self.probability > SUPPORT_THRESHOLD
+        """The factuality scores' rule (:func:`fact_reasoner.scores.is_supported`): P − 0.5 > 1e-9."""
+        return is_supported(self.probability)
 
     @property
     def best_entailment(self) -> Evidence | None:
@@ -150,4 +149,4 @@ def judge_support(
     )
 
 
-__all__ = ["ClaimSupport", "Evidence", "SUPPORT_THRESHOLD", "SupportResult", "judge_support"]
+__all__ = ["ClaimSupport", "Evidence", "SupportResult", "judge_support"]

@@ -1,45 +1,65 @@
-"""The ``cross-encoder`` NLI backend: a transformers sequence-classification NLI model on CPU.
+"""The ``cross-encoder`` NLI backend: a sequence-classification NLI model, run on the CPU by
+ONNX Runtime with ``tokenizers`` — no torch.
 
-The model is a local directory or a hub id (hub ids work only when already in the local hub
-cache: nothing is downloaded). ``None`` means the model the package ships in
-``fact_reasoner/models/nli-minilm-l6`` — none yet: the recipe and the model card of the first
-attempt are in ``experiments/nli_training/``.
+Which model (``model_path``):
+
+- ``None``: the model the package ships in ``fact_reasoner/models/nli-minilm-l6`` (trained by
+  ``experiments/nli_training/``; see its ``MODEL_CARD.md``): an int8 ONNX graph, its
+  ``tokenizer.json`` and ``config.json``;
+- a folder with ``model.onnx`` + ``tokenizer.json`` + ``config.json`` (``id2label``): run as is;
+- a BERT checkpoint folder (transformers layout: ``config.json``, ``model.safetensors``,
+  ``tokenizer.json``): its ONNX graph is written once from the weights
+  (:mod:`fact_reasoner.onnx_bert`) under ``<cache dir>/onnx/`` — still no torch;
+- any other transformers model or a hub id already in the local hub cache: run by torch
+  (``runtime="torch"``; needs torch and transformers; nothing is downloaded).
 
 How a pair is judged:
 
-1. **Label order** comes from ``config.id2label`` (names such as ``ENTAILMENT``,
-   ``not_entailment``, ``contradiction``, ``supports`` are recognised); ``label_order`` overrides
-   it for models whose config only says ``LABEL_0``….
-2. **Windows**: a premise longer than the model's token budget (``max_length`` minus the
-   hypothesis and special tokens) is cut into overlapping windows that end on sentence
-   boundaries where possible. With per-window probabilities ``p_w``, the pair gets
-   ``e = max_w p_w(entailment)``, ``c = max_w p_w(contradiction)``, ``n = min_w p_w(neutral)``,
-   renormalised to sum to 1 — one window that entails (or contradicts) the hypothesis is enough,
-   as for a long Wikipedia passage.
-3. **Batching by length**: all windows of all pairs are sorted by token count and run in batches
-   of ``batch_size`` with dynamic padding, then put back in input order.
+1. **Label order** comes from ``config.json``'s ``id2label`` (names such as ``ENTAILMENT``,
+   ``not_entailment``, ``contradiction``, ``supports`` are recognised); ``label_order``
+   overrides it for models whose config only says ``LABEL_0``….
+2. **Sentence-aligned windows**: a premise longer than the token budget (``max_length`` minus
+   the hypothesis and the special tokens) is cut into windows of whole sentences (a sentence
+   longer than the budget is cut at tokens), consecutive windows sharing one sentence. With
+   per-window probabilities ``p_w`` the pair gets ``e = max_w p_w(entailment)``,
+   ``c = max_w p_w(contradiction)``, ``n = min_w p_w(neutral)``, renormalised — one window
+   that entails (or contradicts) the hypothesis is enough, as for a long Wikipedia passage.
+3. **Batching by length**: the windows of all pairs are sorted by token count and run in
+   batches of ``batch_size`` with padding to the longest in the batch, then put back in order.
 4. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
    under the backend's identity (model fingerprint, window length).
-5. Optional **ONNX Runtime** (``use_onnx=True``): the model is exported once to
-   ``<cache_dir>/onnx/<fingerprint>.onnx`` and run by onnxruntime instead of torch.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
 
 from ..embeddings import model_fingerprint
+from ..errors import SetupError
 from .base import NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import PipelineConfig
 
+__all__ = [
+    "CrossEncoderNLI",
+    "combine_windows",
+    "label_names_from_config",
+    "make_cross_encoder",
+    "sentence_spans",
+    "shipped_model_path",
+]
+
 SHIPPED_MODEL_NAME = "nli-minilm-l6"
-PROMPT_VERSION = "nli-cross-encoder/v1"
+PROMPT_VERSION = "nli-cross-encoder/v2"
+DEFAULT_MAX_LENGTH = 256
 
 # Label names models use → our three labels. "not_entailment" (2-way models) counts as neutral.
 _LABEL_ALIASES = {
@@ -108,12 +128,16 @@ def combine_windows(window_probabilities: Sequence[dict[str, float]]) -> dict[st
     return {"entailment": e / total, "neutral": n / total, "contradiction": c / total}
 
 
-def _dtype_argument() -> str:
-    """``dtype`` (transformers ≥ 4.56) or ``torch_dtype`` (older) for from_pretrained."""
-    import transformers
-
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    return "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Character spans of the sentences of ``text`` (split after ``.``, ``!`` or ``?`` and
+    whitespace; FActScore's ``<s>`` marks are treated as plain text)."""
+    spans, start = [], 0
+    for match in _SENTENCE_END.finditer(text):
+        spans.append((start, match.end()))
+        start = match.end()
+    if start < len(text):
+        spans.append((start, len(text)))
+    return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
 class CrossEncoderNLI:
@@ -127,149 +151,149 @@ class CrossEncoderNLI:
         *,
         batch_size: int = 32,
         max_length: int | None = None,
-        window_overlap_tokens: int = 32,
         threads: int | None = None,
         label_order: Sequence[str] | None = None,
-        use_onnx: bool = False,
+        runtime: Literal["auto", "onnx", "torch"] = "auto",
         onnx_dir: str | Path | None = None,
+        max_tokens_per_batch: int = 4096,
     ):
-        import torch
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
         if batch_size < 1:
             raise ValueError("batch_size must be ≥ 1")
-        if threads is not None:
-            torch.set_num_threads(max(1, int(threads)))
         self.model_path = str(model_path) if model_path is not None else str(shipped_model_path())
-        if model_path is None and not shipped_model_path().is_dir():
-            raise FileNotFoundError(
-                f"no NLI cross-encoder ships with this version ({shipped_model_path()} is absent): "
-                "give one with --nli-model PATH (experiments/nli_training/ trains one), or use --nli align "
-                "(the fast classifier that ships) or --nli llm (the embedded judge)"
+        folder = Path(self.model_path)
+        if model_path is None and not folder.is_dir():
+            raise SetupError(
+                f"no NLI cross-encoder ships with this installation ({folder} is absent): give one with "
+                "--nli-model PATH (experiments/nli_training/ trains one), or use --nli align or --nli llm"
             )
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.model_path)
-            # fp16 shipped weights are upcast: fp16 matmuls are slow on CPU.
-            self.model = AutoModelForSequenceClassification.from_pretrained(
-                self.model_path, **{_dtype_argument(): torch.float32}
-            )
-        except OSError as error:
-            raise FileNotFoundError(
-                f"cannot load NLI model {self.model_path!r}: give a local directory (no model "
-                f"hub is reached; a hub id works only if it is already cached): {error}"
-            ) from error
-        self.model.eval()
-        if label_order is not None:
-            names = [_LABEL_ALIASES.get(str(l).lower(), str(l).lower()) for l in label_order]
-            if sorted(set(names)) != sorted(set(names) & {"entailment", "neutral", "contradiction"}) or len(
-                names
-            ) != self.model.config.num_labels:
-                raise ValueError(f"label_order must name each of the model's {self.model.config.num_labels} outputs")
-            self.label_names = names
-        else:
-            self.label_names = label_names_from_config(self.model.config.id2label)
-        # Window size in tokens: explicit, else the tokenizer's model_max_length (the shipped
-        # model sets the length it was trained at), never past the position embeddings.
-        model_max = min(getattr(self.model.config, "max_position_embeddings", 512), 512)
-        tokenizer_max = getattr(self.tokenizer, "model_max_length", None) or model_max
-        self.max_length = min(int(max_length or tokenizer_max), model_max)
-        if self.max_length < 16:
-            raise ValueError(f"max_length {self.max_length} is too short for NLI windows")
-        self.window_overlap_tokens = window_overlap_tokens
+        if model_path is not None and not folder.exists() and (os.sep in str(model_path) or str(model_path).startswith(".")):
+            raise FileNotFoundError(f"cannot load NLI model {self.model_path!r}: no such directory")
+        config = json.loads((folder / "config.json").read_text()) if (folder / "config.json").is_file() else {}
         self.batch_size = batch_size
-        self.model_id = model_fingerprint(self.model_path)
+        self.max_tokens_per_batch = max_tokens_per_batch
+        self.threads = threads
         self.pairs_scored = 0
         self.windows_scored = 0
-        self._onnx_session = None
-        if use_onnx:
-            self._onnx_session = self._onnx(onnx_dir)
+        if runtime == "auto":
+            onnx_ready = (folder / "model.onnx").is_file() or (
+                config.get("model_type") == "bert" and (folder / "model.safetensors").is_file()
+            )
+            runtime = "onnx" if onnx_ready and (folder / "tokenizer.json").is_file() else "torch"
+        self.runtime = runtime
+        if runtime == "onnx":
+            self._model = _OnnxClassifier(folder, config, onnx_dir, threads)
+        elif runtime == "torch":
+            self._model = _TorchClassifier(self.model_path, threads)
+            config = self._model.config
+        else:
+            raise ValueError(f"unknown runtime {runtime!r}: use auto, onnx or torch")
+        self.tokenizer = self._model.tokenizer
+        num_labels = self._model.num_labels
+        if label_order is not None:
+            names = [_LABEL_ALIASES.get(str(label).lower(), str(label).lower()) for label in label_order]
+            if len(names) != num_labels or not set(names) <= {"entailment", "neutral", "contradiction"}:
+                raise ValueError(f"label_order must name each of the model's {num_labels} outputs")
+            self.label_names = names
+        else:
+            self.label_names = label_names_from_config(config.get("id2label") or {})
+        # Window size in tokens: explicit, else the length the model was trained for, never past
+        # its position embeddings.
+        positions = int(config.get("max_position_embeddings", 512))
+        trained = config.get("fact_reasoner", {}).get("max_length") or config.get("max_length")
+        self.max_length = min(int(max_length or trained or DEFAULT_MAX_LENGTH), positions, 512)
+        if self.max_length < 16:
+            raise ValueError(f"max_length {self.max_length} is too short for NLI windows")
+        self.model_id = self._model.fingerprint
+        plain = len(self.tokenizer.encode("a", add_special_tokens=False).ids)
+        self._special_tokens = len(self.tokenizer.encode("a", "a").ids) - 2 * plain  # [CLS] … [SEP] … [SEP]
+
+    @property
+    def identity(self) -> str:
+        return f"cross-encoder:{self.model_id}:max_length={self.max_length}:{PROMPT_VERSION}"
 
     # -- windows ------------------------------------------------------------------------
 
     def premise_windows(self, premise: str, hypothesis: str) -> list[str]:
-        """The premise cut into windows that fit beside the hypothesis in ``max_length`` tokens.
+        """The premise cut into windows of whole sentences that fit beside the hypothesis.
 
-        Windows end at a sentence end when one lies in their second half, and the next window
-        starts ``window_overlap_tokens`` before (rounded to a sentence start when possible).
+        Consecutive windows share their boundary sentence; a sentence longer than the budget is
+        cut at token boundaries.
         """
-        hyp_tokens = len(self.tokenizer(hypothesis, add_special_tokens=False)["input_ids"])
-        special = self.tokenizer.num_special_tokens_to_add(pair=True)
-        budget = self.max_length - special - min(hyp_tokens, self.max_length // 2)
-        budget = max(budget, 16)
-        # The whole premise is tokenized only to find window offsets, so no length warning.
-        enc = self.tokenizer(premise, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
-        offsets = enc["offset_mapping"]
+        hyp_tokens = len(self.tokenizer.encode(hypothesis, add_special_tokens=False).ids)
+        budget = max(self.max_length - self._special_tokens - min(hyp_tokens, self.max_length // 2), 16)
+        encoding = self.tokenizer.encode(premise, add_special_tokens=False)
+        offsets = encoding.offsets
         if len(offsets) <= budget:
             return [premise]
-        sentence_starts = {m.end() for m in _SENTENCE_END.finditer(premise)}
-        # Token index i starts a sentence when its first character follows a sentence end.
-        starts_sentence = [i == 0 or offsets[i][0] in sentence_starts for i in range(len(offsets))]
-        windows = []
-        start = 0
-        n = len(offsets)
-        while start < n:
-            end = min(start + budget, n)
-            if end < n:
-                cut = next((j for j in range(end, start + budget // 2, -1) if starts_sentence[j]), None)
-                if cut is not None:
-                    end = cut
-            windows.append(premise[offsets[start][0] : offsets[end - 1][1]])
-            if end >= n:
+        # tokens per sentence, from the character offsets
+        spans = sentence_spans(premise)
+        pieces: list[tuple[int, int, int]] = []  # (char start, char end, tokens)
+        token = 0
+        for start, end in spans:
+            first = token
+            while token < len(offsets) and offsets[token][0] < end:
+                token += 1
+            count = token - first
+            if count <= budget:
+                pieces.append((start, end, count))
+                continue
+            for chunk in range(first, token, budget):  # one over-long sentence: cut at tokens
+                last = min(chunk + budget, token) - 1
+                pieces.append((offsets[chunk][0], offsets[last][1], last - chunk + 1))
+        windows: list[str] = []
+        i = 0
+        while i < len(pieces):
+            total, j = 0, i
+            while j < len(pieces) and total + pieces[j][2] <= budget:
+                total += pieces[j][2]
+                j += 1
+            j = max(j, i + 1)
+            windows.append(premise[pieces[i][0] : pieces[j - 1][1]].strip())
+            if j >= len(pieces):
                 break
-            nxt = max(end - self.window_overlap_tokens, start + 1)
-            snapped = next((j for j in range(nxt, end) if starts_sentence[j]), None)
-            start = snapped if snapped is not None and snapped > start else nxt
+            i = j - 1 if j - 1 > i else j  # share the last sentence with the next window
         return windows
 
     # -- scoring ------------------------------------------------------------------------
 
     def _probabilities(self, items: list[tuple[str, str]]) -> list[dict[str, float]]:
         """Label probabilities of (window, hypothesis) items, batched by token length."""
-        import numpy as np
-        import torch
-
         if not items:
             return []
-        lengths = [
-            len(ids)
-            for ids in self.tokenizer(
-                [w for w, _ in items], [h for _, h in items], truncation="longest_first", max_length=self.max_length
-            )["input_ids"]
-        ]
-        order = sorted(range(len(items)), key=lambda i: lengths[i])
+        encodings = self.tokenizer.encode_batch(items)
+        order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
         out: list[dict[str, float] | None] = [None] * len(items)
-        for start in range(0, len(order), self.batch_size):
-            idx = order[start : start + self.batch_size]
-            batch = self.tokenizer(
-                [items[i][0] for i in idx],
-                [items[i][1] for i in idx],
-                truncation="longest_first",
-                max_length=self.max_length,
-                padding=True,
-                return_tensors="np",
-            )
-            if self._onnx_session is not None:
-                feeds = {
-                    k.name: batch[k.name].astype(np.int64)
-                    for k in self._onnx_session.get_inputs()
-                    if k.name in batch
-                }
-                logits = torch.from_numpy(self._onnx_session.run(None, feeds)[0])
-            else:
-                with torch.inference_mode():
-                    logits = self.model(**{k: torch.from_numpy(v) for k, v in batch.items()}).logits
-            probs = torch.softmax(logits.float(), dim=-1).numpy()
-            for row, i in zip(probs, idx):
+        start = 0
+        while start < len(order):
+            end = start + 1
+            while (
+                end < len(order)
+                and end - start < self.batch_size
+                and len(encodings[order[end]].ids) * (end - start + 1) <= self.max_tokens_per_batch
+            ):
+                end += 1
+            batch = order[start:end]
+            width = max(len(encodings[i].ids) for i in batch)
+            ids = np.zeros((len(batch), width), dtype=np.int64)
+            types = np.zeros_like(ids)
+            mask = np.zeros_like(ids)
+            for row, i in enumerate(batch):
+                e = encodings[i]
+                ids[row, : len(e.ids)] = e.ids
+                types[row, : len(e.ids)] = e.type_ids
+                mask[row, : len(e.ids)] = 1
+            logits = self._model.logits(ids, mask, types).astype(np.float64)
+            logits -= logits.max(axis=1, keepdims=True)
+            probs = np.exp(logits)
+            probs /= probs.sum(axis=1, keepdims=True)
+            for row, i in enumerate(batch):
                 p = {"entailment": 0.0, "neutral": 0.0, "contradiction": 0.0}
-                for name, value in zip(self.label_names, row):
+                for name, value in zip(self.label_names, probs[row]):
                     p[name] += float(value)
                 out[i] = p
+            start = end
         self.windows_scored += len(items)
         return out  # type: ignore[return-value]
-
-    @property
-    def identity(self) -> str:
-        return f"cross-encoder:{self.model_id}:max_length={self.max_length}:{PROMPT_VERSION}"
 
     def _score(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
         """Per pair: the window-combined probabilities."""
@@ -293,45 +317,91 @@ class CrossEncoderNLI:
     def stats(self) -> dict[str, int]:
         return {"pairs_scored": self.pairs_scored, "windows_scored": self.windows_scored}
 
-    # -- ONNX ---------------------------------------------------------------------------
 
-    def _onnx(self, onnx_dir: str | Path | None):
-        """An onnxruntime session for the model, exported once and kept under ``onnx_dir``."""
-        import onnxruntime
+def _truncating(tokenizer: Any, max_length: int) -> Any:
+    tokenizer.enable_truncation(max_length=max_length, strategy="longest_first")
+    tokenizer.no_padding()
+    return tokenizer
+
+
+class _OnnxClassifier:
+    """``logits(ids, mask, types)`` from an ONNX graph (shipped, or written from BERT weights)."""
+
+    def __init__(self, folder: Path, config: dict, onnx_dir: str | Path | None, threads: int | None):
+        try:
+            import onnxruntime
+            from tokenizers import Tokenizer
+        except ImportError as error:
+            raise SetupError(
+                "the cross-encoder needs onnxruntime and tokenizers: pip install 'fact-reasoner-offline[nli]'"
+            ) from error
+        graph = folder / "model.onnx"
+        self.fingerprint = model_fingerprint(folder)
+        if not graph.is_file():
+            from ..config import default_cache_dir
+            from ..onnx_bert import build_bert_onnx, load_bert_weights
+
+            cache = Path(onnx_dir) if onnx_dir is not None else default_cache_dir() / "onnx"
+            graph = cache / f"{self.fingerprint.replace('/', '_')}.classifier.onnx"
+            if not graph.is_file():
+                build_bert_onnx(load_bert_weights(folder), graph)
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads or os.cpu_count() or 1
+        self.session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+        self.num_labels = int(self.session.get_outputs()[-1].shape[-1] or len(config.get("id2label") or {}) or 3)
+        self.tokenizer = _truncating(Tokenizer.from_file(str(folder / "tokenizer.json")), 512)
+
+    def logits(self, ids: np.ndarray, mask: np.ndarray, types: np.ndarray) -> np.ndarray:
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        return self.session.run(["logits"], {k: v for k, v in feeds.items() if k in self.inputs})[0]
+
+
+class _TorchClassifier:
+    """A transformers sequence-classification model on the CPU (any architecture)."""
+
+    def __init__(self, model_path: str, threads: int | None):
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        try:
+            import torch
+            from transformers import AutoModelForSequenceClassification, AutoTokenizer
+        except ImportError as error:
+            raise SetupError(
+                f"{model_path} is not an ONNX or BERT model folder; running it needs torch and transformers"
+            ) from error
+        if threads is not None:
+            torch.set_num_threads(max(1, int(threads)))
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(model_path)
+            self.model = AutoModelForSequenceClassification.from_pretrained(model_path).float().eval()
+        except OSError as error:
+            raise FileNotFoundError(
+                f"cannot load NLI model {model_path!r}: give a local directory (no model hub is reached; "
+                f"a hub id works only if it is already cached): {error}"
+            ) from error
+        if not getattr(tokenizer, "is_fast", False):
+            raise SetupError(f"{model_path}: the cross-encoder needs a fast (tokenizers) tokenizer")
+        self.tokenizer = _truncating(tokenizer.backend_tokenizer, 512)
+        self.config = self.model.config.to_dict()
+        self.num_labels = int(self.model.config.num_labels)
+        self.fingerprint = model_fingerprint(model_path)
+
+    def logits(self, ids: np.ndarray, mask: np.ndarray, types: np.ndarray) -> np.ndarray:
         import torch
 
-        from ..config import default_cache_dir
-
-        folder = Path(onnx_dir) if onnx_dir is not None else default_cache_dir() / "onnx"
-        folder.mkdir(parents=True, exist_ok=True)
-        safe = re.sub(r"[^A-Za-z0-9_.@-]", "_", self.model_id)
-        path = folder / f"{safe}.onnx"
-        if not path.exists():
-            sample = self.tokenizer(["a premise"], ["a hypothesis"], return_tensors="pt")
-            names = [k for k in ("input_ids", "attention_mask", "token_type_ids") if k in sample]
-            axes = {k: {0: "batch", 1: "tokens"} for k in names}
-            tmp = path.with_suffix(".tmp.onnx")
-            torch.onnx.export(
-                self.model,
-                tuple(sample[k] for k in names),
-                str(tmp),
-                input_names=names,
-                output_names=["logits"],
-                dynamic_axes=axes | {"logits": {0: "batch"}},
-                opset_version=17,
-                dynamo=False,
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                token_type_ids=torch.from_numpy(types),
             )
-            os.replace(tmp, path)
-        options = onnxruntime.SessionOptions()
-        threads = torch.get_num_threads()
-        options.intra_op_num_threads = threads
-        return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        return out.logits.float().numpy()
 
 
 def make_cross_encoder(config: "PipelineConfig") -> CrossEncoderNLI:
     """The ``cross-encoder`` backend for a pipeline config.
 
-    ``config.models.nli_model``: a local model directory or a cached hub id; None → the shipped model.
-    ``config.models.threads`` sets the thread count.
+    ``config.models.nli_model``: a model folder or a cached hub id; None → the shipped model.
+    ``config.models.threads`` sets the CPU threads.
     """
     return CrossEncoderNLI(config.models.nli_model, threads=config.models.threads)

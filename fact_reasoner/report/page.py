@@ -5,7 +5,7 @@
 The page holds, with inline CSS and PNG plots as ``data:`` URIs (no network, no script):
 
 - the summary table per assessor (and per rarity tier when rows carry ``cat``) with the
-  paper's published Table 3 beside it (see :mod:`fact_reasoner.evaluation` for definitions);
+  paper's published Table 3 beside it (see :mod:`fact_reasoner.report.tables` for definitions);
 - the reliability diagram, predicted vs gold precision and the posterior distributions
   (when rows carry gold labels and matplotlib is installed);
 - for every response: its atoms, each with its gold label and one cell per assessor coloured
@@ -31,7 +31,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import evaluation as ev
+from ..scores import GoldAtoms
+from .plots import PLOTS
+from .rows import group_rows, read_rows, restrict_to_common
+from .tables import COLUMNS, PUBLISHED_GOLD_PRECISION, PUBLISHED_TABLE3, TableLine, format_cell, line_values, summary_table
 
 SNIPPET_CHARS = 220
 
@@ -105,7 +108,7 @@ class ContextTexts:
 
     @classmethod
     def from_input(cls, path: Path) -> "ContextTexts":
-        from .io import NumberedRecord, read_records
+        from ..io import NumberedRecord, read_records
 
         texts = cls()
         for item in read_records(path):
@@ -114,28 +117,26 @@ class ContextTexts:
         return texts
 
 
-def _summary_html(lines: Sequence[ev.Summary]) -> str:
-    head = "".join(f"<th>{esc(title)}</th>" for _, title in ev.COLUMNS)
+def _summary_html(lines: Sequence[TableLine]) -> str:
+    head = "".join(f"<th>{esc(title)}</th>" for _, title, _ in COLUMNS)
     body = []
     for line in lines:
         cells = []
-        for key, _ in ev.COLUMNS:
-            value = getattr(line, key)
-            numeric = isinstance(value, (int, float)) and key not in ("assessor", "tier")
-            cells.append(f"<td class=\"{'num' if numeric else ''}\">{esc(_fmt(value))}</td>")
+        for (_, _, field), value in zip(COLUMNS, line_values(line)):
+            cells.append(f"<td class=\"{'' if field is None else 'num'}\">{esc(format_cell(value))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
 def _published_html() -> str:
     rows = []
-    for model, table in ev.PUBLISHED_TABLE3.items():
+    for model, table in PUBLISHED_TABLE3.items():
         for assessor, values in table.items():
             cells = "".join(f"<td class=\"num\">{v:.2f}</td>" for v in values)
             rows.append(f"<tr><td>{esc(model)}</td><td>{esc(assessor)}</td>{cells}</tr>")
     return (
         "<p class=\"note\">Published numbers (paper v2, Table 3): 157 FActScore ChatGPT biographies, gold "
-        f"precision {ev.PUBLISHED_GOLD_PRECISION:.2f}, NLI by the LLMs named — a different NLI model and "
+        f"precision {PUBLISHED_GOLD_PRECISION:.2f}, NLI by the LLMs named — a different NLI model and "
         "dataset split from ours, shown for orientation only.</p>"
         "<table><thead><tr><th>NLI/LLM (published)</th><th>assessor</th><th>Pr</th><th>F1</th><th>F1@K</th>"
         f"<th>MAE</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
@@ -153,7 +154,7 @@ def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
         "precision_scatter": "Predicted vs gold factual precision, one point per response",
         "score_distributions": "Posterior P(atom true) by gold label",
     }
-    for name, plot in ev.PLOTS.items():
+    for name, plot in PLOTS.items():
         data = base64.b64encode(plot(groups)).decode("ascii")
         figures.append(
             f"<figure><img alt=\"{esc(captions[name])}\" src=\"data:image/png;base64,{data}\">"
@@ -163,11 +164,11 @@ def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def _row_precision(row: dict[str, Any]) -> tuple[float, float | None]:
-    atoms = ev.GoldAtoms.of(row)
-    all_atoms = row.get("atoms") or []
-    predicted = sum(a.get("prediction") == "S" for a in all_atoms) / len(all_atoms) if all_atoms else math.nan
-    gold = sum(atoms.truths) / len(atoms.truths) if atoms.truths else None
-    return predicted, gold
+    """The row's written factual precision, and its gold precision when atoms carry labels."""
+    written = row.get("factuality_score")
+    predicted = math.nan if written is None else float(written)
+    gold = GoldAtoms.of(row)
+    return predicted, gold.gold_precision if gold.truths else None
 
 
 def _evidence_html(record_key: str, per_assessor: dict[str, Sequence[dict[str, Any]]], texts: ContextTexts,
@@ -227,7 +228,9 @@ def _record_html(index: int, key: str, by_group: dict[str, dict[str, Any]], text
     scores = []
     for name, row in by_group.items():
         predicted, gold = _row_precision(row)
-        scores.append(f"{esc(name)} Pr {esc(_fmt(predicted))}")
+        f1_k, k = row.get("f1_k"), row.get("k")  # as written: the K this response was scored with
+        at_k = f", F1@{esc(k)} {esc(_fmt(float(f1_k)))}" if f1_k is not None and k is not None else ""
+        scores.append(f"{esc(name)} Pr {esc(_fmt(predicted))}{at_k}")
     _, gold = _row_precision(first)
     gold_text = f" · gold Pr {esc(_fmt(gold))}" if gold is not None else ""
 
@@ -289,8 +292,8 @@ def build_report(
     evidence_limit: int = 8,
 ) -> str:
     """The HTML text of the report (see the module docstring)."""
-    named = ev.read_rows(results)
-    groups = ev.group_rows(named)
+    named = read_rows(results)
+    groups = group_rows(named)
     texts = ContextTexts.from_input(input_file) if input_file is not None else ContextTexts()
     keys: list[str] = []
     by_key: dict[str, dict[str, dict[str, Any]]] = {}
@@ -303,9 +306,9 @@ def build_report(
             by_key[key][label] = row
             if isinstance(row.get("contexts"), list):
                 texts.add(key, row["contexts"])
-    common, left_out = ev.restrict_to_common(groups)
-    lines = ev.summary_table(common)
-    has_gold = any(line.atoms for line in lines)
+    common, left_out = restrict_to_common(groups)
+    lines = summary_table(common)
+    has_gold = any(line.summary.num_gold_atoms for line in lines)
     overall = [line for line in lines if line.tier == "all"]
     tiers = [line for line in lines if line.tier != "all"]
     shown = keys if max_records is None else keys[:max_records]
@@ -322,7 +325,7 @@ def build_report(
     if has_gold:
         parts += [
             "<p class=\"note\">Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; "
-            "acc: atom accuracy; F1@K: mean F1@K with K = median atoms per response; MAE: mean |Pr − gold Pr|; "
+            "acc: atom accuracy; F1@K: mean of the responses' F1@K, each with the K it was scored with (column K); MAE: mean |Pr − gold Pr|; "
             "Brier: mean (P − y)²; ECE: expected calibration error over 10 equal-width bins.</p>",
             _summary_html(overall),
         ]
@@ -348,6 +351,7 @@ def build_report(
 
 
 def run_report(args: argparse.Namespace) -> int:
+    """Run ``fact-reasoner report``: read the result files, write the HTML page."""
     import sys
 
     try:
