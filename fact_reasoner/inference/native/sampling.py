@@ -1,0 +1,316 @@
+"""Parallel-tempering Gibbs samplers, for components where loopy BP is unreliable.
+
+Both run many chains at once as a batch: ``replicas`` independent ladders of ``temperatures``
+inverse temperatures β, geometrically spaced from 1 down to ``beta_min`` (chain i samples
+∝ P̃^β), with swaps between neighbouring temperatures (replica exchange). Estimates are
+Rao-Blackwellised: the mean conditional probability at β = 1 rather than the mean state.
+
+- :func:`collapsed_tempered_gibbs` samples only a vertex cover C; the independent rest U is
+  summed out exactly (the same collapse as :func:`~.exact.exact_by_cover`: on FR3 only
+  contexts are sampled, never atoms). It stops when the replicas agree (standard error), on a
+  time budget, or after a number of sweeps.
+- :func:`chromatic_tempered_gibbs` samples every variable, a colour class at a time, with
+  sparse couplings: the fallback for components too large for the collapsed sampler's dense
+  matrices.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from .covers import two_colouring
+from .ising import IsingModel, coupling_message, sigmoid, softplus
+
+
+def greedy_colouring(model: IsingModel) -> list[np.ndarray]:
+    """Colour classes (no edge inside a class), largest-degree-first greedy colouring."""
+    v = model.num_variables
+    if len(model.s) == 0:
+        return [np.arange(v)]
+    colour = two_colouring(v, model.s, model.t)
+    if colour is not None:
+        return [np.flatnonzero(colour == c) for c in (0, 1) if np.any(colour == c)]
+    neighbours: list[list[int]] = [[] for _ in range(v)]
+    for a, b in zip(model.s.tolist(), model.t.tolist()):
+        neighbours[a].append(b)
+        neighbours[b].append(a)
+    colours = -np.ones(v, dtype=np.int64)
+    for u in sorted(range(v), key=lambda i: -len(neighbours[i])):
+        used = {colours[w] for w in neighbours[u]}
+        c = 0
+        while c in used:
+            c += 1
+        colours[u] = c
+    return [np.flatnonzero(colours == c) for c in range(colours.max() + 1)]
+
+
+@dataclass
+class SamplerResult:
+    p: np.ndarray
+    sweeps: int
+    spread: float  # max over variables of the std. error across independent replicas
+    swap_rate: float
+    replicas: int
+    temperatures: int
+    seconds: float = 0.0
+    stopped_by: str = "sweeps"  # "std-error", "time budget" or "sweeps"
+    cover: int = 0  # variables sampled (the rest are summed out); 0 for the chromatic sampler
+
+
+#: The collapsed sampler keeps dense J_CC (k × k) and J_CU (k × |U|); above this many entries
+#: the chromatic sampler (sparse couplings) runs instead.
+COLLAPSED_MAX_ENTRIES = 4_000_000
+
+
+def _cover_and_rest(model: IsingModel, cover: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    in_cover = np.zeros(model.num_variables, dtype=bool)
+    in_cover[cover] = True
+    return np.flatnonzero(in_cover), np.flatnonzero(~in_cover)
+
+
+def collapsed_tempered_gibbs(
+    model: IsingModel,
+    cover: np.ndarray,
+    rng: np.random.Generator,
+    *,
+    max_sweeps: int = 4000,
+    min_sweeps: int = 200,
+    replicas: int = 16,
+    temperatures: int = 8,
+    beta_min: float = 0.005,
+    time_budget: float = 3.0,
+    target_std_error: float = 0.005,
+    check_every: int = 25,
+    dtype: type = np.float32,
+) -> SamplerResult:
+    """Gibbs sampling on a vertex cover C with the independent rest U summed out exactly.
+
+    Given x_C the x_u (u ∈ U) are independent, so they are collapsed out of the chain
+    (as in :func:`exact_by_cover`) and the chain runs on the k = |C| cover variables under
+
+        log w(x_C) = Σ_c h_c x_c + Σ_{c<c'} J_cc' x_c x_c' + Σ_u softplus(a_u),
+        a_u = h_u + Σ_c J_cu x_c .
+
+    Single-site heat-bath update of c (all chains at once, C in a fixed order):
+    logit_c = h_c + Σ_{c'} J_cc' x_c' + Σ_u [softplus(a_u^{−c} + J_cu) − softplus(a_u^{−c})],
+    x_c = 1 iff logit(uniform) < β·logit_c; a and the C-fields are then updated by the change.
+    On FR3 graphs C ⊆ contexts, and the atoms — the variables that matter — are never sampled:
+    their estimates are Rao-Blackwellised, P(x_u=1) ≈ mean σ(a_u), and likewise
+    P(x_c=1) ≈ mean σ(logit_c), both at β = 1.
+
+    ``replicas`` independent ladders of ``temperatures`` inverse temperatures β geometrically
+    spaced from 1 to ``beta_min`` (target ∝ w^β); after every sweep neighbouring temperatures
+    (odd/even pairs alternately) swap states with probability min(1, e^{(β_i − β_j)(E_j − E_i)}),
+    E = log w. Sweeps are recorded in blocks of ``check_every``; after each block the first
+    quarter of the blocks is dropped as burn-in and the standard error of every marginal across
+    the replicas (std/√replicas) is computed. The run stops when the largest standard error is
+    at most ``target_std_error`` (after ``min_sweeps``), at the end of the sweep during which
+    ``time_budget`` seconds have passed (at least one sweep runs), or after ``max_sweeps``.
+
+    The chains run in ``dtype`` (float32 by default: the exp/log per step are faster, and
+    sampling needs no more precision; float64 when some |J_cu| > 25, where e^{60+|J|} would
+    overflow float32); the running fields are recomputed from the states after every block, so
+    rounding cannot accumulate. Estimates are summed in float64.
+    """
+    start_time = time.perf_counter()
+    v = model.num_variables
+    cover, rest = _cover_and_rest(model, cover)
+    k, n_rest = len(cover), len(rest)
+    pos = -np.ones(v, dtype=np.int64)
+    pos[cover] = np.arange(k)
+    pos[rest] = np.arange(n_rest)
+    in_cover = np.zeros(v, dtype=bool)
+    in_cover[cover] = True
+    if np.any(~in_cover[model.s] & ~in_cover[model.t]):
+        raise ValueError("not a vertex cover: an edge joins two uncovered variables")
+    both = in_cover[model.s] & in_cover[model.t]
+    j_cc = np.zeros((k, k))
+    np.add.at(j_cc, (pos[model.s[both]], pos[model.t[both]]), model.J[both])
+    j_cc = j_cc + j_cc.T  # symmetric, zero diagonal
+    one = ~both
+    c_end = np.where(in_cover[model.s[one]], model.s[one], model.t[one])
+    u_end = np.where(in_cover[model.s[one]], model.t[one], model.s[one])
+    j_cu = np.zeros((k, n_rest))
+    np.add.at(j_cu, (pos[c_end], pos[u_end]), model.J[one])
+    j_cc64, j_cu64, h_c64, h_u64 = j_cc, j_cu, model.h[cover], model.h[rest]
+    if np.dtype(dtype).itemsize < 8 and n_rest and float(np.abs(j_cu).max()) > 25.0:
+        # the messages clip cavities at ±60, and e^{60 + |J|} must stay below float32's 3e38
+        dtype = np.float64
+    j_cc, j_cu = j_cc.astype(dtype), j_cu.astype(dtype)
+    exp_j_cu = np.exp(j_cu)
+    h_c, h_u = model.h[cover].astype(dtype), model.h[rest].astype(dtype)
+
+    betas = beta_min ** (np.arange(temperatures) / max(temperatures - 1, 1))
+    chains = replicas * temperatures
+    beta = np.tile(betas, replicas).astype(dtype)  # chain i has temperature i % temperatures
+    cold = np.arange(replicas) * temperatures
+    x = (rng.random((chains, k)) < sigmoid(h_c)).astype(dtype)
+    field_c = h_c + x @ j_cc  # (chains, k): h_c + Σ_c' J_cc' x_c'
+    pre_u = h_u + x @ j_cu  # (chains, |U|): a_u
+    block_sums: list[np.ndarray] = []  # per block: (replicas, V) sums of Rao-Blackwell terms
+    block_sweeps: list[int] = []
+    block = np.zeros((replicas, v))
+    swaps_tried = swaps_done = 0
+    sweeps = 0
+    spread = float("inf")
+    stopped_by = "sweeps"
+    p = np.full(v, np.nan)
+    while sweeps < max_sweeps:
+        threshold = rng.random((chains, k))
+        threshold = (np.log(threshold) - np.log1p(-threshold)).astype(dtype)  # x = 1 iff logit(u) < β·logit
+        for c in range(k):
+            old = x[:, c]
+            # a_u without c's term, then Σ_u softplus(a + J_cu) − softplus(a) in message form
+            without = pre_u - old[:, None] * j_cu[c] if n_rest else pre_u
+            logit = field_c[:, c] + (coupling_message(without, exp_j_cu[c]).sum(axis=1) if n_rest else 0.0)
+            block[:, cover[c]] += sigmoid(logit[cold])
+            new = (threshold[:, c] < beta * logit).astype(dtype)
+            delta = new - old
+            if delta.any():
+                changed = np.flatnonzero(delta)
+                step = delta[changed, None]
+                if n_rest:
+                    pre_u[changed] += step * j_cu[c]
+                field_c[changed] += step * j_cc[c]
+                x[changed, c] = new[changed]
+        if n_rest:
+            block[:, rest] += sigmoid(pre_u[cold])
+        sweeps += 1
+        if temperatures > 1:
+            # E = log w(x_C), in float64 (exact from the states; only its differences matter)
+            x64 = x.astype(np.float64)
+            energy = x64 @ h_c64 + 0.5 * np.einsum("ik,ik->i", x64 @ j_cc64, x64)
+            if n_rest:
+                energy += softplus(h_u64 + x64 @ j_cu64).sum(axis=1)
+            energy = energy.reshape(replicas, temperatures)
+            i = np.arange(sweeps % 2, temperatures - 1, 2)
+            if len(i):
+                gain = (betas[i] - betas[i + 1]) * (energy[:, i + 1] - energy[:, i])
+                accept = np.log(rng.random(gain.shape)) < gain
+                swaps_tried += accept.size
+                swaps_done += int(accept.sum())
+                if accept.any():
+                    order = np.arange(chains).reshape(replicas, temperatures)
+                    rr, ii = np.nonzero(accept)
+                    order[rr, i[ii]], order[rr, i[ii] + 1] = order[rr, i[ii] + 1], order[rr, i[ii]]
+                    order = order.ravel()
+                    x, field_c, pre_u = x[order], field_c[order], pre_u[order]
+        out_of_time = time.perf_counter() - start_time > time_budget
+        if sweeps % check_every == 0 or sweeps == max_sweeps or out_of_time:
+            field_c = h_c + x @ j_cc  # exact again: no drift from the incremental updates
+            pre_u = h_u + x @ j_cu
+            block_sums.append(block)
+            block_sweeps.append(sweeps - sum(block_sweeps))
+            block = np.zeros((replicas, v))
+            first_kept = len(block_sums) // 4  # the first quarter of the blocks is burn-in
+            per_replica = np.sum(block_sums[first_kept:], axis=0) / sum(block_sweeps[first_kept:])
+            p = per_replica.mean(axis=0)
+            spread = float(per_replica.std(axis=0, ddof=1).max() / np.sqrt(replicas)) if replicas > 1 else float("inf")
+            if sweeps >= min_sweeps and spread <= target_std_error:
+                stopped_by = "std-error"
+                break
+            if out_of_time:
+                stopped_by = "time budget"
+                break
+    return SamplerResult(
+        p=p,
+        sweeps=sweeps,
+        spread=spread,
+        swap_rate=swaps_done / swaps_tried if swaps_tried else float("nan"),
+        replicas=replicas,
+        temperatures=temperatures,
+        seconds=time.perf_counter() - start_time,
+        stopped_by=stopped_by,
+        cover=k,
+    )
+
+
+def chromatic_tempered_gibbs(
+    model: IsingModel,
+    rng: np.random.Generator,
+    *,
+    sweeps: int = 600,
+    burn_in: int = 100,
+    replicas: int = 16,
+    temperatures: int = 8,
+    beta_min: float = 0.1,
+    time_budget: float = float("inf"),
+) -> SamplerResult:
+    """Parallel-tempering Gibbs sampling over colour classes, Rao-Blackwellised marginals.
+
+    The fallback for components too large for :func:`collapsed_tempered_gibbs`'s dense
+    matrices: every variable is sampled, a colour class (no edge inside) at a time.
+
+    ``replicas`` independent ladders of ``temperatures`` inverse temperatures geometrically
+    spaced from 1 down to ``beta_min``; one sweep updates every colour class in turn for all
+    chains at once (x_v = 1 iff logit(u) < β·field_v, u uniform), then proposes swaps between
+    neighbouring temperatures (odd/even pairs alternately), accepted with probability
+    min(1, exp((β_i − β_j)(E_j − E_i))), E = log P̃ − const. Stops after ``burn_in + sweeps``
+    sweeps or, once past the burn-in, when ``time_budget`` seconds have passed.
+    """
+    start_time = time.perf_counter()
+    stopped_by = "sweeps"
+    done = 0
+    v = model.num_variables
+    classes = greedy_colouring(model)
+    coupling = model.coupling_matrix()
+    dense = v <= 4000
+    matrix = coupling.toarray() if dense else coupling.tocsr()
+    betas = beta_min ** (np.arange(temperatures) / max(temperatures - 1, 1))
+    chains = replicas * temperatures
+    beta = np.tile(betas, replicas)[:, None]  # chain c has temperature c % temperatures
+    x = (rng.random((chains, v)) < sigmoid(model.h)).astype(float)
+    cold = np.arange(replicas) * temperatures
+    cold_fields = np.zeros((replicas, v))  # Σ over kept sweeps of σ(field) at β = 1
+    kept = 0
+    swaps_tried = swaps_done = 0
+    for sweep in range(sweeps + burn_in):
+        record = sweep >= burn_in
+        u = rng.random((chains, v))
+        threshold = np.log(u) - np.log1p(-u)  # logit(u): x = 1 iff logit(u) < β·field
+        for members in classes:
+            if dense:
+                field_ = model.h[members] + x @ matrix[:, members]
+            else:
+                field_ = model.h[members] + (matrix[members] @ x.T).T
+            if record:
+                cold_fields[:, members] += sigmoid(field_[cold])
+            x[:, members] = threshold[:, members] < beta * field_
+        done += 1
+        if record:
+            kept += 1
+        if temperatures > 1:
+            if dense:
+                energy = x @ model.h + 0.5 * np.einsum("cv,cv->c", x @ matrix, x)
+            else:
+                energy = x @ model.h + 0.5 * np.einsum("cv,cv->c", (matrix @ x.T).T, x)
+            energy = energy.reshape(replicas, temperatures)
+            i = np.arange(sweep % 2, temperatures - 1, 2)
+            if len(i):
+                delta = (betas[i] - betas[i + 1]) * (energy[:, i + 1] - energy[:, i])
+                accept = np.log(rng.random(delta.shape)) < delta
+                swaps_tried += accept.size
+                swaps_done += int(accept.sum())
+                xr = x.reshape(replicas, temperatures, v)
+                rr, ii = np.nonzero(accept)
+                a, b = xr[rr, i[ii]].copy(), xr[rr, i[ii] + 1].copy()
+                xr[rr, i[ii]], xr[rr, i[ii] + 1] = b, a
+        if record and time.perf_counter() - start_time > time_budget:
+            stopped_by = "time budget"
+            break
+    per_replica = cold_fields / max(kept, 1)
+    p = per_replica.mean(axis=0)
+    spread = float(per_replica.std(axis=0, ddof=1).max() / np.sqrt(replicas)) if replicas > 1 else float("nan")
+    return SamplerResult(
+        p=p,
+        sweeps=done,
+        spread=spread,
+        swap_rate=swaps_done / swaps_tried if swaps_tried else float("nan"),
+        replicas=replicas,
+        temperatures=temperatures,
+        seconds=time.perf_counter() - start_time,
+        stopped_by=stopped_by,
+    )
