@@ -11,6 +11,7 @@ form an independent set, so C ⊆ contexts).
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
@@ -119,3 +120,37 @@ def vertex_cover(model: IsingModel, limit: int | None = None) -> tuple[np.ndarra
     if colour is not None:
         return _koenig_cover(v, s, t, colour), "minimum (bipartite, König)"
     return _greedy_cover(v, s, t), "greedy (minimum-degree independent set)"
+
+
+@dataclass(frozen=True)
+class CoverSplit:
+    """The couplings of a model split by a vertex cover C and the independent rest U."""
+
+    cover: np.ndarray  # (k,) variable indices, in the order given
+    rest: np.ndarray  # (|U|,) the other variables, ascending
+    j_cc: np.ndarray  # (k, k) couplings inside the cover, symmetric, zero diagonal
+    j_cu: np.ndarray  # (k, |U|) couplings between the cover and the rest
+
+
+def split_by_cover(model: IsingModel, cover: np.ndarray) -> CoverSplit:
+    """Dense J_CC and J_CU for ``cover``; a ``ValueError`` if it misses an edge."""
+    v = model.num_variables
+    cover = np.asarray(cover, dtype=np.int64)
+    in_cover = np.zeros(v, dtype=bool)
+    in_cover[cover] = True
+    rest = np.flatnonzero(~in_cover)
+    if np.any(~in_cover[model.s] & ~in_cover[model.t]):
+        raise ValueError("not a vertex cover: an edge joins two uncovered variables")
+    k, n_rest = len(cover), len(rest)
+    pos = -np.ones(v, dtype=np.int64)
+    pos[cover] = np.arange(k)
+    pos[rest] = np.arange(n_rest)
+    both = in_cover[model.s] & in_cover[model.t]
+    j_cc = np.zeros((k, k))
+    np.add.at(j_cc, (pos[model.s[both]], pos[model.t[both]]), model.J[both])
+    one = ~both
+    c_end = np.where(in_cover[model.s[one]], model.s[one], model.t[one])
+    u_end = np.where(in_cover[model.s[one]], model.t[one], model.s[one])
+    j_cu = np.zeros((k, n_rest))
+    np.add.at(j_cu, (pos[c_end], pos[u_end]), model.J[one])
+    return CoverSplit(cover, rest, j_cc + j_cc.T, j_cu)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .covers import split_by_cover
 from .ising import IsingModel
 
 #: Largest vertex cover enumerated exactly by default. Measured on the 2-core CPU this project
@@ -38,30 +39,15 @@ def exact_by_cover(
 ) -> tuple[np.ndarray, float]:
     """Exact P(x_v = 1) and log Z by enumerating the 2^|cover| states (module docstring).
 
-    The cover's states are split into low and high bits: the low half (as many states as fit
-    ``chunk_elements`` together with the |U| fields) is precomputed once, and each chunk of
-    high states combines with all of it by broadcasting.
+    The cover's states are split into low and high bits: the fields of all low states (as many
+    as fit ``chunk_elements`` together with their |U| summed-out fields) are computed once, and
+    each chunk of high states combines with all of them by broadcasting.
     """
-    v = model.num_variables
-    cover = np.asarray(cover, dtype=np.int64)
-    in_cover = np.zeros(v, dtype=bool)
-    in_cover[cover] = True
-    rest = np.flatnonzero(~in_cover)
-    if np.any(~in_cover[model.s] & ~in_cover[model.t]):
-        raise ValueError("not a vertex cover: an edge joins two uncovered variables")
+    split = split_by_cover(model, cover)
+    cover, rest = split.cover, split.rest
     k, n_rest = len(cover), len(rest)
-    pos = -np.ones(v, dtype=np.int64)
-    pos[cover] = np.arange(k)
-    pos[rest] = np.arange(n_rest)
-    both = in_cover[model.s] & in_cover[model.t]
-    j_cc = np.zeros((k, k))  # upper-or-lower entries; the quadratic form counts each edge once
-    np.add.at(j_cc, (pos[model.s[both]], pos[model.t[both]]), model.J[both])
-    j_cc = np.triu(j_cc) + np.tril(j_cc).T - np.diag(np.diag(j_cc))
-    one = ~both
-    u_end = np.where(in_cover[model.s[one]], model.t[one], model.s[one])
-    c_end = np.where(in_cover[model.s[one]], model.s[one], model.t[one])
-    j_uc = np.zeros((n_rest, k))
-    np.add.at(j_uc, (pos[u_end], pos[c_end]), model.J[one])
+    j_cc = np.triu(split.j_cc)  # the quadratic form x·j_cc·x then counts each edge once
+    j_uc = np.ascontiguousarray(split.j_cu.T)
     h_c, h_u = model.h[cover], model.h[rest]
 
     cols = n_rest + 1
@@ -109,7 +95,7 @@ def exact_by_cover(
         sum_hi += w.sum(axis=1) @ x_hi
         sigma = odds / one_plus if fast else np.where(d >= 0, 1.0, e) / (1.0 + e)
         sum_u += np.einsum("br,bru->u", w, sigma)
-    p = np.empty(v)
+    p = np.empty(model.num_variables)
     p[cover[hi]] = sum_hi / total
     p[cover[lo]] = sum_lo / total
     p[rest] = sum_u / total

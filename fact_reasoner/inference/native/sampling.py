@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .covers import two_colouring
+from .covers import split_by_cover, two_colouring
 from .ising import IsingModel, coupling_message, sigmoid, softplus
 
 
@@ -63,12 +63,6 @@ class SamplerResult:
 #: The collapsed sampler keeps dense J_CC (k × k) and J_CU (k × |U|); above this many entries
 #: the chromatic sampler (sparse couplings) runs instead.
 COLLAPSED_MAX_ENTRIES = 4_000_000
-
-
-def _cover_and_rest(model: IsingModel, cover: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    in_cover = np.zeros(model.num_variables, dtype=bool)
-    in_cover[cover] = True
-    return np.flatnonzero(in_cover), np.flatnonzero(~in_cover)
 
 
 def collapsed_tempered_gibbs(
@@ -117,24 +111,9 @@ def collapsed_tempered_gibbs(
     """
     start_time = time.perf_counter()
     v = model.num_variables
-    cover, rest = _cover_and_rest(model, cover)
+    split = split_by_cover(model, np.unique(np.asarray(cover, dtype=np.int64)))
+    cover, rest, j_cc, j_cu = split.cover, split.rest, split.j_cc, split.j_cu
     k, n_rest = len(cover), len(rest)
-    pos = -np.ones(v, dtype=np.int64)
-    pos[cover] = np.arange(k)
-    pos[rest] = np.arange(n_rest)
-    in_cover = np.zeros(v, dtype=bool)
-    in_cover[cover] = True
-    if np.any(~in_cover[model.s] & ~in_cover[model.t]):
-        raise ValueError("not a vertex cover: an edge joins two uncovered variables")
-    both = in_cover[model.s] & in_cover[model.t]
-    j_cc = np.zeros((k, k))
-    np.add.at(j_cc, (pos[model.s[both]], pos[model.t[both]]), model.J[both])
-    j_cc = j_cc + j_cc.T  # symmetric, zero diagonal
-    one = ~both
-    c_end = np.where(in_cover[model.s[one]], model.s[one], model.t[one])
-    u_end = np.where(in_cover[model.s[one]], model.t[one], model.s[one])
-    j_cu = np.zeros((k, n_rest))
-    np.add.at(j_cu, (pos[c_end], pos[u_end]), model.J[one])
     j_cc64, j_cu64, h_c64, h_u64 = j_cc, j_cu, model.h[cover], model.h[rest]
     if np.dtype(dtype).itemsize < 8 and n_rest and float(np.abs(j_cu).max()) > 25.0:
         # the messages clip cavities at ±60, and e^{60 + |J|} must stay below float32's 3e38
