@@ -11,7 +11,8 @@ Every pairwise binary model is first rewritten exactly in Ising form, log P̃(x)
   (:func:`exact_by_cover`);
 - :mod:`.bp` — loopy BP with several starts, the Bethe free energy, frustration
   (:func:`loopy_bp`, :func:`bethe_log_partition`, :func:`frustration_gauge`);
-- :mod:`.sampling` — the collapsed and the chromatic tempered Gibbs samplers;
+- :mod:`.sampling` — the collapsed and the chromatic tempered Gibbs samplers and their
+  shared replica exchange;
 - :mod:`.engine` — :class:`NativeEngine`, which picks one of them per connected component.
 """
 
@@ -30,6 +31,7 @@ from .exact import DEFAULT_MAX_EXACT_COVER, exact_by_cover
 from .ising import IsingModel, ising_model
 from .sampling import (
     COLLAPSED_MAX_ENTRIES,
+    ReplicaExchange,
     SamplerResult,
     chromatic_tempered_gibbs,
     collapsed_tempered_gibbs,
@@ -45,6 +47,7 @@ __all__ = [
     "IsingModel",
     "Method",
     "NativeEngine",
+    "ReplicaExchange",
     "SamplerResult",
     "bethe_log_partition",
     "chromatic_tempered_gibbs",

@@ -63,11 +63,14 @@ class NativeEngine:
         mode_margin: in ``"auto"``, Bethe log Z gap (nats) below which two loopy BP fixed
             points are rivals (the sampler runs).
         sweeps, min_sweeps, replicas, temperatures, beta_min, time_budget, target_std_error:
-            sampler settings (``beta_min``: the hottest inverse temperature) — at most ``sweeps`` sweeps and about ``time_budget`` seconds per
-            component; it stops early once every marginal's standard error across the
-            independent replicas is at most ``target_std_error`` (after ``min_sweeps``).
-            ``converged`` is reported when that standard error is at most 0.01. ``seed`` makes
-            it repeatable.
+            sampler settings (``beta_min``: the hottest inverse temperature) — at most
+            ``sweeps`` sweeps and about ``time_budget`` seconds per component; it stops early
+            once every marginal's standard error across the independent replicas is at most
+            ``target_std_error`` (after ``min_sweeps``). ``converged`` is reported when that
+            standard error is at most 0.01. With ``replicas=1`` there is no standard error:
+            the sampler runs to ``sweeps`` or ``time_budget``, ``replica_std_error`` is
+            ``None`` and ``converged`` is false; with ``temperatures=1`` no swap is proposed
+            and ``swap_rate`` is ``None``. ``seed`` makes it repeatable.
     """
 
     name = "native"
@@ -314,9 +317,11 @@ class NativeEngine:
             "sweeps": result.sweeps,
             "sampler_seconds": round(result.seconds, 3),
             "stopped_by": result.stopped_by,
-            "replica_std_error": round(result.spread, 5),
-            "swap_rate": round(result.swap_rate, 3),
+            # None (null in JSON) where undefined: one replica, or one temperature
+            "replica_std_error": None if result.spread is None else round(result.spread, 5),
+            "swap_rate": None if result.swap_rate is None else round(result.swap_rate, 3),
         }
-        # "converged": independent replicas agree to within 0.01 (standard error)
-        converged = bool(result.spread <= 0.01)
+        # "converged": independent replicas agree to within 0.01 (standard error); with one
+        # replica there is nothing to check that against, so it is not claimed
+        converged = result.spread is not None and result.spread <= 0.01
         return _ComponentOutcome(result.p, "tempered-gibbs", False, converged, result.sweeps, None, info)

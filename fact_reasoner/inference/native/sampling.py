@@ -4,6 +4,7 @@ Both run many chains at once as a batch: ``replicas`` independent ladders of ``t
 inverse temperatures β, geometrically spaced from 1 down to ``beta_min`` (chain i samples
 ∝ P̃^β), with swaps between neighbouring temperatures (replica exchange). Estimates are
 Rao-Blackwellised: the mean conditional probability at β = 1 rather than the mean state.
+The ladders and their swaps are one implementation, :class:`ReplicaExchange`, used by both.
 
 - :func:`collapsed_tempered_gibbs` samples only a vertex cover C; the independent rest U is
   summed out exactly (the same collapse as :func:`~.exact.exact_by_cover`: on FR3 only
@@ -12,11 +13,17 @@ Rao-Blackwellised: the mean conditional probability at β = 1 rather than the me
 - :func:`chromatic_tempered_gibbs` samples every variable, a colour class at a time, with
   sparse couplings: the fallback for components too large for the collapsed sampler's dense
   matrices.
+
+Two diagnostics are undefined in degenerate settings and are then ``None`` in both samplers
+(``null`` in JSON output), never a number: the standard error across replicas with a single
+replica (there is nothing to compare it with), and the swap acceptance rate when no swap was
+proposed (always so with a single temperature).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,15 +56,97 @@ def greedy_colouring(model: IsingModel) -> list[np.ndarray]:
 
 @dataclass
 class SamplerResult:
+    """Marginals from a tempered sampler, and how the run went."""
+
     p: np.ndarray
     sweeps: int
-    spread: float  # max over variables of the std. error across independent replicas
-    swap_rate: float
+    #: max over variables of the standard error across independent replicas; ``None`` with
+    #: one replica (undefined)
+    spread: float | None
+    #: share of the proposed swaps that were accepted; ``None`` when none was proposed (always
+    #: with one temperature)
+    swap_rate: float | None
     replicas: int
     temperatures: int
     seconds: float = 0.0
     stopped_by: str = "sweeps"  # "std-error", "time budget" or "sweeps"
     cover: int = 0  # variables sampled (the rest are summed out); 0 for the chromatic sampler
+
+
+class ReplicaExchange:
+    """``replicas`` independent ladders of ``temperatures`` inverse temperatures, with swaps.
+
+    β_i = beta_min^{i/(T−1)}, i = 0…T−1, from 1 (the chain that is recorded) down to
+    ``beta_min``. The chains of all ladders form one batch: chain c belongs to ladder
+    c // T and runs at β_{c mod T}. After a sweep the pairs (i, i+1) with i of the given
+    parity (odd and even pairs alternately, so every pair is proposed every other sweep)
+    exchange states with probability min(1, e^{(β_i − β_{i+1})(E_{i+1} − E_i)}), E = log P̃
+    at β = 1 (up to a constant): the Metropolis rule that keeps every chain's target ∝ P̃^β.
+    """
+
+    def __init__(self, replicas: int, temperatures: int, beta_min: float) -> None:
+        self.replicas = replicas
+        self.temperatures = temperatures
+        self.betas = beta_min ** (np.arange(temperatures) / max(temperatures - 1, 1))
+        self.proposed = 0
+        self.accepted = 0
+
+    @property
+    def chains(self) -> int:
+        return self.replicas * self.temperatures
+
+    @property
+    def chain_betas(self) -> np.ndarray:
+        """β of every chain, (chains,)."""
+        return np.tile(self.betas, self.replicas)
+
+    @property
+    def cold_chains(self) -> np.ndarray:
+        """The chain at β = 1 of every ladder, (replicas,)."""
+        return np.arange(self.replicas) * self.temperatures
+
+    def swap(
+        self,
+        states: np.ndarray,
+        log_weight: Callable[[np.ndarray], np.ndarray],
+        parity: int,
+        rng: np.random.Generator,
+    ) -> np.ndarray | None:
+        """Propose the swaps of the pairs of ``parity``; the new order of the chains, or ``None``.
+
+        ``log_weight(states)`` gives E for every chain, (chains,); it is evaluated only when a
+        swap is proposed. The caller reorders its per-chain arrays (``states`` included) by the
+        returned permutation; ``None`` means no state moved.
+        """
+        if self.temperatures < 2:
+            return None
+        i = np.arange(parity % 2, self.temperatures - 1, 2)
+        if not len(i):
+            return None
+        energy = log_weight(states).reshape(self.replicas, self.temperatures)
+        gain = (self.betas[i] - self.betas[i + 1]) * (energy[:, i + 1] - energy[:, i])
+        accept = np.log(rng.random(gain.shape)) < gain
+        self.proposed += accept.size
+        self.accepted += int(accept.sum())
+        if not accept.any():
+            return None
+        order = np.arange(self.chains).reshape(self.replicas, self.temperatures)
+        rr, ii = np.nonzero(accept)
+        order[rr, i[ii]], order[rr, i[ii] + 1] = order[rr, i[ii] + 1], order[rr, i[ii]]
+        return order.ravel()
+
+    @property
+    def acceptance_rate(self) -> float | None:
+        """Accepted / proposed swaps; ``None`` when none was proposed (always with one temperature)."""
+        return self.accepted / self.proposed if self.proposed else None
+
+
+def replica_std_error(per_replica: np.ndarray) -> float | None:
+    """max_v std_r(p_rv) / √R over (R, V) per-replica estimates; ``None`` for R = 1."""
+    replicas = len(per_replica)
+    if replicas < 2:
+        return None  # a standard deviation of one value is undefined (ddof=1 would give NaN)
+    return float(per_replica.std(axis=0, ddof=1).max() / np.sqrt(replicas))
 
 
 #: The collapsed sampler keeps dense J_CC (k × k) and J_CU (k × |U|); above this many entries
@@ -95,14 +184,15 @@ def collapsed_tempered_gibbs(
     their estimates are Rao-Blackwellised, P(x_u=1) ≈ mean σ(a_u), and likewise
     P(x_c=1) ≈ mean σ(logit_c), both at β = 1.
 
-    ``replicas`` independent ladders of ``temperatures`` inverse temperatures β geometrically
-    spaced from 1 to ``beta_min`` (target ∝ w^β); after every sweep neighbouring temperatures
-    (odd/even pairs alternately) swap states with probability min(1, e^{(β_i − β_j)(E_j − E_i)}),
-    E = log w. Sweeps are recorded in blocks of ``check_every``; after each block the first
-    quarter of the blocks is dropped as burn-in and the standard error of every marginal across
-    the replicas (std/√replicas) is computed. The run stops when the largest standard error is
-    at most ``target_std_error`` (after ``min_sweeps``), at the end of the sweep during which
+    ``replicas`` independent ladders of ``temperatures`` inverse temperatures (target ∝ w^β),
+    with swaps between neighbours after every sweep (:class:`ReplicaExchange`, E = log w).
+    Sweeps are recorded in blocks of ``check_every``; after each block the first quarter of
+    the blocks is dropped as burn-in and the standard error of every marginal across the
+    replicas (std/√replicas) is computed. The run stops when the largest standard error is at
+    most ``target_std_error`` (after ``min_sweeps``), at the end of the sweep during which
     ``time_budget`` seconds have passed (at least one sweep runs), or after ``max_sweeps``.
+    With one replica there is no standard error (``spread`` is ``None``), so the run never
+    stops on it.
 
     The chains run in ``dtype`` (float32 by default: the exp/log per step are faster, and
     sampling needs no more precision; float64 when some |J_cu| > 25, where e^{60+|J|} would
@@ -122,21 +212,29 @@ def collapsed_tempered_gibbs(
     exp_j_cu = np.exp(j_cu)
     h_c, h_u = model.h[cover].astype(dtype), model.h[rest].astype(dtype)
 
-    betas = beta_min ** (np.arange(temperatures) / max(temperatures - 1, 1))
-    chains = replicas * temperatures
-    beta = np.tile(betas, replicas).astype(dtype)  # chain i has temperature i % temperatures
-    cold = np.arange(replicas) * temperatures
+    ladder = ReplicaExchange(replicas, temperatures, beta_min)
+    chains = ladder.chains
+    beta = ladder.chain_betas.astype(dtype)
+    cold = ladder.cold_chains
     x = (rng.random((chains, k)) < sigmoid(h_c)).astype(dtype)
     field_c = h_c + x @ j_cc  # (chains, k): h_c + Σ_c' J_cc' x_c'
     pre_u = h_u + x @ j_cu  # (chains, |U|): a_u
     block_sums: list[np.ndarray] = []  # per block: (replicas, V) sums of Rao-Blackwell terms
     block_sweeps: list[int] = []
     block = np.zeros((replicas, v))
-    swaps_tried = swaps_done = 0
     sweeps = 0
-    spread = float("inf")
+    spread: float | None = None
     stopped_by = "sweeps"
     p = np.full(v, np.nan)
+
+    def log_weight(states: np.ndarray) -> np.ndarray:
+        """E = log w(x_C) per chain, in float64 from the states (only differences of E matter)."""
+        x64 = states.astype(np.float64)
+        energy = x64 @ h_c64 + 0.5 * np.einsum("ik,ik->i", x64 @ j_cc64, x64)
+        if n_rest:
+            energy += softplus(h_u64 + x64 @ j_cu64).sum(axis=1)
+        return energy
+
     while sweeps < max_sweeps:
         threshold = rng.random((chains, k))
         threshold = (np.log(threshold) - np.log1p(-threshold)).astype(dtype)  # x = 1 iff logit(u) < β·logit
@@ -158,25 +256,9 @@ def collapsed_tempered_gibbs(
         if n_rest:
             block[:, rest] += sigmoid(pre_u[cold])
         sweeps += 1
-        if temperatures > 1:
-            # E = log w(x_C), in float64 (exact from the states; only its differences matter)
-            x64 = x.astype(np.float64)
-            energy = x64 @ h_c64 + 0.5 * np.einsum("ik,ik->i", x64 @ j_cc64, x64)
-            if n_rest:
-                energy += softplus(h_u64 + x64 @ j_cu64).sum(axis=1)
-            energy = energy.reshape(replicas, temperatures)
-            i = np.arange(sweeps % 2, temperatures - 1, 2)
-            if len(i):
-                gain = (betas[i] - betas[i + 1]) * (energy[:, i + 1] - energy[:, i])
-                accept = np.log(rng.random(gain.shape)) < gain
-                swaps_tried += accept.size
-                swaps_done += int(accept.sum())
-                if accept.any():
-                    order = np.arange(chains).reshape(replicas, temperatures)
-                    rr, ii = np.nonzero(accept)
-                    order[rr, i[ii]], order[rr, i[ii] + 1] = order[rr, i[ii] + 1], order[rr, i[ii]]
-                    order = order.ravel()
-                    x, field_c, pre_u = x[order], field_c[order], pre_u[order]
+        order = ladder.swap(x, log_weight, sweeps, rng)
+        if order is not None:
+            x, field_c, pre_u = x[order], field_c[order], pre_u[order]
         out_of_time = time.perf_counter() - start_time > time_budget
         if sweeps % check_every == 0 or sweeps == max_sweeps or out_of_time:
             field_c = h_c + x @ j_cc  # exact again: no drift from the incremental updates
@@ -187,8 +269,8 @@ def collapsed_tempered_gibbs(
             first_kept = len(block_sums) // 4  # the first quarter of the blocks is burn-in
             per_replica = np.sum(block_sums[first_kept:], axis=0) / sum(block_sweeps[first_kept:])
             p = per_replica.mean(axis=0)
-            spread = float(per_replica.std(axis=0, ddof=1).max() / np.sqrt(replicas)) if replicas > 1 else float("inf")
-            if sweeps >= min_sweeps and spread <= target_std_error:
+            spread = replica_std_error(per_replica)
+            if sweeps >= min_sweeps and spread is not None and spread <= target_std_error:
                 stopped_by = "std-error"
                 break
             if out_of_time:
@@ -198,7 +280,7 @@ def collapsed_tempered_gibbs(
         p=p,
         sweeps=sweeps,
         spread=spread,
-        swap_rate=swaps_done / swaps_tried if swaps_tried else float("nan"),
+        swap_rate=ladder.acceptance_rate,
         replicas=replicas,
         temperatures=temperatures,
         seconds=time.perf_counter() - start_time,
@@ -223,12 +305,12 @@ def chromatic_tempered_gibbs(
     The fallback for components too large for :func:`collapsed_tempered_gibbs`'s dense
     matrices: every variable is sampled, a colour class (no edge inside) at a time.
 
-    ``replicas`` independent ladders of ``temperatures`` inverse temperatures geometrically
-    spaced from 1 down to ``beta_min``; one sweep updates every colour class in turn for all
-    chains at once (x_v = 1 iff logit(u) < β·field_v, u uniform), then proposes swaps between
-    neighbouring temperatures (odd/even pairs alternately), accepted with probability
-    min(1, exp((β_i − β_j)(E_j − E_i))), E = log P̃ − const. Stops after ``burn_in + sweeps``
-    sweeps or, once past the burn-in, when ``time_budget`` seconds have passed.
+    ``replicas`` independent ladders of ``temperatures`` inverse temperatures; one sweep
+    updates every colour class in turn for all chains at once (x_v = 1 iff
+    logit(u) < β·field_v, u uniform), then proposes swaps between neighbouring temperatures
+    (:class:`ReplicaExchange`, E = log P̃ − const). Stops after ``burn_in + sweeps`` sweeps or,
+    once past the burn-in, when ``time_budget`` seconds have passed. ``spread`` is the standard
+    error across the replicas at the end (``None`` with one replica).
     """
     start_time = time.perf_counter()
     stopped_by = "sweeps"
@@ -238,14 +320,19 @@ def chromatic_tempered_gibbs(
     coupling = model.coupling_matrix()
     dense = v <= 4000
     matrix = coupling.toarray() if dense else coupling.tocsr()
-    betas = beta_min ** (np.arange(temperatures) / max(temperatures - 1, 1))
-    chains = replicas * temperatures
-    beta = np.tile(betas, replicas)[:, None]  # chain c has temperature c % temperatures
+    ladder = ReplicaExchange(replicas, temperatures, beta_min)
+    chains = ladder.chains
+    beta = ladder.chain_betas[:, None]
     x = (rng.random((chains, v)) < sigmoid(model.h)).astype(float)
-    cold = np.arange(replicas) * temperatures
+    cold = ladder.cold_chains
     cold_fields = np.zeros((replicas, v))  # Σ over kept sweeps of σ(field) at β = 1
     kept = 0
-    swaps_tried = swaps_done = 0
+
+    def log_weight(states: np.ndarray) -> np.ndarray:
+        """E = log P̃(x) − const per chain."""
+        coupled = states @ matrix if dense else (matrix @ states.T).T
+        return states @ model.h + 0.5 * np.einsum("cv,cv->c", coupled, states)
+
     for sweep in range(sweeps + burn_in):
         record = sweep >= burn_in
         u = rng.random((chains, v))
@@ -261,33 +348,20 @@ def chromatic_tempered_gibbs(
         done += 1
         if record:
             kept += 1
-        if temperatures > 1:
-            if dense:
-                energy = x @ model.h + 0.5 * np.einsum("cv,cv->c", x @ matrix, x)
-            else:
-                energy = x @ model.h + 0.5 * np.einsum("cv,cv->c", (matrix @ x.T).T, x)
-            energy = energy.reshape(replicas, temperatures)
-            i = np.arange(sweep % 2, temperatures - 1, 2)
-            if len(i):
-                delta = (betas[i] - betas[i + 1]) * (energy[:, i + 1] - energy[:, i])
-                accept = np.log(rng.random(delta.shape)) < delta
-                swaps_tried += accept.size
-                swaps_done += int(accept.sum())
-                xr = x.reshape(replicas, temperatures, v)
-                rr, ii = np.nonzero(accept)
-                a, b = xr[rr, i[ii]].copy(), xr[rr, i[ii] + 1].copy()
-                xr[rr, i[ii]], xr[rr, i[ii] + 1] = b, a
+        order = ladder.swap(x, log_weight, sweep, rng)
+        if order is not None:
+            x = x[order]
         if record and time.perf_counter() - start_time > time_budget:
             stopped_by = "time budget"
             break
     per_replica = cold_fields / max(kept, 1)
     p = per_replica.mean(axis=0)
-    spread = float(per_replica.std(axis=0, ddof=1).max() / np.sqrt(replicas)) if replicas > 1 else float("nan")
+    spread = replica_std_error(per_replica)
     return SamplerResult(
         p=p,
         sweeps=done,
         spread=spread,
-        swap_rate=swaps_done / swaps_tried if swaps_tried else float("nan"),
+        swap_rate=ladder.acceptance_rate,
         replicas=replicas,
         temperatures=temperatures,
         seconds=time.perf_counter() - start_time,
