@@ -19,6 +19,7 @@ from fact_reasoner.graph import FactorGraph
 from fact_reasoner.inference import InferenceError, brute_force_marginals, make_engine
 from fact_reasoner.io import dumps_line
 from fact_reasoner.inference.native import (
+    IsingModel,
     NativeEngine,
     bethe_log_partition,
     chromatic_tempered_gibbs,
@@ -241,6 +242,28 @@ def test_default_keeps_loopy_bp_on_an_agreeing_graph() -> None:
     assert approximate.algorithm == "loopy-bp", approximate.details
     assert approximate.converged
     assert _max_error(approximate, exact) <= 0.02
+
+
+def test_loopy_bp_convergence_does_not_depend_on_rounding() -> None:
+    """Whether a start converges must not hinge on the last bits of the arithmetic.
+
+    On the graph above, loopy BP from the flip of the zero-start state runs undamped until its
+    message change first grows, then damped; where that switch falls is chaotic, and from some
+    switch points the damped iteration is caught in a limit cycle. Perturbing h by a few ulps
+    (as another numpy build or CPU does) made about a quarter of such runs fail, which sent the
+    default engine to the sampler on some machines. A start that fails is now run again damped
+    from its first iteration, a stable path, so every one of these runs converges.
+    """
+    graph = random_graph(20, 24, 2, np.random.default_rng(4), agreement=0.95)
+    model = ising_model(graph)
+    settings = dict(damping=0.5, tolerance=1e-7, max_iterations=300)  # the engine's defaults
+    settled = (loopy_bp(model, **settings).log_odds[0] > 0).astype(float)
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        h = model.h * (1.0 + 1e-15 * rng.standard_normal(len(model.h)))
+        perturbed = IsingModel(h, model.const, model.s, model.t, model.J)
+        result = loopy_bp(perturbed, starts=(1.0 - settled)[None, :], **settings)
+        assert result.converged.all(), result
 
 
 def test_exact_method_refuses_large_covers() -> None:

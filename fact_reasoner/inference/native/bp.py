@@ -32,6 +32,7 @@ class BPResult:
     max_change: np.ndarray  # (R,)
     bethe: np.ndarray  # (R,) Bethe estimate of log Z at the final messages
     layout: str = "sparse"  # "dense" (V × V message matrices) or "sparse" (edge lists)
+    damped_restarts: int = 0  # starts run again damped from the first iteration (see loopy_bp)
 
 
 #: Dense message matrices are used when the graph has at least this share of all possible
@@ -74,12 +75,48 @@ def loopy_bp(
     dominate FR2/FR3. Stops when every start changed no message by more than ``tolerance``.
     ``dense``: V × V message matrices (``None``: chosen by density, see
     :data:`DENSE_BP_MIN_DENSITY`).
+
+    A start that the adaptive schedule leaves unconverged after ``max_iterations`` is run
+    again from its initial messages with d = ``damping`` from the first iteration (counted in
+    ``damped_restarts``; ``iterations`` then counts both runs), and that result replaces the
+    first where it converges. The restart is there because where the undamped phase ends is
+    decided by comparing two message changes in a transient that, from a saturated start, is
+    chaotic: a difference in the last bit of a sum or an exp (another numpy build, another
+    CPU's SIMD kernels) moves the switch, and from some switch points the damped iteration is
+    caught in a limit cycle. Damping from the first iteration follows a stable path: on the
+    graphs where the adaptive schedule failed, no last-bit perturbation of h changed whether
+    it converged.
     """
     if not 0.0 <= damping < 1.0:
         raise ValueError("damping must lie in [0, 1)")
-    v, s, t, coupling = model.num_variables, model.s, model.t, model.J
     if starts is None:
-        starts = np.full((1, v), np.nan)
+        starts = np.full((1, model.num_variables), np.nan)
+    use_dense = _use_dense(model, dense) and len(model.s) > 0
+    result = _flooding_bp(model, starts, damping, adaptive, tolerance, max_iterations, use_dense)
+    failed = np.flatnonzero(~result.converged)
+    if adaptive and damping and len(failed):
+        retry = _flooding_bp(model, starts[failed], damping, False, tolerance, max_iterations, use_dense)
+        fixed = failed[retry.converged]  # where the restart fails too, the first run's state stays
+        result.log_odds[fixed] = retry.log_odds[retry.converged]
+        result.converged[fixed] = True
+        result.max_change[fixed] = retry.max_change[retry.converged]
+        result.bethe[fixed] = retry.bethe[retry.converged]
+        result.iterations += retry.iterations
+        result.damped_restarts = len(failed)
+    return result
+
+
+def _flooding_bp(
+    model: IsingModel,
+    starts: np.ndarray,
+    damping: float,
+    adaptive: bool,
+    tolerance: float,
+    max_iterations: int,
+    use_dense: bool,
+) -> BPResult:
+    """One run of :func:`loopy_bp`'s flooding iteration from ``starts`` (R, V), no restart."""
+    v, s, t, coupling = model.num_variables, model.s, model.t, model.J
     r = len(starts)
     theta0 = np.where(starts >= 0.5, 8.0, -8.0)
     known = ~np.isnan(starts)
@@ -87,7 +124,6 @@ def loopy_bp(
     converged = np.zeros(r, dtype=bool)
     change = np.full(r, np.inf)
     iterations = 0
-    use_dense = _use_dense(model, dense) and len(s) > 0
     if use_dense:
         exp_j = model.dense_exp_coupling
         # messages[r, a, b] = m_{a→b}; zero where there is no edge (J = 0 makes it stay 0)

@@ -56,7 +56,8 @@ class NativeEngine:
         max_exact_cover: largest cover enumerated exactly (default
             :data:`DEFAULT_MAX_EXACT_COVER`, chosen by measurement).
         damping, tolerance, max_iterations: loopy BP settings (``damping`` is applied once
-            undamped updates stop contracting, see :func:`loopy_bp`).
+            undamped updates stop contracting, and from the first iteration to a start that
+            did not converge that way, see :func:`~.bp.loopy_bp`).
         frustration_threshold: in ``"auto"``, frustrated share of |J| above which loopy BP is
             not trusted and the sampler runs (random-label graphs measure ≈0.3–0.5, graphs
             whose relations mostly agree ≈0.05–0.25).
@@ -227,7 +228,9 @@ class NativeEngine:
         with the best Bethe log Z is kept. Fixed points that differ from it by more than 1e-3
         and lie within ``mode_margin`` nats of its Bethe log Z are rivals: the posterior is
         multimodal and a single fixed point cannot represent it. The check is skipped when the
-        first run did not converge (the caller samples then).
+        first run did not converge (the caller samples then). A start counts as not converged
+        only when damping from its first iteration did not converge either (see
+        :func:`~.bp.loopy_bp`).
         """
         settings = dict(
             # undamped flooding BP is exact on a tree after (diameter + 1) sweeps
@@ -253,8 +256,11 @@ class NativeEngine:
                 np.concatenate([run.max_change for run in runs]),
                 np.concatenate([run.bethe for run in runs]),
                 result.layout,
+                sum(run.damped_restarts for run in runs),
             )
             info["bp_iterations"] = iterations
+        if result.damped_restarts:
+            info["bp_damped_restarts"] = result.damped_restarts
         beliefs = sigmoid(result.log_odds)
         info["bp_max_change"] = float(result.max_change.max())
         best = 0
