@@ -19,6 +19,7 @@ Per connected component (an isolated variable keeps its prior exactly):
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -34,6 +35,8 @@ from .ising import IsingModel, ising_model, sigmoid
 from .sampling import COLLAPSED_MAX_ENTRIES, chromatic_tempered_gibbs, collapsed_tempered_gibbs
 
 Method = Literal["auto", "exact", "lbp", "sampler"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -131,7 +134,7 @@ class NativeEngine:
         start = time.perf_counter()
         rng = np.random.default_rng(self.seed)
         p = graph.prior.astype(float).copy()
-        log_z = 0.0
+        log_z: float | None = 0.0
         exact = converged = True
         iterations = 0
         algorithms: dict[str, int] = {}
@@ -203,6 +206,7 @@ class NativeEngine:
         info["frustration"] = round(frustrated, 4)
         if frustrated > self.frustration_threshold:
             info["sampler_reason"] = f"frustrated couplings ({frustrated:.3f} of |J|)"
+            logger.debug("component of %d variables: sampling, %s", v, info["sampler_reason"])
             return self._sample(model, rng, info, cover if cover is not None and len(cover) else None)
         bp = self._bp(model, False, gauge=gauge)
         info |= bp.info
@@ -215,6 +219,7 @@ class NativeEngine:
             bp.info = info
             return bp
         info["sampler_reason"] = "; ".join(reasons)
+        logger.debug("component of %d variables: sampling, %s", v, info["sampler_reason"])
         # iterations = the sampler's sweeps; the BP iterations spent deciding are in the info
         return self._sample(model, rng, info, cover if cover is not None and len(cover) else None)
 
