@@ -181,7 +181,9 @@ def baseline_row(
         "avg_entropy": sum(terms) / n if n else None,
         "entropy_log_base": "e",
         "avg_prob": sum(probabilities) / n if n else None,
-        "marginals": [{"variable": v["id"], "probabilities": [1 - v["probability"], v["probability"]]} for v in verdicts],
+        "marginals": [
+            {"variable": v["id"], "probabilities": [1 - v["probability"], v["probability"]]} for v in verdicts
+        ],
         "predictions": {v["id"]: v["prediction"] for v in verdicts},
         "atoms": verdicts,
         "engine": {"name": method, "algorithm": method, "exact": True, "converged": True},
@@ -220,7 +222,12 @@ def assess_baselines(
     rows = {}
     for method in methods:
         row = baseline_row(
-            method, record, atoms, judged, k=k, dataset_median_atoms=dataset_median_atoms,
+            method,
+            record,
+            atoms,
+            judged,
+            k=k,
+            dataset_median_atoms=dataset_median_atoms,
             record_key=record_key or record.record_key,
         )
         row["timings"] = {"nli": nli_seconds, "total": time.perf_counter() - start}

@@ -74,10 +74,12 @@ def main(argv=None) -> int:
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--cache-file", type=Path, default=None, help="reuse this call cache (default: a fresh one)")
     args = parser.parse_args(argv)
-    records = [json.loads(l) for l in (DATA / "factscore_bios_dev" / "ChatGPT.jsonl").open()]
+    records = [json.loads(line) for line in (DATA / "factscore_bios_dev" / "ChatGPT.jsonl").open()]
     annotated = sorted((r for r in records if r.get("annotations")), key=lambda r: (len(r["annotations"]), r["topic"]))
     config = PipelineConfig(backend=args.backend, model=args.model, threads=args.threads)
-    llm = make_llm(config, cache=ModelCache(args.cache_file or Path(tempfile.mkdtemp(prefix="eval_atomizer_")) / "calls.sqlite"))
+    llm = make_llm(
+        config, cache=ModelCache(args.cache_file or Path(tempfile.mkdtemp(prefix="eval_atomizer_")) / "calls.sqlite")
+    )
     atomizer = Atomizer(llm, prompt_version=args.version)
     reviser = Reviser(llm)
     rows = []
@@ -104,7 +106,9 @@ def main(argv=None) -> int:
             "revise_seconds": revise_s,
             "atomizer_failures": sum(1 for a in atoms if getattr(a, "atomizer_failure", None)),
             "reviser_failures": sum(1 for a in revised or [] if getattr(a, "reviser_failure", None)),
-            "examples": [{"model": a.text, "revised": (revised[i].text if revised else None)} for i, a in enumerate(atoms[:8])],
+            "examples": [
+                {"model": a.text, "revised": (revised[i].text if revised else None)} for i, a in enumerate(atoms[:8])
+            ],
         }
         rows.append(row)
         print(json.dumps(row), flush=True)

@@ -76,16 +76,34 @@ def load_sets(args, rng: random.Random) -> dict[str, list[dict]]:
     sets: dict[str, list[dict]] = {}
     vmap = {"supports": "entailment", "refutes": "contradiction", "not enough info": "neutral"}
     sets["vitaminc"] = stratified(
-        [{"premise": r["evidence"], "hypothesis": r["claim"], "gold": vmap[r["label"]]} for r in read_jsonl(nli / "vitaminc_sample.jsonl")],
-        "gold", args.n, rng)
+        [
+            {"premise": r["evidence"], "hypothesis": r["claim"], "gold": vmap[r["label"]]}
+            for r in read_jsonl(nli / "vitaminc_sample.jsonl")
+        ],
+        "gold",
+        args.n,
+        rng,
+    )
     sets["fr_pairs"] = stratified(
-        [{"premise": r["premise"], "hypothesis": r["hypothesis"], "gold": r["gold"]} for r in read_jsonl(nli / "factreasoner_nli_pairs.jsonl")],
-        "gold", args.n, rng)
+        [
+            {"premise": r["premise"], "hypothesis": r["hypothesis"], "gold": r["gold"]}
+            for r in read_jsonl(nli / "factreasoner_nli_pairs.jsonl")
+        ],
+        "gold",
+        args.n,
+        rng,
+    )
     fmap = {"completely-support": "entailment", "refute": "contradiction", "irrelevant": "neutral"}
     sets["factcheck"] = stratified(
-        [{"premise": r["evidence"][: args.max_premise_chars], "hypothesis": r["claim"], "gold": fmap[r["stance"]]}
-         for r in read_jsonl(nli / "factcheck_stance.jsonl") if r["stance"] in fmap and r["evidence"].strip()],
-        "gold", args.n, rng)
+        [
+            {"premise": r["evidence"][: args.max_premise_chars], "hypothesis": r["claim"], "gold": fmap[r["stance"]]}
+            for r in read_jsonl(nli / "factcheck_stance.jsonl")
+            if r["stance"] in fmap and r["evidence"].strip()
+        ],
+        "gold",
+        args.n,
+        rng,
+    )
     labels = {}
     for record in read_jsonl(DATA / "factscore_bios_dev" / "ChatGPT.jsonl"):
         for sentence in record.get("annotations") or []:
@@ -96,7 +114,9 @@ def load_sets(args, rng: random.Random) -> dict[str, list[dict]]:
     for row in read_jsonl(DATA / "factscore_bios_dev" / "passages_bm25_ChatGPT_dev.jsonl"):
         label = labels.get((row["name"], row["sent"]))
         if label and row["passages"]:
-            passages = [p["text"].replace("<s>", "").replace("</s>", " ").strip() for p in row["passages"][: args.fs_passages]]
+            passages = [
+                p["text"].replace("<s>", "").replace("</s>", " ").strip() for p in row["passages"][: args.fs_passages]
+            ]
             atoms.append({"hypothesis": row["sent"], "passages": passages, "gold": label, "topic": row["name"]})
     sets["factscore"] = stratified(atoms, "gold", args.fs_atoms, rng)
     return sets
@@ -150,8 +170,12 @@ def main(argv=None) -> int:
     parser.add_argument("--base-url", default=None)
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--out", type=Path, default=None)
-    parser.add_argument("--cache-file", type=Path, default=None,
-                        help="reuse this call cache (default: a fresh temporary file, so 'cold' is really cold)")
+    parser.add_argument(
+        "--cache-file",
+        type=Path,
+        default=None,
+        help="reuse this call cache (default: a fresh temporary file, so 'cold' is really cold)",
+    )
     args = parser.parse_args(argv)
     if not DATA.exists():
         print(f"no data at {DATA}", file=sys.stderr)
@@ -184,7 +208,9 @@ def main(argv=None) -> int:
             }
             prior = judge.content_free_probabilities()
             if prior is not None:
-                entry["calibrated"] = score(name, items, [calibrated(v, prior) for v in verdicts]) | {"content_free": prior}
+                entry["calibrated"] = score(name, items, [calibrated(v, prior) for v in verdicts]) | {
+                    "content_free": prior
+                }
             results["sets"][f"{name}/{version}"] = entry
             print(json.dumps({f"{name}/{version}": entry}), flush=True)
     results["llm_stats"] = llm.stats()

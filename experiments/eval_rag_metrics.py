@@ -42,8 +42,14 @@ def chunk_words(text: str, size: int) -> list[str]:
 
 
 def make_context(args) -> MetricContext:
-    config = PipelineConfig(version=2, backend=args.backend, model=args.model, threads=args.threads,
-                            nli=args.nli, nli_prompt_version=args.nli_prompt_version)
+    config = PipelineConfig(
+        version=2,
+        backend=args.backend,
+        model=args.model,
+        threads=args.threads,
+        nli=args.nli,
+        nli_prompt_version=args.nli_prompt_version,
+    )
     context = MetricContext(config, atomizer=args.atomizer)
     try:
         context.nli  # noqa: B018 - builds the NLI stage through the pipeline's factory
@@ -51,8 +57,11 @@ def make_context(args) -> MetricContext:
         from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions
 
         print(f"note: NLI factory unavailable ({error}); using LLMJudgeNLI", file=sys.stderr)
-        context = MetricContext(config, atomizer=args.atomizer,
-                                nli=LLMJudgeNLI(context.llm(), LLMJudgeOptions(prompt_version=args.nli_prompt_version)))
+        context = MetricContext(
+            config,
+            atomizer=args.atomizer,
+            nli=LLMJudgeNLI(context.llm(), LLMJudgeOptions(prompt_version=args.nli_prompt_version)),
+        )
     return context
 
 
@@ -87,8 +96,11 @@ def run_halubench(args, context) -> dict:
     metric = Faithfulness(no_claims_score=1.0)
     rows = []
     for i, row in frame.iterrows():
-        sample = {"question": row["question"], "response": str(row["answer"]),
-                  "retrieved_contexts": chunk_words(row["context"], args.chunk_words)}
+        sample = {
+            "question": row["question"],
+            "response": str(row["answer"]),
+            "retrieved_contexts": chunk_words(row["context"], args.chunk_words),
+        }
         start = time.perf_counter()
         try:
             result = metric.score(sample, context)
@@ -96,10 +108,22 @@ def run_halubench(args, context) -> dict:
         except Exception as exc:  # recorded, never dropped
             score, error = float("nan"), f"{type(exc).__name__}: {exc}"
         seconds = time.perf_counter() - start
-        rows.append({"position": i, "source": row["source"], "label": row["label"], "score": score,
-                     "seconds": seconds, "error": error,
-                     "verdicts": result.verdict_counts if error is None else None})
-        print(f"halubench {i + 1}/{len(frame)} {row['label']} score={score:.3f} {seconds:.1f}s", file=sys.stderr, flush=True)
+        rows.append(
+            {
+                "position": i,
+                "source": row["source"],
+                "label": row["label"],
+                "score": score,
+                "seconds": seconds,
+                "error": error,
+                "verdicts": result.verdict_counts if error is None else None,
+            }
+        )
+        print(
+            f"halubench {i + 1}/{len(frame)} {row['label']} score={score:.3f} {seconds:.1f}s",
+            file=sys.stderr,
+            flush=True,
+        )
     scored = [r for r in rows if not math.isnan(r["score"])]
     labels = [1 if r["label"] == "PASS" else 0 for r in scored]
     scores = [r["score"] for r in scored]
@@ -107,8 +131,11 @@ def run_halubench(args, context) -> dict:
     test = [j for j, r in enumerate(scored) if r["position"] % 2 == 1]
     threshold = best_threshold([scores[j] for j in tune], [labels[j] for j in tune])
     return {
-        "rows": len(rows), "scored": len(scored), "errors": sum(r["error"] is not None for r in rows),
-        "pass": sum(labels), "fail": len(labels) - sum(labels),
+        "rows": len(rows),
+        "scored": len(scored),
+        "errors": sum(r["error"] is not None for r in rows),
+        "pass": sum(labels),
+        "fail": len(labels) - sum(labels),
         "threshold_from_tune_half": threshold,
         "balanced_accuracy_tune": balanced_accuracy([scores[j] for j in tune], [labels[j] for j in tune], threshold),
         "balanced_accuracy_test": balanced_accuracy([scores[j] for j in test], [labels[j] for j in test], threshold),
@@ -149,8 +176,12 @@ def run_wikieval(args, context) -> dict:
     def compare(a: str, b: str) -> dict:
         pairs = [(r.get(a, float("nan")), r.get(b, float("nan"))) for r in out]
         pairs = [(x, y) for x, y in pairs if not (math.isnan(x) or math.isnan(y))]
-        return {"pairs": len(pairs), "wins": sum(x > y for x, y in pairs), "ties": sum(x == y for x, y in pairs),
-                "losses": sum(x < y for x, y in pairs)}
+        return {
+            "pairs": len(pairs),
+            "wins": sum(x > y for x, y in pairs),
+            "ties": sum(x == y for x, y in pairs),
+            "losses": sum(x < y for x, y in pairs),
+        }
 
     return {
         "faithfulness_answer_vs_ungrounded": compare("faithfulness_answer", "faithfulness_ungrounded_answer"),
@@ -163,7 +194,9 @@ def run_wikieval(args, context) -> dict:
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--halubench", type=int, default=0, help="number of HaluBench rows (0: skip)")
-    p.add_argument("--max-context-words", type=int, default=0, help="only rows whose context has at most this many words")
+    p.add_argument(
+        "--max-context-words", type=int, default=0, help="only rows whose context has at most this many words"
+    )
     p.add_argument("--wikieval", action="store_true")
     p.add_argument("--no-relevance", action="store_true", help="WikiEval: skip answer relevance")
     p.add_argument("--chunk-words", type=int, default=150)
@@ -188,8 +221,9 @@ def main(argv=None) -> int:
     report["seconds_total"] = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, default=str))
-    summary = {k: {kk: vv for kk, vv in v.items() if kk != "per_row"} if isinstance(v, dict) else v
-               for k, v in report.items()}
+    summary = {
+        k: {kk: vv for kk, vv in v.items() if kk != "per_row"} if isinstance(v, dict) else v for k, v in report.items()
+    }
     print(json.dumps(summary, indent=1, default=str))
     return 0
 

@@ -33,6 +33,7 @@ from statistics import mean
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from fact_reasoner.embeddings import shared_embedder  # noqa: E402
 from fact_reasoner.retrieval.base import RetrievedContext  # noqa: E402
 from fact_reasoner.retrieval.corpus import document_hash  # noqa: E402
 from fact_reasoner.retrieval.records import topic_query  # noqa: E402
@@ -42,7 +43,6 @@ from fact_reasoner.retrieval.retrievers import (  # noqa: E402
     HybridRetriever,
     reciprocal_rank_fusion,
 )
-from fact_reasoner.embeddings import shared_embedder  # noqa: E402
 from fact_reasoner.retrieval.store import build_index  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data" / "factscore_bios_dev"
@@ -65,7 +65,9 @@ def load_atoms(data: Path, labels: set[str]) -> list[dict]:
                     key = (record["topic"], fact["text"])
                     if key not in gold:
                         raise SystemExit(f"no gold passages for {key}")
-                    atoms.append({"topic": record["topic"], "text": fact["text"], "label": fact["label"], "gold": gold[key]})
+                    atoms.append(
+                        {"topic": record["topic"], "text": fact["text"], "label": fact["label"], "gold": gold[key]}
+                    )
     return atoms
 
 
@@ -109,8 +111,11 @@ def main() -> int:
     labels = set(args.labels.split(","))
     atoms = load_atoms(args.data, labels)
     passages_per_topic = {t: len(v) for t, v in json.loads((args.data / "topic_passages_dev.json").read_text()).items()}
-    print(f"{len(atoms)} atoms ({args.labels}) over {len(passages_per_topic)} topics, "
-          f"{sum(passages_per_topic.values())} passages", flush=True)
+    print(
+        f"{len(atoms)} atoms ({args.labels}) over {len(passages_per_topic)} topics, "
+        f"{sum(passages_per_topic.values())} passages",
+        flush=True,
+    )
 
     # --- index build (fresh store); the model load is timed apart from the embedding
     if args.store.exists():
@@ -118,8 +123,16 @@ def main() -> int:
     started = time.perf_counter()
     shared_embedder().encode(["load the model"])
     seconds_model = time.perf_counter() - started
-    report = build_index([args.data / "topic_passages_dev.json"], args.store, "bios_dev",
-                         chunk_size=4000, chunk_overlap=0, batch_size=32, threads=args.threads, progress=False)
+    report = build_index(
+        [args.data / "topic_passages_dev.json"],
+        args.store,
+        "bios_dev",
+        chunk_size=4000,
+        chunk_overlap=0,
+        batch_size=32,
+        threads=args.threads,
+        progress=False,
+    )
     build = {"model_load_s": seconds_model, **report.as_dict()}
     print(json.dumps(build, indent=2), flush=True)
     assert report.chunks_total == sum(passages_per_topic.values()), "expected one chunk per passage"
@@ -149,14 +162,22 @@ def main() -> int:
                 hashes = [r.metadata["doc_hash"] for r in results]
                 per_atom.append(score(hashes, atom["gold"], 1) | score(hashes, atom["gold"], args.k))
             seconds = time.perf_counter() - started
-            row = {"retriever": name, "topic_filter": topic_filter, "topic_in_query": topic_in_query, "queries": len(atoms),
-                   "qps": len(atoms) / seconds, "depth": depth if name in rankings_for_fusion else args.k}
+            row = {
+                "retriever": name,
+                "topic_filter": topic_filter,
+                "topic_in_query": topic_in_query,
+                "queries": len(atoms),
+                "qps": len(atoms) / seconds,
+                "depth": depth if name in rankings_for_fusion else args.k,
+            }
             row |= {key: mean(m[key] for m in per_atom) for key in per_atom[0]}
             rows.append(row)
             print(json.dumps(row), flush=True)
         # fusion alternatives on the same (already retrieved) rankings: no extra queries
-        for label, fuse in (("rrf(60) [=hybrid]", lambda r: reciprocal_rank_fusion(r, args.k)),
-                            ("minmax 0.5/0.5", lambda r: minmax_fusion(r, args.k, 0.5))):
+        for label, fuse in (
+            ("rrf(60) [=hybrid]", lambda r: reciprocal_rank_fusion(r, args.k)),
+            ("minmax 0.5/0.5", lambda r: minmax_fusion(r, args.k, 0.5)),
+        ):
             per_atom = []
             for atom, d, b in zip(atoms, rankings_for_fusion["chroma"], rankings_for_fusion["bm25"]):
                 hashes = [r.metadata["doc_hash"] for r in fuse([d, b])]
@@ -168,19 +189,28 @@ def main() -> int:
         if topic_filter and not topic_in_query:
             random_row = {"retriever": "random", "topic_filter": True, "topic_in_query": False}
             for k in (1, args.k):
-                random_row[f"R@{k}"] = mean(min(k, passages_per_topic[a["topic"]]) / passages_per_topic[a["topic"]] for a in atoms)
+                random_row[f"R@{k}"] = mean(
+                    min(k, passages_per_topic[a["topic"]]) / passages_per_topic[a["topic"]] for a in atoms
+                )
             rows.append(random_row)
 
     print("\n| retriever | topic filter | query | R@1 | R@5 | Hit@1 | Hit@5 | First@1 | First@5 | queries/s |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for row in rows:
-        cells = [f"{row[k]:.3f}" if k in row else "" for k in ("R@1", f"R@{args.k}", "Hit@1", f"Hit@{args.k}", "First@1", f"First@{args.k}")]
+        cells = [
+            f"{row[k]:.3f}" if k in row else ""
+            for k in ("R@1", f"R@{args.k}", "Hit@1", f"Hit@{args.k}", "First@1", f"First@{args.k}")
+        ]
         qps = f"{row['qps']:.0f}" if "qps" in row else ""
         query = "topic + atom" if row["topic_in_query"] else "atom"
-        print(f"| {row['retriever']} | {'yes' if row['topic_filter'] else 'no'} | {query} | {' | '.join(cells)} | {qps} |")
+        print(
+            f"| {row['retriever']} | {'yes' if row['topic_filter'] else 'no'} | {query} | {' | '.join(cells)} | {qps} |"
+        )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps({"atoms": len(atoms), "labels": sorted(labels), "build": build, "rows": rows}, indent=2))
+        args.out.write_text(
+            json.dumps({"atoms": len(atoms), "labels": sorted(labels), "build": build, "rows": rows}, indent=2)
+        )
     return 0
 
 

@@ -233,8 +233,9 @@ def read_topics(path: Path, key: str | None = None) -> set[str]:
         return {line.strip() for line in text.splitlines() if line.strip()}
     if isinstance(data, dict):
         if key is None or key not in data:
-            raise PreparationError(f"{path}: a JSON object; name the list of topics with --topics-key "
-                                   f"(keys: {', '.join(sorted(data))})")
+            raise PreparationError(
+                f"{path}: a JSON object; name the list of topics with --topics-key (keys: {', '.join(sorted(data))})"
+            )
         data = data[key]
     if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
         raise PreparationError(f"{path}: expected a list of topic names")
@@ -294,14 +295,24 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--generations", type=Path, required=True, help="FActScore labelled generations (JSONL)")
     parser.add_argument("--passages", type=Path, help="per-atom passages (JSONL: name, sent, passages)")
-    parser.add_argument("--retriever", choices=["given", "bm25"], default="given",
-                        help="given: the --passages file (default); bm25: our BM25 over --topic-passages")
+    parser.add_argument(
+        "--retriever",
+        choices=["given", "bm25"],
+        default="given",
+        help="given: the --passages file (default); bm25: our BM25 over --topic-passages",
+    )
     parser.add_argument("--topic-passages", type=Path, help="{topic: [{title, text}]} corpus for --retriever bm25")
     parser.add_argument("--top-k", type=int, default=5, help="contexts per atom with --retriever bm25 (default 5)")
-    parser.add_argument("--topic-in-query", action="store_true",
-                        help="with --retriever bm25: prefix the topic's name to each atom's query")
-    parser.add_argument("--topics", type=Path,
-                        help="keep only these topics (text file, one per line; or JSON list / object, see --topics-key)")
+    parser.add_argument(
+        "--topic-in-query",
+        action="store_true",
+        help="with --retriever bm25: prefix the topic's name to each atom's query",
+    )
+    parser.add_argument(
+        "--topics",
+        type=Path,
+        help="keep only these topics (text file, one per line; or JSON list / object, see --topics-key)",
+    )
     parser.add_argument("--topics-key", help="key of the topic list in a JSON object (e.g. heldout_topics)")
     parser.add_argument("--out", type=Path, required=True, help="output JSONL of input records")
     args = parser.parse_args(argv)
@@ -322,8 +333,13 @@ def main(argv: list[str] | None = None) -> int:
                 raise PreparationError(f"{args.topic_passages}:{error.lineno}: invalid JSON: {error.msg}") from None
             if not isinstance(corpus, dict):
                 raise PreparationError(f"{args.topic_passages}: expected an object {{topic: [passages]}}")
-            records, stats = prepare(args.generations, retriever=TopicBM25(corpus), top_k=args.top_k, topics=topics,
-                                     topic_in_query=args.topic_in_query)
+            records, stats = prepare(
+                args.generations,
+                retriever=TopicBM25(corpus),
+                top_k=args.top_k,
+                topics=topics,
+                topic_in_query=args.topic_in_query,
+            )
     except (PreparationError, FileNotFoundError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -44,12 +44,14 @@ import baselines as baseline_module  # noqa: E402
 from fact_reasoner.cli_options import add_config_arguments, config_from_args  # noqa: E402
 from fact_reasoner.config import PipelineConfig  # noqa: E402
 from fact_reasoner.io import NumberedRecord, ResultWriter, read_records  # noqa: E402
-from fact_reasoner.nli import NLIBackend, NLIJudgement, PrecomputedNLI  # noqa: E402
+from fact_reasoner.nli import PrecomputedNLI  # noqa: E402
 from fact_reasoner.nli.cache import CachedNLI  # noqa: E402
+from fact_reasoner.schema import InputRecord  # noqa: E402
 from fact_reasoner.stages import Stages  # noqa: E402
-from fact_reasoner.schema import InputRecord, RelationType  # noqa: E402
 
 ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3")
+
+
 class CountingNLI:
     """Counts the pairs looked up in a precomputed backend (no cache needed there)."""
 
@@ -65,8 +67,13 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConf
     p.add_argument("input", type=Path, help="prepared input records (experiments/prepare_factscore.py)")
     p.add_argument("--out-dir", type=Path, default=Path("runs/biographies"), help="where result JSONL files go")
     p.add_argument("--tag", help="name of this run in file names (default: the NLI backend name)")
-    p.add_argument("--assessors", nargs="+", choices=ASSESSORS, default=list(ASSESSORS),
-                   help="which assessors to run (default: all, in the order fr1 factscore vote fr2 fr3)")
+    p.add_argument(
+        "--assessors",
+        nargs="+",
+        choices=ASSESSORS,
+        default=list(ASSESSORS),
+        help="which assessors to run (default: all, in the order fr1 factscore vote fr2 fr3)",
+    )
     p.add_argument("--limit", type=int, help="only the first N records")
     p.add_argument("--overwrite", action="store_true", help="start the output files afresh")
     p.add_argument("--tables", type=Path, metavar="PREFIX", help="also write PREFIX.md and PREFIX.csv")
@@ -115,8 +122,10 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     records: list[NumberedRecord] = items[: args.limit] if args.limit is not None else items
     missing_atoms = [r for r in records if r.record.atoms is None]
     if missing_atoms:
-        print(f"error: {missing_atoms[0].path}:{missing_atoms[0].line}: record has no atoms; prepare the file first",
-              file=sys.stderr)
+        print(
+            f"error: {missing_atoms[0].path}:{missing_atoms[0].line}: record has no atoms; prepare the file first",
+            file=sys.stderr,
+        )
         return 2
     median = statistics.median(len(r.record.atoms) for r in records) if records else None
 
@@ -135,12 +144,23 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
 
     engine = None
     report_path = args.out_dir / f"{stem}.{tag}.run.json"
-    session: dict[str, Any] = {"started": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "finished": False,
-                               "interrupted": False, "assessors": {}}
+    session: dict[str, Any] = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "finished": False,
+        "interrupted": False,
+        "assessors": {},
+    }
     sessions = _earlier_sessions(report_path, overwrite=args.overwrite) + [session]
-    report: dict[str, Any] = {"input": str(args.input), "tag": tag, "nli": nli_name, "records": len(records),
-                              "median_atoms": median, "assessors": session["assessors"], "totals": {},
-                              "sessions": sessions}
+    report: dict[str, Any] = {
+        "input": str(args.input),
+        "tag": tag,
+        "nli": nli_name,
+        "records": len(records),
+        "median_atoms": median,
+        "assessors": session["assessors"],
+        "totals": {},
+        "sessions": sessions,
+    }
     outputs: list[Path] = []
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     interrupted = False
@@ -153,8 +173,10 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
             kept = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
             if kept and kept != {json.dumps(settings, sort_keys=True)}:
                 writer.close()
-                print(f"error: {out_path} holds results made with other settings; use --overwrite or another --tag",
-                      file=sys.stderr)
+                print(
+                    f"error: {out_path} holds results made with other settings; use --overwrite or another --tag",
+                    file=sys.stderr,
+                )
                 return 2
             todo = [r for r in records if r.key not in writer]
             before = (nli.requested, nli.hits, nli.backend_pairs, nli.seconds)
@@ -164,8 +186,10 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
             if assessor.startswith("fr"):
                 fr = FactReasoner(
                     config.with_options(version=int(assessor[2])),
-                    nli=None if precomputed else nli, engine=engine,
+                    nli=None if precomputed else nli,
+                    engine=engine,
                 )
+
             def record_stats() -> dict[str, Any]:
                 stats = {
                     "done_now": done - failures,
@@ -191,8 +215,10 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                         raise
                     except Exception as error:  # one bad record must not stop the run
                         failures += 1
-                        tqdm.write(f"error: {item.path}:{item.line}: {assessor}: {type(error).__name__}: {error}",
-                                   file=sys.stderr)
+                        tqdm.write(
+                            f"error: {item.path}:{item.line}: {assessor}: {type(error).__name__}: {error}",
+                            file=sys.stderr,
+                        )
                     else:
                         row["settings"] = settings
                         row["assessor"] = row.get("assessor") or assessor.upper()
@@ -203,7 +229,9 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                     # on disk after every record: a killed run still accounts for its work
                     record_stats()
                     bar.update(1)
-                    bar.set_postfix(nli_calls=nli.backend_pairs - before[2], cache_hits=nli.hits - before[1], refresh=False)
+                    bar.set_postfix(
+                        nli_calls=nli.backend_pairs - before[2], cache_hits=nli.hits - before[1], refresh=False
+                    )
                 if fr is not None:
                     engine = fr.engine  # reuse one engine instance across versions
             stats = record_stats()
@@ -220,7 +248,7 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     session["finished"] = not interrupted
     _write_run_report(report_path, report)
     if interrupted:
-        print(f"interrupted; rerun the same command to resume (finished records are kept)", file=sys.stderr)
+        print("interrupted; rerun the same command to resume (finished records are kept)", file=sys.stderr)
         return 130
     failed = sum(s["failed"] for s in report["assessors"].values())
     existing = [p for p in outputs if p.exists()]
@@ -241,8 +269,15 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     return 0
 
 
-SUMMED_STATS = ("done_now", "failed", "seconds", "nli_pairs_requested", "nli_cache_hits", "nli_backend_calls",
-                "nli_backend_seconds")
+SUMMED_STATS = (
+    "done_now",
+    "failed",
+    "seconds",
+    "nli_pairs_requested",
+    "nli_cache_hits",
+    "nli_backend_calls",
+    "nli_backend_seconds",
+)
 
 
 def _earlier_sessions(path: Path, *, overwrite: bool) -> list[dict[str, Any]]:
@@ -255,8 +290,13 @@ def _earlier_sessions(path: Path, *, overwrite: bool) -> list[dict[str, Any]]:
         return []
     sessions = earlier.get("sessions")
     if sessions is None and earlier.get("assessors"):  # written before sessions were recorded
-        sessions = [{"finished": not earlier.get("interrupted"), "interrupted": bool(earlier.get("interrupted")),
-                     "assessors": earlier["assessors"]}]
+        sessions = [
+            {
+                "finished": not earlier.get("interrupted"),
+                "interrupted": bool(earlier.get("interrupted")),
+                "assessors": earlier["assessors"],
+            }
+        ]
     return [s for s in sessions or [] if isinstance(s, dict)]
 
 

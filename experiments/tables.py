@@ -36,9 +36,13 @@ def render(paths: Sequence[Path], title: str | None = None) -> str:
     lines = rt.summary_table(groups)
     overall = [line for line in lines if line.tier == "all"]
     tiers = [line for line in lines if line.tier != "all"]
-    note = (f"({left_out} response(s) not finished by every assessor are left out.)\n" if left_out else "")
-    parts = [f"## {title}\n" if title else "", "Ours (same atoms, contexts and NLI for every assessor):\n",
-             note, rt.to_markdown(overall)]
+    note = f"({left_out} response(s) not finished by every assessor are left out.)\n" if left_out else ""
+    parts = [
+        f"## {title}\n" if title else "",
+        "Ours (same atoms, contexts and NLI for every assessor):\n",
+        note,
+        rt.to_markdown(overall),
+    ]
     if tiers:
         parts += ["\nBy rarity tier (cat[0]; each response keeps the K it was scored with):\n", rt.to_markdown(tiers)]
     parts += ["\n", rt.published_markdown()]

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .errors import RecordFailed
 from .llm.base import LLMBackend
 from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
 from .schema import Atom
@@ -40,14 +41,14 @@ _SYSTEM = {
         "You break a sentence into atomic facts. An atomic fact is a short sentence that states "
         "exactly one piece of information. Cover every fact the sentence states, and nothing it "
         "does not state. Keep the wording close to the sentence. Opinions and questions count as "
-        "facts only if they assert something. Reply with JSON: {\"atoms\": [...]}."
+        'facts only if they assert something. Reply with JSON: {"atoms": [...]}.'
     ),
     "v2": (
         "You break a sentence into atomic facts. An atomic fact is a short sentence that states "
         "exactly one piece of information and can be understood on its own: replace pronouns "
         "(he, she, it, they, his …) and partial names with the full name of what they refer to, "
         "using the question and the previous text. Cover every fact the sentence states, and "
-        "nothing it does not state. Reply with JSON: {\"atoms\": [...]}."
+        'nothing it does not state. Reply with JSON: {"atoms": [...]}.'
     ),
 }
 
@@ -57,8 +58,18 @@ _EXAMPLES: tuple[dict[str, Any], ...] = (
         "question": "Tell me a bio of Ada Lovelace.",
         "previous": "",
         "sentence": "Ada Lovelace was an English mathematician, born in London in 1815.",
-        "v1": ["Ada Lovelace was English.", "Ada Lovelace was a mathematician.", "Ada Lovelace was born in London.", "Ada Lovelace was born in 1815."],
-        "v2": ["Ada Lovelace was English.", "Ada Lovelace was a mathematician.", "Ada Lovelace was born in London.", "Ada Lovelace was born in 1815."],
+        "v1": [
+            "Ada Lovelace was English.",
+            "Ada Lovelace was a mathematician.",
+            "Ada Lovelace was born in London.",
+            "Ada Lovelace was born in 1815.",
+        ],
+        "v2": [
+            "Ada Lovelace was English.",
+            "Ada Lovelace was a mathematician.",
+            "Ada Lovelace was born in London.",
+            "Ada Lovelace was born in 1815.",
+        ],
     },
     {
         "question": "Tell me a bio of Ada Lovelace.",
@@ -102,7 +113,9 @@ def _user(question: str | None, previous: str, sentence: str) -> str:
     return "\n".join(parts)
 
 
-def build_messages(version: str, sentence: str, *, previous: str = "", question: str | None = None) -> list[tuple[str, str]]:
+def build_messages(
+    version: str, sentence: str, *, previous: str = "", question: str | None = None
+) -> list[tuple[str, str]]:
     import json
 
     if version not in PROMPT_VERSIONS:
@@ -163,7 +176,9 @@ class Atomizer:
     def __post_init__(self) -> None:
         if self.prompt_version not in PROMPT_VERSIONS:
             raise ValueError(f"unknown atomizer prompt version {self.prompt_version!r}: use one of {PROMPT_VERSIONS}")
-        self._caller = StructuredCaller(self.llm, f"atomizer/{self.prompt_version}", max_tokens=400, retries=self.retries)
+        self._caller = StructuredCaller(
+            self.llm, f"atomizer/{self.prompt_version}", max_tokens=400, retries=self.retries
+        )
         self._counters = {"sentences": 0, "failures": 0, "repairs": 0, "atoms": 0}
 
     def atomize(self, response: str, *, question: str | None = None) -> list[Atom]:
@@ -172,12 +187,24 @@ class Atomizer:
         # sentence made it re-extract that sentence's facts too (measured on a dev biography).
         with_previous = self.prompt_version == "v2"
         conversations = [
-            build_messages(self.prompt_version, s, previous=sentences[i - 1] if i and with_previous else "", question=question)
+            build_messages(
+                self.prompt_version, s, previous=sentences[i - 1] if i and with_previous else "", question=question
+            )
             for i, s in enumerate(sentences)
         ]
-        results = self._caller.ask_many(conversations, [atoms_schema()] * len(sentences), [check_atoms] * len(sentences))
+        results = self._caller.ask_many(
+            conversations, [atoms_schema()] * len(sentences), [check_atoms] * len(sentences)
+        )
         atoms: list[Atom] = []
         self._counters["sentences"] += len(sentences)
+        transport = [r for r in results if isinstance(r, StructuredFailure) and r.transport]
+        if transport:
+            # The model could not be asked: atoms made without it would be a guess, not the
+            # atomizer's output. The record fails (and is retried on the next run).
+            raise RecordFailed(
+                f"atomizer: {len(transport)} of {len(sentences)} call(s) failed: {transport[0].reason}",
+                unreachable=all(r.unreachable for r in transport),
+            )
         for sentence, result in zip(sentences, results):
             if isinstance(result, StructuredFailure):
                 self._counters["failures"] += 1

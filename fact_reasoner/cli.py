@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from .cli_options import add_config_arguments, config_from_args
-from .errors import SetupError
-from .io import NumberedRecord, RecordError, ResultWriter, dumps_line, read_records
+from .errors import OutputLocked, RecordFailed, SetupError
+from .inference import InferenceError
+from .io import NumberedRecord, OutputError, RecordError, ResultWriter, dumps_line, read_records
 from .scores import describe_k, median_num_atoms, summarize_rows
 
 #: Sub-commands contributed by other modules: name -> module with ``register(subparsers)``.
@@ -51,6 +52,16 @@ other commands: fact-reasoner index --help | ragas --help | report --help
 """
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
+
+
 def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     """The assessment command's parser: its own input/output flags, then one flag per setting."""
     p = parser or argparse.ArgumentParser(
@@ -62,17 +73,23 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
     data = p.add_argument_group("input and output")
     data.add_argument("--input-file", "--input_file", type=Path, help="JSONL (or JSON) records to assess")
     data.add_argument(
-        "--output-dir", "--output_dir", type=Path, default=Path("fact_reasoner_output"),
-        help="directory for <input>.fr<version>.jsonl, .summary.json and .errors.jsonl "
-        "(default: %(default)s)",
+        "--output-dir",
+        "--output_dir",
+        type=Path,
+        default=Path("fact_reasoner_output"),
+        help="directory for <input>.fr<version>.jsonl, .summary.json and .errors.jsonl (default: %(default)s)",
     )
     data.add_argument("--output-file", "--output_file", type=Path, help="write results here instead")
     data.add_argument("--dataset-name", "--dataset_name", help="a label stored in the summary")
     data.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
-    data.add_argument("--limit", type=int, help="assess at most this many records")
+    data.add_argument("--limit", type=_positive_int, help="assess at most this many records (≥ 1)")
     data.add_argument("--quiet", action="store_true", help="no progress bar or summary")
-    data.add_argument("--export-uai", type=Path, metavar="DIR",
-                      help="write each record's model as .uai (+ evidence, variable map) to DIR and run no inference")
+    data.add_argument(
+        "--export-uai",
+        type=Path,
+        metavar="DIR",
+        help="write each record's model as .uai (+ evidence, variable map) to DIR and run no inference",
+    )
 
     single = p.add_argument_group("single response (instead of --input-file)")
     single.add_argument("--query", help="the question / prompt")
@@ -114,6 +131,7 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         return export_models(args, assessor)
 
     records = list(read_records(args.input_file))
+    input_keys = {r.key for r in records if isinstance(r, NumberedRecord)}
     if args.limit is not None:
         records = records[: args.limit]
     valid = [r for r in records if isinstance(r, NumberedRecord)]
@@ -121,8 +139,23 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     atom_counts = [len(r.record.atoms) for r in valid if r.record.atoms is not None]
     median = median_num_atoms(atom_counts)
     settings = assessor.settings()
+    # Everything the records will need is checked now, once: a missing package, a bad engine
+    # option or a missing merlin binary stops the run before any record.
+    try:
+        assessor.stages.preflight(
+            atomize=any(r.record.atoms is None for r in valid),
+            retrieve=any(r.record.contexts is None for r in valid),
+            judge=any(_needs_model_nli(assessor.config, r.record) for r in valid),
+        )
+    except (SetupError, InferenceError, ValueError, TypeError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
-    writer = ResultWriter(out_path, overwrite=args.overwrite)
+    try:
+        writer = ResultWriter(out_path, overwrite=args.overwrite)
+    except (OutputLocked, OutputError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
     if previous and previous != {json.dumps(settings, sort_keys=True)}:
         writer.close()
@@ -136,8 +169,8 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         print(f"note: removed a torn last line from {out_path} (an interrupted write)", file=sys.stderr)
 
     failures: list[RecordError] = list(bad)
-    for error in bad:
-        print(f"error: {error}", file=sys.stderr)
+    for unreadable in bad:
+        print(f"error: {unreadable}", file=sys.stderr)
     todo = [r for r in valid if r.key not in writer]
     skipped = len(valid) - len(todo)
     if skipped and not args.quiet:
@@ -148,7 +181,8 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     interrupted = False
-    setup_error: SetupError | None = None
+    stop_error: Exception | None = None
+    succeeded = 0
     start = time.perf_counter()
     try:
         with progress_bar(len(todo), unit="record", quiet=args.quiet) as bar:
@@ -157,6 +191,14 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
                     result = _assess_one(assessor, item, k_rule, median)
                 except (KeyboardInterrupt, SetupError):
                     raise
+                except RecordFailed as error:
+                    failures.append(RecordError(item.path, item.line, str(error)))
+                    tqdm.write(f"error: {failures[-1]}", file=sys.stderr)
+                    if error.unreachable and succeeded == 0:
+                        # a server down from the start: every record would wait through the
+                        # same retries; stop now with one message
+                        stop_error = error
+                        break
                 except Exception as error:  # one bad record must not stop the dataset
                     failure = RecordError(item.path, item.line, f"{type(error).__name__}: {error}")
                     failures.append(failure)
@@ -165,24 +207,34 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
                     row = result.model_dump(mode="json")
                     row["source_line"] = item.line
                     writer.write(row)
+                    succeeded += 1
                 bar.update(1)
     except KeyboardInterrupt:
         interrupted = True
     except SetupError as error:
-        setup_error = error
+        stop_error = error
     finally:
         writer.close()
         signal.signal(signal.SIGTERM, previous_handler)
 
-    if setup_error is not None:
-        print(f"error: {setup_error}", file=sys.stderr)
-        print(f"stopped: {len(writer.done)} record(s) kept in {out_path}", file=sys.stderr)
+    _write_errors(errors_path, failures)
+    if stop_error is not None:
+        print(f"error: {stop_error}", file=sys.stderr)
+        print(
+            f"stopped: {len(writer.done)} record(s) kept in {out_path}; fix the cause and rerun to resume",
+            file=sys.stderr,
+        )
         return 2
-    if failures:
-        with open(errors_path, "w", encoding="utf-8") as handle:
-            for failure in failures:
-                handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
-    summary = _dataset_summary(writer.done.values())
+    # the records of this input only: a record edited since an earlier run has a new key, and
+    # its old result (still in the file) no longer describes it
+    current = [writer.done[r.key] for r in valid if r.key in writer.done]
+    stale = len(set(writer.done) - input_keys)
+    if stale and not args.quiet:
+        print(
+            f"note: {stale} result(s) in {out_path} belong to records no longer in the input (left out of the summary)",
+            file=sys.stderr,
+        )
+    summary = _dataset_summary(current)
     summary.update(
         input_file=str(args.input_file),
         output_file=str(out_path),
@@ -199,6 +251,23 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         print(f"interrupted: {len(writer.done)} record(s) kept in {out_path}; rerun to resume", file=sys.stderr)
         return 130
     return 1 if failures else 0
+
+
+def _needs_model_nli(config: Any, record: Any) -> bool:
+    """Whether a record will ask the NLI model (not only its own relations)."""
+    if config.models.nli == "precomputed":
+        return False
+    return not (config.models.nli == "auto" and record.relations is not None)
+
+
+def _write_errors(path: Path, failures: list[RecordError]) -> None:
+    """This run's failed records (file, line, reason); no file when none failed."""
+    if not failures:
+        path.unlink(missing_ok=True)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        for failure in failures:
+            handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
 
 
 def _assess_one(assessor, item: NumberedRecord, k_rule, median):
@@ -223,9 +292,19 @@ def _fmt(value: Any) -> str:
 
 def _print_summary(summary: dict[str, Any], failures: list[RecordError], out_path: Path) -> None:
     keys = [
-        "num_records", "num_atoms", "k", "mean_factuality_score", "mean_f1_k",
-        "mean_gold_factuality_score", "mae_factuality_score", "atom_accuracy",
-        "atom_f1_supported", "atom_brier_score", "atom_ece", "failed_records", "seconds",
+        "num_records",
+        "num_atoms",
+        "k",
+        "mean_factuality_score",
+        "mean_f1_k",
+        "mean_gold_factuality_score",
+        "mae_factuality_score",
+        "atom_accuracy",
+        "atom_f1_supported",
+        "atom_brier_score",
+        "atom_ece",
+        "failed_records",
+        "seconds",
     ]
     print(f"results: {out_path}", file=sys.stderr)
     for key in keys:
@@ -259,18 +338,50 @@ def export_models(args: argparse.Namespace, assessor) -> int:
     return status
 
 
+def _read_contexts(path: Path) -> list[Any]:
+    """``--contexts``: a JSON list or JSONL of ``{id?, title?, text}``; errors name file:line."""
+    from pydantic import ValidationError
+
+    from .io import describe_validation_error
+    from .schema import Context
+
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix == ".json":
+        try:
+            numbered = list(enumerate(json.loads(text), start=1))
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{error.lineno}: invalid JSON: {error.msg}") from None
+    else:
+        numbered = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    numbered.append((number, json.loads(line)))
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{path}:{number}: invalid JSON at column {error.colno}: {error.msg}") from None
+    contexts = []
+    for i, (number, row) in enumerate(numbered):
+        if not isinstance(row, dict):
+            raise ValueError(f"{path}:{number}: expected a JSON object with a `text`")
+        try:
+            contexts.append(Context.model_validate({"id": row.get("id", f"c{i}"), **row}))
+        except ValidationError as error:
+            raise ValueError(f"{path}:{number}: {describe_validation_error(error)}") from None
+    return contexts
+
+
 def run_single(args: argparse.Namespace, assessor) -> int:
-    from .schema import Context, InputRecord
+    from .schema import InputRecord
 
     contexts = None
     if args.contexts:
-        rows = json.loads(args.contexts.read_text()) if args.contexts.suffix == ".json" else [
-            json.loads(line) for line in args.contexts.read_text().splitlines() if line.strip()
-        ]
-        contexts = [
-            Context.model_validate({"id": row.get("id", f"c{i}"), **row}) for i, row in enumerate(rows)
-        ]
+        try:
+            contexts = _read_contexts(args.contexts)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
     record = InputRecord(input=args.query or "", output=args.response, topic=args.topic, contexts=contexts)
+    assessor.stages.preflight(atomize=True, retrieve=contexts is None, judge=True)
     result = assessor.assess(record)
     line = dumps_line(result.model_dump(mode="json"))
     if args.output_file:
@@ -287,15 +398,20 @@ def assess_main(argv: list[str]) -> int:
     if (args.input_file is None) == (args.response is None):
         parser.error("give either --input-file, or --response (with --query) for a single response")
     config = config_from_args(args, parser)
+    for problem in _path_problems(args):
+        parser.error(problem)
     from .pipeline import FactReasoner
 
     assessor = FactReasoner(config)
     if args.response is not None:
         try:
             return run_single(args, assessor)
-        except SetupError as error:
+        except (SetupError, InferenceError, OutputError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
+        except RecordFailed as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 1
     try:
         return run_dataset(args, assessor)
     except (FileNotFoundError, ValueError) as error:
@@ -303,8 +419,35 @@ def assess_main(argv: list[str]) -> int:
         return 2
 
 
+def _path_problems(args: argparse.Namespace) -> list[str]:
+    """Paths that cannot work, found before anything runs (one line each, argparse style)."""
+    problems = []
+    if args.input_file is not None and args.input_file.is_dir():
+        problems.append(f"argument --input-file: {args.input_file} is a directory, not a file")
+    if args.output_file is not None and args.output_file.is_dir():
+        problems.append(f"argument --output-file: {args.output_file} is a directory, not a file")
+    if args.output_file is None and args.output_dir.exists() and not args.output_dir.is_dir():
+        problems.append(f"argument --output-dir: {args.output_dir} is a file, not a directory")
+    if args.contexts is not None and not args.contexts.is_file():
+        problems.append(f"argument --contexts: {args.contexts} is not a file")
+    return problems
+
+
+def configure_logging(quiet: bool) -> None:
+    """Library messages (model installation, loading) go to stderr, one line each; stdout stays
+    for results (a single-response run prints its JSON there)."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("[fact_reasoner] %(message)s"))
+    root = logging.getLogger("fact_reasoner")
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING if quiet else logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    configure_logging(quiet="--quiet" in argv)
     if argv and argv[0] in PLUGIN_COMMANDS:
         try:
             module = importlib.import_module(PLUGIN_COMMANDS[argv[0]])

@@ -65,9 +65,16 @@ def config_flags() -> list[ConfigFlag]:
             default = field.get_default(call_default_factory=True)
             out.append(
                 ConfigFlag(
-                    group=group, field=name, dest=dest, flags=tuple(flags), help=field.description or "",
-                    default=default, annotation=field.annotation, metavar=extra.get("metavar"),
-                    parse=extra.get("parse"), visible=bool(extra.get("cli", True)),
+                    group=group,
+                    field=name,
+                    dest=dest,
+                    flags=tuple(flags),
+                    help=field.description or "",
+                    default=default,
+                    annotation=field.annotation,
+                    metavar=extra.get("metavar"),
+                    parse=extra.get("parse"),
+                    visible=bool(extra.get("cli", True)),
                     show_default=field.default_factory is None,
                 )
             )
@@ -124,7 +131,7 @@ def _key_value(text: str) -> tuple[str, Any]:
 
 
 class _CollectKeyValues(argparse.Action):
-    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[override]
+    def __call__(self, parser, namespace, values, option_string=None):
         collected = dict(getattr(namespace, self.dest, None) or {})
         key, value = values
         collected[key] = value

@@ -73,7 +73,8 @@ class ScoreOptions(_Group):
         "median",
         "K of R@K and F1@K: an integer, 'median' (the median number of atoms over the dataset, the "
         "paper's choice) or 'half' (max(n // 2, 1) per response, IBM's newest code)",
-        aliases=("--K",), metavar="K",
+        aliases=("--K",),
+        metavar="K",
     )
 
     @field_validator("k")
@@ -94,19 +95,28 @@ class EngineOptions(_Group):
 
     name: str = option("native", "inference engine: native, pgmpy, merlin or brute-force", dest="engine")
     options: dict[str, Any] = option(
-        {}, "engine-specific option KEY=VALUE, e.g. method=lbp (repeatable)",
-        dest="engine_options", flags=("--engine-option",), metavar="KEY=VALUE", parse="key_value",
+        {},
+        "engine-specific option KEY=VALUE, e.g. method=lbp (repeatable)",
+        dest="engine_options",
+        flags=("--engine-option",),
+        metavar="KEY=VALUE",
+        parse="key_value",
     )
     merlin_path: str | None = option(
-        None, "merlin binary (or set MERLIN_PATH)", affects_results=False,
+        None,
+        "merlin binary (or set MERLIN_PATH)",
+        affects_results=False,
     )
     merlin_algorithm: Literal["wmb", "bte", "cte", "ijgp", "lbp", "gibbs"] | None = option(
-        None, "merlin algorithm (default wmb)",
+        None,
+        "merlin algorithm (default wmb)",
     )
     ibound: Annotated[int, Field(ge=1)] | None = option(None, "merlin i-bound (default 6)")
     iterations: Annotated[int, Field(ge=1)] | None = option(None, "merlin iterations")
     merlin_timeout: Annotated[float, Field(gt=0)] | None = option(
-        None, "seconds before merlin is stopped", affects_results=False,
+        None,
+        "seconds before merlin is stopped",
+        affects_results=False,
     )
     keep_uai: Path | None = option(None, "keep merlin's UAI files in this directory", affects_results=False)
 
@@ -142,7 +152,8 @@ class ModelOptions(_Group):
     title: ClassVar[str] = "language model and NLI"
 
     backend: Literal["local", "openai"] = option(
-        "local", "LLM backend: local (the embedded GGUF model, no server) or openai (any compatible server)",
+        "local",
+        "LLM backend: local (the embedded GGUF model, no server) or openai (any compatible server)",
     )
     model: str | None = option(
         None,
@@ -151,8 +162,18 @@ class ModelOptions(_Group):
         aliases=("--model_id",),
     )
     base_url: str | None = option(None, "OpenAI-compatible base URL (or FACT_REASONER_BASE_URL)")
+    llm_timeout: Annotated[float, Field(gt=0)] = option(
+        120.0, "openai backend: seconds to wait for one reply", affects_results=False
+    )
+    llm_retries: Annotated[int, Field(ge=0)] = option(
+        5,
+        "openai backend: retries of a failed call (connection errors, 429, 5xx), with backoff",
+        affects_results=False,
+    )
     threads: Annotated[int, Field(ge=1)] | None = option(
-        None, "CPU threads for the local models", affects_results=False,
+        None,
+        "CPU threads for the local models",
+        affects_results=False,
     )
     nli: Literal["auto", "llm", "align", "cross-encoder", "precomputed"] = option(
         "auto",
@@ -160,12 +181,21 @@ class ModelOptions(_Group):
         "llm (the embedded LLM judge), align (the shipped alignment classifier), cross-encoder",
     )
     nli_model: str | None = option(
-        None, "align: model folder (default: the shipped one); cross-encoder: path or hub id",
+        None,
+        "align: model folder (default: the shipped one); cross-encoder: path or hub id",
     )
     nli_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the LLM judge")
     nli_calibrate: bool = option(False, "contextual calibration of the LLM judge")
     nli_samples: Annotated[int, Field(ge=1)] = option(
-        5, "self-consistency samples when the LLM backend gives no logprobs",
+        5,
+        "self-consistency samples when the LLM backend gives no logprobs",
+    )
+    max_failed_pairs: Annotated[float, Field(ge=0.0, le=1.0)] = option(
+        0.0,
+        "largest share of a record's NLI pairs whose model call may fail (server down, errors after "
+        "retries) before the record fails instead of counting them as neutral; unreadable answers "
+        "never fail a record (they are neutral and counted)",
+        affects_results=False,
     )
     atomizer_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the atomizer")
     reviser_prompt_version: Literal["v1"] = option("v1", "prompt of the reviser")
@@ -207,7 +237,10 @@ class CacheOptions(_Group):
         affects_results=False,
     )
     use_cache: bool = option(
-        True, "do not read or write the model-call cache", flags=("--no-cache",), affects_results=False,
+        True,
+        "do not read or write the model-call cache",
+        flags=("--no-cache",),
+        affects_results=False,
     )
 
 

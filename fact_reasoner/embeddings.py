@@ -209,7 +209,9 @@ class _OnnxEncoder:
         ids = np.array([e.ids for e in batch], dtype=np.int64)
         mask = np.array([e.attention_mask for e in batch], dtype=np.int64)
         types = np.array([e.type_ids for e in batch], dtype=np.int64)
-        hidden = self.session.run(["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types})[0]
+        hidden = self.session.run(
+            ["last_hidden_state"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        )[0]
         if self.pooling == "cls":
             vectors = hidden[:, 0]
         else:
@@ -241,8 +243,9 @@ class _TorchEncoder:
         if self.threads:
             torch.set_num_threads(self.threads)
         try:
-            return self.model.encode(texts, batch_size=len(texts), normalize_embeddings=True,
-                                     convert_to_numpy=True, show_progress_bar=False)
+            return self.model.encode(
+                texts, batch_size=len(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+            )
         finally:
             torch.set_num_threads(previous)
 

@@ -1,4 +1,9 @@
-"""Errors shared across stages."""
+"""Errors shared across stages.
+
+- :class:`SetupError`: a stage cannot be set up at all; a dataset run stops.
+- :class:`RecordFailed`: a stage could not run for one record; that record fails.
+- :class:`OutputLocked`: another run writes the same output.
+"""
 
 
 class SetupError(RuntimeError):
@@ -7,3 +12,22 @@ class SetupError(RuntimeError):
     Unlike a failure on one record, this stops a dataset run: every other record would fail
     the same way.
     """
+
+
+class RecordFailed(RuntimeError):
+    """A stage could not run for this record (its model calls failed, its retrieval could not be
+    reached): the record gets no result — never a score computed without that stage — and is
+    reported in the run's ``.errors.jsonl``; a rerun tries it again.
+
+    ``unreachable`` marks a failure because a server could not be reached at all (connection
+    refused, unknown host): if no record has succeeded yet, a dataset run stops there instead
+    of waiting through every record's retries.
+    """
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
+
+
+class OutputLocked(SetupError):
+    """Another run is writing the same output file."""

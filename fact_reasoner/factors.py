@@ -1,4 +1,4 @@
-"""Factor tables of the FactReasoner graph (DESIGN §4), as pure functions.
+"""Factor tables of the FactReasoner graph (the paper's Table 1 and the prior-carrying family), as pure functions.
 
 Every pairwise table is a 2×2 array ``table[x, y]`` over (X = source, Y = target), value 1 =
 true. Listed in row-major order the entries are (X=0,Y=0), (X=0,Y=1), (X=1,Y=0), (X=1,Y=1).
@@ -53,9 +53,7 @@ def equivalence_factor(p: float) -> np.ndarray:
     return np.array([[p, 1.0 - p], [1.0 - p, p]])
 
 
-def relation_tables(
-    relations: np.ndarray, probabilities: np.ndarray, target_priors: np.ndarray | None
-) -> np.ndarray:
+def relation_tables(relations: np.ndarray, probabilities: np.ndarray, target_priors: np.ndarray | None) -> np.ndarray:
     """Vectorised tables for many relations at once.
 
     ``relations`` holds codes 0 = entailment, 1 = contradiction, 2 = equivalence;

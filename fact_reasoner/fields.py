@@ -54,7 +54,12 @@ def option(
         False keeps the setting off the command line.
     """
     extra: dict[str, Any] = {"affects_results": affects_results, "cli": cli}
-    for key, value in (("dest", dest), ("flags", list(flags) if flags else None), ("metavar", metavar), ("parse", parse)):
+    for key, value in (
+        ("dest", dest),
+        ("flags", list(flags) if flags else None),
+        ("metavar", metavar),
+        ("parse", parse),
+    ):
         if value is not None:
             extra[key] = value
     if aliases:

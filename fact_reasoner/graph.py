@@ -161,14 +161,18 @@ class GraphOptions(BaseModel):
 
     version: Version = option(3, "FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context)")
     use_priors: bool = option(
-        False, "use the factor tables that carry the target's prior (default: the paper's Table 1)",
+        False,
+        "use the factor tables that carry the target's prior (default: the paper's Table 1)",
     )
     context_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(
-        0.9, "prior P(context is true) (IBM's code uses 0.9; the paper's text says 0.99)",
+        0.9,
+        "prior P(context is true) (IBM's code uses 0.9; the paper's text says 0.99)",
     )
     atom_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(0.5, "prior P(atom is true)")
     clamp: Annotated[float, Field(gt=0.0, lt=0.5)] = option(
-        DEFAULT_CLAMP, "probabilities are clamped into [clamp, 1 - clamp] so no table has a zero", cli=False,
+        DEFAULT_CLAMP,
+        "probabilities are clamped into [clamp, 1 - clamp] so no table has a zero",
+        cli=False,
     )
     min_relation_probability: Annotated[float, Field(ge=0.0, lt=1.0)] = option(
         0.0,
@@ -236,14 +240,12 @@ def plan_graph(atoms: Sequence[Atom], contexts: Sequence[Context], version: Vers
                     raise ValueError(f"atom {atom.id!r} lists unknown context {cid!r}")
                 used.setdefault(cid, by_id[cid])
                 pairs.append((cid, atom.id))
-        kept_contexts, context_duplicates = list(used.values()), {}
+        kept_contexts, context_duplicates = list(used.values()), dict[str, str]()
     else:
         kept_contexts, context_duplicates = deduplicate_by_text(contexts)
         pairs = [(c.id, a.id) for a in kept_atoms for c in kept_contexts]
         if version == 3:
-            pairs += [
-                (ci.id, cj.id) for ci in kept_contexts for cj in kept_contexts if ci.id != cj.id
-            ]
+            pairs += [(ci.id, cj.id) for ci in kept_contexts for cj in kept_contexts if ci.id != cj.id]
     return GraphPlan(
         version=version,
         atoms=tuple(kept_atoms),
@@ -297,6 +299,9 @@ class BuiltGraph:
     missing_pairs: int  # pairs of the plan with no relation at all (treated as neutral)
     failed_pairs: int  # pairs whose judgement failed (treated as neutral)
     factor_probabilities: np.ndarray  # NLI probability behind each factor, before clamping
+    #: relations the version does not use, by reason (unknown_id, self_loop, atom_premise,
+    #: not_in_version, duplicate, contradictory_duplicate); only given relations can have them
+    ignored_relations: dict[str, int] = field(default_factory=dict)
 
     @property
     def factor_relations(self) -> tuple[FactorSource, ...]:
@@ -314,9 +319,7 @@ _NEUTRAL_CODE = 3
 _CODES = {**RELATION_CODES, RelationType.NEUTRAL: _NEUTRAL_CODE}
 
 
-def build_graph(
-    plan: GraphPlan, relations: Iterable[Relation], options: GraphOptions | None = None
-) -> BuiltGraph:
+def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOptions | None = None) -> BuiltGraph:
     """Turn judged relations into the factor graph of ``plan.version``.
 
     Only entailment, contradiction and equivalence become factors; neutral and failed
@@ -333,24 +336,10 @@ def build_graph(
     context_ids = tuple(c.id for c in plan.contexts)
     variables = atom_ids + context_ids
     n_atoms, v = len(atom_ids), len(variables)
-    index = {name: i for i, name in enumerate(variables)}
-    for dropped, kept in (plan.atom_duplicates | plan.context_duplicates).items():
-        index.setdefault(dropped, index.get(kept, -1))
-
-    # One pass in Python to turn relations into arrays; everything after is numpy.
-    rows = [
-        (index.get(r.source, -1), index.get(r.target, -1), _CODES[r.relation], r.probability, r.failed)
-        for r in relations
-    ]
-    table = np.array(rows, dtype=float).reshape(-1, 5)
-    src, tgt = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
-    code, prob, failed = table[:, 2].astype(np.int8), table[:, 3], table[:, 4].astype(bool)
-    planned = _planned_mask(plan, index, src, tgt, n_atoms)
-    pair_code = src * v + tgt
-    first = np.zeros(len(rows), dtype=bool)
-    _, first_index = np.unique(np.where(planned, pair_code, -1 - np.arange(len(rows))), return_index=True)
-    first[first_index] = True
-    keep = planned & first
+    given = _RelationArrays.of(plan, relations)
+    src, tgt, code, prob, failed = given.src, given.tgt, given.code, given.prob, given.failed
+    keep = given.planned & given.first
+    ignored = given.ignored()
     src, tgt, code, prob, failed = src[keep], tgt[keep], code[keep], prob[keep], failed[keep]
     missing = len(plan.pairs) - int(keep.sum())
     n_failed = int(failed.sum())
@@ -391,7 +380,74 @@ def build_graph(
         missing_pairs=missing,
         failed_pairs=n_failed,
         factor_probabilities=raw,
+        ignored_relations=ignored,
     )
+
+
+@dataclass(frozen=True)
+class _RelationArrays:
+    """Given relations as arrays over the plan's variables (dropped duplicate ids mapped onto
+    the kept ones), with which of them the plan uses: ``planned`` (a pair of the version) and
+    ``first`` (the first relation given for its pair)."""
+
+    src: np.ndarray
+    tgt: np.ndarray
+    code: np.ndarray
+    prob: np.ndarray
+    failed: np.ndarray
+    planned: np.ndarray
+    first: np.ndarray
+    first_of_pair: np.ndarray
+    n_atoms: int
+
+    @classmethod
+    def of(cls, plan: GraphPlan, relations: Iterable[Relation]) -> "_RelationArrays":
+        variables = tuple(a.id for a in plan.atoms) + tuple(c.id for c in plan.contexts)
+        n_atoms, v = len(plan.atoms), len(variables)
+        index = {name: i for i, name in enumerate(variables)}
+        for dropped, kept in (plan.atom_duplicates | plan.context_duplicates).items():
+            index.setdefault(dropped, index.get(kept, -1))
+        # One pass in Python to turn relations into arrays; everything after is numpy.
+        rows = [
+            (index.get(r.source, -1), index.get(r.target, -1), _CODES[r.relation], r.probability, r.failed)
+            for r in relations
+        ]
+        table = np.array(rows, dtype=float).reshape(-1, 5)
+        src, tgt = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
+        code, prob, failed = table[:, 2].astype(np.int8), table[:, 3], table[:, 4].astype(bool)
+        planned = _planned_mask(plan, index, src, tgt, n_atoms)
+        first = np.zeros(len(rows), dtype=bool)
+        _, first_index, inverse = np.unique(
+            np.where(planned, src * v + tgt, -1 - np.arange(len(rows))), return_index=True, return_inverse=True
+        )
+        first[first_index] = True
+        return cls(src, tgt, code, prob, failed, planned, first, first_index[inverse], n_atoms)
+
+    def ignored(self) -> dict[str, int]:
+        """How many relations the graph leaves out, by reason (non-zero reasons only)."""
+        unknown = (self.src < 0) | (self.tgt < 0)
+        self_loop = ~unknown & (self.src == self.tgt)
+        atom_premise = ~unknown & ~self_loop & (self.src < self.n_atoms)
+        duplicate = self.planned & ~self.first
+        contradictory = duplicate & (self.code != self.code[self.first_of_pair])
+        counts = {
+            "unknown_id": int(unknown.sum()),
+            "self_loop": int(self_loop.sum()),
+            "atom_premise": int(atom_premise.sum()),
+            "not_in_version": int((~self.planned & ~unknown & ~self_loop & ~atom_premise).sum()),
+            "duplicate": int((duplicate & ~contradictory).sum()),
+            "contradictory_duplicate": int(contradictory.sum()),
+        }
+        return {reason: n for reason, n in counts.items() if n}
+
+
+def ignored_relations(plan: GraphPlan, relations: Iterable[Relation]) -> dict[str, int]:
+    """Given relations that the plan's version leaves out, counted by reason: ``unknown_id``,
+    ``self_loop``, ``atom_premise`` (an atom as premise: atoms are never related to each other),
+    ``not_in_version`` (context–context in FR1/FR2; in FR1 a context the atom did not retrieve),
+    ``duplicate`` and ``contradictory_duplicate`` (the pair was given before, with the same or
+    another label: the first one counts)."""
+    return _RelationArrays.of(plan, relations).ignored()
 
 
 def _relevance(context: Context) -> float:

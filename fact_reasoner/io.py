@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import codecs
+import hashlib
 import json
 import math
 import os
@@ -56,41 +58,67 @@ def describe_validation_error(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def _parse(path: str, line: int, data: Any) -> InputRecord | RecordError:
+def _parse(path: str, line: int, data: Any) -> tuple[InputRecord, str] | RecordError:
     if not isinstance(data, dict):
         return RecordError(path, line, f"expected a JSON object, got {type(data).__name__}")
     try:
-        return InputRecord.model_validate(data)
+        return InputRecord.model_validate(data), content_key(data)
     except ValidationError as error:
         return RecordError(path, line, describe_validation_error(error))
+
+
+def content_key(data: dict[str, Any]) -> str:
+    """A key of the whole input record (every field, canonical JSON): a record whose atoms,
+    contexts, relations or any other field changed gets a new key, so a resumed run never
+    keeps a result made from the old record."""
+    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:20]
+
+
+class InputError(ValueError):
+    """The input file cannot be read at all (missing, a directory, empty)."""
 
 
 def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
     """Yield each record of ``path`` (JSONL or JSON) or an error naming file, line and field.
 
-    Resume keys are the record's content key plus its occurrence number, so two identical
-    records in one file are both processed.
+    Resume keys are the record's content key (:func:`content_key`) plus its occurrence number,
+    so two identical records in one file are both processed. Lines are decoded one by one: a
+    line that is not UTF-8 is reported (file:line) and the others are read; a UTF-8 byte-order
+    mark is accepted. A missing file, a directory or an empty file raise :class:`InputError`.
     """
     path = Path(path)
     name = str(path)
     if not path.exists():
-        raise FileNotFoundError(f"input file not found: {name}")
-    text = path.read_text(encoding="utf-8")
+        raise InputError(f"input file not found: {name}")
+    if path.is_dir():
+        raise InputError(f"{name} is a directory, not an input file (give a .jsonl or .json file)")
+    data = path.read_bytes()
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    if not data.strip():
+        raise InputError(f"input file {name} is empty: nothing to assess")
     occurrences: Counter[str] = Counter()
 
-    def numbered(line: int, parsed: InputRecord | RecordError) -> NumberedRecord | RecordError:
+    def numbered(line: int, parsed: tuple[InputRecord, str] | RecordError) -> NumberedRecord | RecordError:
         if isinstance(parsed, RecordError):
             return parsed
-        base = parsed.record_key
+        record, base = parsed
         occurrences[base] += 1
-        return NumberedRecord(name, line, f"{base}#{occurrences[base]}", parsed)
+        return NumberedRecord(name, line, f"{base}#{occurrences[base]}", record)
 
-    stripped = text.lstrip()
-    if path.suffix == ".json" or stripped.startswith("["):
+    stripped = data.lstrip()
+    if path.suffix == ".json" or stripped.startswith(b"["):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            yield RecordError(name, line, f"not valid UTF-8 (byte {data[error.start]:#04x} at offset {error.start})")
+            return
         try:
             whole = json.loads(text)
         except json.JSONDecodeError as error:
-            if path.suffix == ".json" and not stripped.startswith("{"):
+            if path.suffix == ".json" and not stripped.startswith(b"{"):
                 yield RecordError(name, error.lineno, f"invalid JSON: {error.msg}")
                 return
             whole = None  # a .json file that is really JSONL: fall through
@@ -100,15 +128,22 @@ def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
             for line, item in zip(starts, items):
                 yield numbered(line, _parse(name, line, item))
             return
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not raw.strip():
+    for number, raw_bytes in enumerate(data.split(b"\n"), start=1):
+        if not raw_bytes.strip():
             continue
         try:
-            data = json.loads(raw)
+            raw = raw_bytes.decode("utf-8")
+        except UnicodeDecodeError as error:
+            yield RecordError(
+                name, number, f"not valid UTF-8 (byte {raw_bytes[error.start]:#04x} at column {error.start + 1})"
+            )
+            continue
+        try:
+            record_data = json.loads(raw)
         except json.JSONDecodeError as error:
             yield RecordError(name, number, f"invalid JSON at column {error.colno}: {error.msg}")
             continue
-        yield numbered(number, _parse(name, number, data))
+        yield numbered(number, _parse(name, number, record_data))
 
 
 def _item_start_lines(text: str, count: int) -> list[int]:
@@ -149,6 +184,46 @@ def _nan_to_none(value: Any) -> Any:
     return value
 
 
+class OutputError(ValueError):
+    """The output path cannot be used (a directory where a file is needed, or the reverse)."""
+
+
+class _OutputLock:
+    """An exclusive ``flock`` on ``<output>.lock`` for as long as a run writes the output.
+
+    A second run on the same output is refused at once instead of interleaving lines. The lock
+    file keeps the holder's pid for the message; the lock itself goes with the process (also
+    when it is killed), so a stale lock file never blocks a later run.
+    """
+
+    def __init__(self, output: Path):
+        self.path = output.with_name(output.name + ".lock")
+        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not on POSIX: no locking
+            return
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(self._fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(self._fd)
+            self._fd = None
+            from .errors import OutputLocked
+
+            raise OutputLocked(
+                f"{output} is being written by another run (pid {holder}); wait for it to finish, "
+                "or write to another --output-dir / --output-file"
+            ) from None
+        os.ftruncate(self._fd, 0)
+        os.pwrite(self._fd, str(os.getpid()).encode(), 0)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)  # closing the descriptor releases the flock
+            self._fd = None
+
+
 class ResultWriter:
     """Append-only JSONL output that survives interruption and supports resuming.
 
@@ -159,12 +234,21 @@ class ResultWriter:
     def __init__(self, path: str | Path, key_field: str = "record_key", overwrite: bool = False):
         self.path = Path(path)
         self.key_field = key_field
+        if self.path.is_dir():
+            raise OutputError(f"{self.path} is a directory, not an output file")
+        if self.path.parent.exists() and not self.path.parent.is_dir():
+            raise OutputError(f"{self.path.parent} is a file, not a directory for the output")
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if overwrite and self.path.exists():
-            self.path.unlink()
-        self.done: dict[str, dict] = {}
-        self.repaired = self._load_and_repair()
-        self._handle = open(self.path, "a", encoding="utf-8")
+        self._lock = _OutputLock(self.path)  # one writer per output file
+        try:
+            if overwrite and self.path.exists():
+                self.path.unlink()
+            self.done: dict[str, dict] = {}
+            self.repaired = self._load_and_repair()
+            self._handle = open(self.path, "a", encoding="utf-8")
+        except BaseException:
+            self._lock.release()
+            raise
 
     def _load_and_repair(self) -> bool:
         if not self.path.exists():
@@ -209,7 +293,9 @@ class ResultWriter:
             self.done[row[self.key_field]] = json.loads(line)
 
     def close(self) -> None:
-        self._handle.close()
+        if not self._handle.closed:
+            self._handle.close()
+        self._lock.release()
 
     def __enter__(self) -> "ResultWriter":
         return self

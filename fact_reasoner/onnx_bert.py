@@ -38,7 +38,7 @@ class BertWeights:
         self.config = dict(config)
         prefix = "bert." if any(k.startswith("bert.") for k in tensors) else ""
         self.tensors = {
-            (k[len(prefix):] if prefix and k.startswith(prefix) else k): np.asarray(v, dtype=np.float32)
+            (k[len(prefix) :] if prefix and k.startswith(prefix) else k): np.asarray(v, dtype=np.float32)
             for k, v in tensors.items()
         }
         self.hidden = int(self.config["hidden_size"])
@@ -108,7 +108,9 @@ def build_bert_onnx(weights: BertWeights, path: str | Path, *, opset: int = 17) 
     positions = node("Unsqueeze", [node("Range", ["zero", length, "one"], "positions"), "axis0"], "position_ids")
     word = node("Gather", [const("emb.word", w["embeddings.word_embeddings.weight"]), "input_ids"], "emb_word")
     pos = node("Gather", [const("emb.pos", w["embeddings.position_embeddings.weight"]), positions], "emb_pos")
-    typ = node("Gather", [const("emb.type", w["embeddings.token_type_embeddings.weight"]), "token_type_ids"], "emb_type")
+    typ = node(
+        "Gather", [const("emb.type", w["embeddings.token_type_embeddings.weight"]), "token_type_ids"], "emb_type"
+    )
     summed = node("Add", [node("Add", [word, pos], "emb_wp"), typ], "emb_sum")
     hidden = layer_norm(summed, "embeddings.LayerNorm", "emb_out")
 
@@ -138,11 +140,14 @@ def build_bert_onnx(weights: BertWeights, path: str | Path, *, opset: int = 17) 
         context = node("Transpose", [context], f"l{i}_context_t", perm=[0, 2, 1, 3])
         context = node("Reshape", [context, merge_shape], f"l{i}_context_merged")
         attended = linear(context, f"{p}.attention.output.dense", f"l{i}_attn_out")
-        hidden = layer_norm(node("Add", [attended, hidden], f"l{i}_res1"), f"{p}.attention.output.LayerNorm", f"l{i}_h1")
+        hidden = layer_norm(
+            node("Add", [attended, hidden], f"l{i}_res1"), f"{p}.attention.output.LayerNorm", f"l{i}_h1"
+        )
         inner = linear(hidden, f"{p}.intermediate.dense", f"l{i}_inner")
         erf = node("Erf", [node("Div", [inner, sqrt2], f"l{i}_div")], f"l{i}_erf")
-        gelu = node("Mul", [node("Mul", [inner, half], f"l{i}_halfx"),
-                            node("Add", [erf, "one_f"], f"l{i}_erf1")], f"l{i}_gelu")
+        gelu = node(
+            "Mul", [node("Mul", [inner, half], f"l{i}_halfx"), node("Add", [erf, "one_f"], f"l{i}_erf1")], f"l{i}_gelu"
+        )
         out = linear(gelu, f"{p}.output.dense", f"l{i}_ffn_out")
         hidden = layer_norm(node("Add", [out, hidden], f"l{i}_res2"), f"{p}.output.LayerNorm", f"l{i}_h2")
     nodes.append(helper.make_node("Identity", [hidden], ["last_hidden_state"], name="last_hidden_state"))
@@ -154,7 +159,9 @@ def build_bert_onnx(weights: BertWeights, path: str | Path, *, opset: int = 17) 
         pooled = node("Tanh", [linear(first, "pooler.dense", "pooler_dense")], "pooled")
         logits = linear(pooled, "classifier", "logits_raw")
         nodes.append(helper.make_node("Identity", [logits], ["logits"], name="logits"))
-        outputs.append(helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, w["classifier.weight"].shape[0]]))
+        outputs.append(
+            helper.make_tensor_value_info("logits", TensorProto.FLOAT, [batch, w["classifier.weight"].shape[0]])
+        )
     inputs = [
         helper.make_tensor_value_info(name, TensorProto.INT64, [batch, tokens])
         for name in ("input_ids", "attention_mask", "token_type_ids")
@@ -214,11 +221,19 @@ def bert_forward_numpy(
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         probs = scores / scores.sum(-1, keepdims=True)
         context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, tokens, w.hidden)
-        h = _layer_norm(linear(context, f"{p}.attention.output.dense") + h,
-                        w[f"{p}.attention.output.LayerNorm.weight"], w[f"{p}.attention.output.LayerNorm.bias"], w.eps)
+        h = _layer_norm(
+            linear(context, f"{p}.attention.output.dense") + h,
+            w[f"{p}.attention.output.LayerNorm.weight"],
+            w[f"{p}.attention.output.LayerNorm.bias"],
+            w.eps,
+        )
         inner = _gelu(linear(h, f"{p}.intermediate.dense"))
-        h = _layer_norm(linear(inner, f"{p}.output.dense") + h,
-                        w[f"{p}.output.LayerNorm.weight"], w[f"{p}.output.LayerNorm.bias"], w.eps)
+        h = _layer_norm(
+            linear(inner, f"{p}.output.dense") + h,
+            w[f"{p}.output.LayerNorm.weight"],
+            w[f"{p}.output.LayerNorm.bias"],
+            w.eps,
+        )
     out = {"last_hidden_state": h.astype(np.float32)}
     if w.has_classifier:
         pooled = np.tanh(linear(h[:, 0], "pooler.dense"))

@@ -16,6 +16,7 @@ carries everything needs no language model at all.
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,8 @@ from typing import Any, NamedTuple
 
 from .atomizer import AtomizerBackend
 from .config import PipelineConfig
-from .graph import BuiltGraph, GraphPlan, build_graph, plan_graph
+from .errors import RecordFailed
+from .graph import BuiltGraph, GraphPlan, build_graph, ignored_relations, plan_graph
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
@@ -39,8 +41,10 @@ from .schema import (
     Marginal,
     OutputRecord,
 )
-from .stages import JudgedPlan, Stages, StageUnavailable, judge_plan
 from .scores import predict_label, resolve_k, score_record
+from .stages import JudgedPlan, Stages, StageUnavailable, judge_plan
+
+logger = logging.getLogger(__name__)
 
 
 class GraphBuild(NamedTuple):
@@ -76,7 +80,13 @@ class FactReasoner:
     ) -> None:
         self.config = config or PipelineConfig()
         self.stages = Stages(
-            self.config, nli=nli, engine=engine, atomizer=atomizer, reviser=reviser, retriever=retriever, llm=llm,
+            self.config,
+            nli=nli,
+            engine=engine,
+            atomizer=atomizer,
+            reviser=reviser,
+            retriever=retriever,
+            llm=llm,
         )
 
     @property
@@ -113,11 +123,15 @@ class FactReasoner:
             output = self._output(record, built, inference, k, dataset_median_atoms, record_key)
         output.timings = timings | {"total": sum(timings.values())}
         counters_after = self.stage_stats()
-        output.counters = nli_counts | {
-            "missing_pairs": built.missing_pairs,
-            "failed_pairs": built.failed_pairs,
-            "factors": built.graph.num_factors,
-        } | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
+        output.counters = (
+            nli_counts
+            | {
+                "missing_pairs": built.missing_pairs,
+                "failed_pairs": built.failed_pairs,
+                "factors": built.graph.num_factors,
+            }
+            | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
+        )
         return output
 
     def build(self, record: InputRecord | dict) -> GraphBuild:
@@ -133,9 +147,26 @@ class FactReasoner:
         plan = plan_graph(atoms, contexts, self.config.graph.version)
         with _timed(timings, "nli"):
             judged = judge_plan(plan, self._nli_for(record, plan)) if plan.pairs else JudgedPlan([], [])
+        calls = judged.call_failures
+        if calls and len(calls) > self.config.models.max_failed_pairs * len(plan.pairs):
+            # Counting them as neutral would score the record without its evidence.
+            raise RecordFailed(
+                f"NLI: {len(calls)} of {len(plan.pairs)} pair(s) could not be judged "
+                f"(more than --max-failed-pairs {self.config.models.max_failed_pairs:g}): {calls[0].reason}",
+                unreachable=all(j.unreachable for j in calls),
+            )
         with _timed(timings, "build"):
             built = build_graph(plan, judged.relations, self.config.graph)
-        return GraphBuild(built, timings, {"nli_pairs": len(plan.pairs), "nli_failed": judged.failed})
+        counts = {"nli_pairs": len(plan.pairs), "nli_failed": judged.failed, "nli_call_failures": len(calls)}
+        if record.relations and self._uses_record_relations(record):
+            for reason, n in ignored_relations(plan, record.relations).items():
+                counts[f"ignored_relations_{reason}"] = n
+                _warn_once(
+                    reason,
+                    f"{n} of the record's relations are not used by FR{plan.version} ({reason.replace('_', ' ')}); "
+                    "further ones are only counted (counters.ignored_relations_*)",
+                )
+        return GraphBuild(built, timings, counts)
 
     def _atoms(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
         if record.atoms is not None:
@@ -179,11 +210,14 @@ class FactReasoner:
         atoms = [a.model_copy(update={"contexts": per_atom.get(a.id, [])}) for a in atoms]
         return contexts, atoms
 
+    def _uses_record_relations(self, record: InputRecord) -> bool:
+        kind = self.config.models.nli
+        return kind == "precomputed" or (kind == "auto" and record.relations is not None)
+
     def _nli_for(self, record: InputRecord, plan: GraphPlan) -> NLIBackend:
         """The record's own relations (``precomputed``, or ``auto`` when it carries some), else
         the model backend."""
-        kind = self.config.models.nli
-        if kind == "precomputed" or (kind == "auto" and record.relations is not None):
+        if self._uses_record_relations(record):
             return PrecomputedNLI(record.relations or [], plan.texts)
         return self.stages.nli()
 
@@ -222,10 +256,7 @@ class FactReasoner:
             )
             for atom in built.plan.atoms
         ]
-        marginals = [
-            Marginal(variable=v, probabilities=(1.0 - p, p))
-            for v, p in sorted(inference.marginals.items())
-        ]
+        marginals = [Marginal(variable=v, probabilities=(1.0 - p, p)) for v, p in sorted(inference.marginals.items())]
         fields = scores.as_fields()
         extra: dict[str, Any] = {}
         if built.plan.atom_duplicates:
@@ -261,6 +292,16 @@ class FactReasoner:
     def settings(self) -> dict[str, Any]:
         """The settings that change results (derived from the config); a resumed run must match."""
         return self.config.settings()
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    """Log a warning the first time ``key`` comes up in this process."""
+    if key not in _warned:
+        _warned.add(key)
+        logger.warning(message)
 
 
 def _tidy(value: float) -> float | int:

@@ -31,13 +31,22 @@ class _LineWriter:
         self.stream.flush()
 
 
-def progress_bar(total: int, *, desc: str | None = None, unit: str = "it", quiet: bool = False,
-                 file: Any = None) -> Any:
+def progress_bar(
+    total: int, *, desc: str | None = None, unit: str = "it", quiet: bool = False, file: Any = None
+) -> Any:
     """A ``tqdm`` bar over ``total`` items on ``file`` (default stderr); nothing when ``quiet``."""
     from tqdm import tqdm
 
     stream = file if file is not None else sys.stderr
     if bool(getattr(stream, "isatty", lambda: False)()):
         return tqdm(total=total, desc=desc, unit=unit, disable=quiet, file=stream, dynamic_ncols=True)
-    return tqdm(total=total, desc=desc, unit=unit, disable=quiet, file=_LineWriter(stream), ncols=100,
-                mininterval=LOG_INTERVAL_SECONDS, maxinterval=LOG_INTERVAL_SECONDS)
+    return tqdm(
+        total=total,
+        desc=desc,
+        unit=unit,
+        disable=quiet,
+        file=_LineWriter(stream),
+        ncols=100,
+        mininterval=LOG_INTERVAL_SECONDS,
+        maxinterval=LOG_INTERVAL_SECONDS,
+    )

@@ -22,6 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from .errors import RecordFailed
 from .llm.base import LLMBackend
 from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
 from .schema import Atom
@@ -36,7 +37,7 @@ _SYSTEM = (
     "Replace pronouns (he, she, it, they, his, her, its, their …), vague references (the "
     "company, the film, the city …) and partial names with the full name the text uses. Change "
     "nothing else: do not add, drop or correct information. A fact that is already "
-    "self-contained is returned unchanged. Reply with JSON {\"atoms\": [...]} containing exactly "
+    'self-contained is returned unchanged. Reply with JSON {"atoms": [...]} containing exactly '
     "one rewritten fact per input fact, in the same order."
 )
 
@@ -45,7 +46,12 @@ _EXAMPLE_TEXT = (
     "Grace Hopper was an American computer scientist. She joined the US Navy Reserve in 1943. "
     "Her team developed FLOW-MATIC, and the language influenced COBOL."
 )
-_EXAMPLE_IN = ["She joined the US Navy Reserve.", "Her team developed FLOW-MATIC.", "The language influenced COBOL.", "Grace Hopper was American."]
+_EXAMPLE_IN = [
+    "She joined the US Navy Reserve.",
+    "Her team developed FLOW-MATIC.",
+    "The language influenced COBOL.",
+    "Grace Hopper was American.",
+]
 _EXAMPLE_OUT = [
     "Grace Hopper joined the US Navy Reserve.",
     "Grace Hopper's team developed FLOW-MATIC.",
@@ -110,7 +116,9 @@ class Reviser:
     def __post_init__(self) -> None:
         if self.prompt_version not in PROMPT_VERSIONS:
             raise ValueError(f"unknown reviser prompt version {self.prompt_version!r}: use one of {PROMPT_VERSIONS}")
-        self._caller = StructuredCaller(self.llm, f"reviser/{self.prompt_version}", max_tokens=60 * self.chunk_size, retries=self.retries)
+        self._caller = StructuredCaller(
+            self.llm, f"reviser/{self.prompt_version}", max_tokens=60 * self.chunk_size, retries=self.retries
+        )
         self._counters = {"atoms": 0, "failures": 0, "changed": 0}
 
     def revise(self, atoms: list[Atom], response: str) -> list[Atom]:
@@ -121,12 +129,21 @@ class Reviser:
             [revised_schema(len(t)) for t in texts],
             [make_check(len(t)) for t in texts],
         )
+        transport = [r for r in results if isinstance(r, StructuredFailure) and r.transport]
+        if transport:
+            raise RecordFailed(
+                f"reviser: {len(transport)} of {len(chunks)} call(s) failed: {transport[0].reason}",
+                unreachable=all(r.unreachable for r in transport),
+            )
         revised: list[Atom] = []
         for chunk, result in zip(chunks, results):
             self._counters["atoms"] += len(chunk)
             if isinstance(result, StructuredFailure):
                 self._counters["failures"] += len(chunk)
-                revised.extend(a.model_copy(update={"original": a.original or a.text, "reviser_failure": result.reason}) for a in chunk)
+                revised.extend(
+                    a.model_copy(update={"original": a.original or a.text, "reviser_failure": result.reason})
+                    for a in chunk
+                )
                 continue
             for atom, text in zip(chunk, result.value):
                 self._counters["changed"] += int(text != atom.text)

@@ -8,6 +8,7 @@ and add our own fields beside them (see :class:`OutputRecord`).
 
 from __future__ import annotations
 
+from collections import Counter
 from enum import Enum
 from typing import Any, Literal
 
@@ -125,15 +126,16 @@ class InputRecord(_Open):
 
     @property
     def record_key(self) -> str:
-        """A stable key used to skip records already written when a run resumes."""
-        from hashlib import sha256
+        """A key of the whole record (every field): used to skip records already written when a
+        run resumes; a changed atom, context or relation gives a new key."""
+        from .io import content_key
 
-        return sha256(f"{self.topic}\x00{self.input}\x00{self.output}".encode()).hexdigest()[:16]
+        return content_key(self.model_dump(mode="json", exclude_none=True))
 
 
 def _require_unique(ids: list[str], what: str) -> None:
-    seen: set[str] = set()
-    duplicates = sorted({i for i in ids if i in seen or seen.add(i)})
+    counts = Counter(ids)
+    duplicates = sorted(i for i, n in counts.items() if n > 1)
     if duplicates:
         raise ValueError(f"duplicate {what} ids: {duplicates}")
 

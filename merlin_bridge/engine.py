@@ -91,9 +91,16 @@ class MerlinEngine:
             variables = read_variable_map(paths[2])
             try:
                 run = run_merlin(
-                    self.binary, paths[0], paths[1], workdir / "out", len(variables.variables),
-                    algorithm=self.algorithm, ibound=self.ibound, iterations=self.iterations,
-                    output_format=self.output_format, timeout=self.timeout,
+                    self.binary,
+                    paths[0],
+                    paths[1],
+                    workdir / "out",
+                    len(variables.variables),
+                    algorithm=self.algorithm,
+                    ibound=self.ibound,
+                    iterations=self.iterations,
+                    output_format=self.output_format,
+                    timeout=self.timeout,
                 )
             finally:
                 self._keep(workdir)

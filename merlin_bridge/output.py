@@ -37,7 +37,7 @@ from .errors import MerlinOutputError, MerlinUnderflowError, MerlinVariableMisma
 SUM_TOLERANCE = 1e-4
 
 # inf/nan as C++ prints them, after a key or inside an array; JSON has no spelling for them
-_BARE_NUMBER = re.compile(r'([:\[,]\s*)(-?inf(?:inity)?|-?nan)(?=\s*[,}\]])', re.IGNORECASE)
+_BARE_NUMBER = re.compile(r"([:\[,]\s*)(-?inf(?:inity)?|-?nan)(?=\s*[,}\]])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -202,7 +202,9 @@ def parse_mar_uai(
         pos += 1 + k
     if pos != len(tokens):
         raise MerlinOutputError(f"{source} has {len(tokens) - pos} unexpected tokens after the marginals")
-    return MarOutput(log_partition=log_z, marginals=_check_marginals(entries, num_variables, source), message=message.strip())
+    return MarOutput(
+        log_partition=log_z, marginals=_check_marginals(entries, num_variables, source), message=message.strip()
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -240,7 +242,8 @@ def mar_json_text(
         return (
             f'{{ "algorithm" : "gibbs",  "samples" : {samples},  "task" : "MAR",  '
             f'"value" : {format_fixed(log_partition, digits)},  "status" : "true",  "marginals" : [ '
-            + ", ".join(items) + "] "
+            + ", ".join(items)
+            + "] "
         )
     head = (
         f'{{ "algorithm" : "{algorithm}",  "ibound" : {ibound},  "iterations" : {iterations},  '
@@ -266,8 +269,10 @@ def mar_uai_text(
     """merlin's UAI-format MAR text. Like merlin, the status-false form still lists whatever
     marginals there are (``None``: none); ``gibbs`` writes only the MAR section, as merlin's
     Gibbs sampler does."""
-    z = math.exp(log_partition) if math.isfinite(log_partition) and log_partition < 709 else (
-        0.0 if not math.isfinite(log_partition) or log_partition < 0 else math.inf
+    z = (
+        math.exp(log_partition)
+        if math.isfinite(log_partition) and log_partition < 709
+        else (0.0 if not math.isfinite(log_partition) or log_partition < 0 else math.inf)
     )
     lines = []
     if not gibbs:

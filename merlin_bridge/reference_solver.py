@@ -120,10 +120,11 @@ def exact_marginals(model: UaiModel) -> tuple[list[np.ndarray], float, str]:
             graph = None
         if graph is not None and np.all(graph.tables > 0) and np.all((graph.prior > 0) & (graph.prior < 1)):
             try:
-                from fact_reasoner.inference.native import NativeEngine
+                from fact_reasoner.inference import native
             except ImportError:  # the native engine is optional here; brute force still works
-                NativeEngine = None  # type: ignore[assignment]
-            if NativeEngine is not None:
+                native = None  # type: ignore[assignment]
+            if native is not None:
+                NativeEngine = native.NativeEngine
                 from fact_reasoner.inference import InferenceError
 
                 try:
@@ -207,13 +208,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.output_format == "json":
         path = Path(out_stem + ".MAR.json")
         text = mar_json_text(
-            algorithm=args.algorithm, ibound=args.ibound, iterations=args.iterations,
-            log_partition=log_z, marginals=result, digits=digits, samples=args.samples or 1000,
+            algorithm=args.algorithm,
+            ibound=args.ibound,
+            iterations=args.iterations,
+            log_partition=log_z,
+            marginals=result,
+            digits=digits,
+            samples=args.samples or 1000,
         )
     else:
         path = Path(out_stem + ".MAR")
         text = mar_uai_text(
-            log_partition=log_z, marginals=marginals, status=not underflow, digits=digits, gibbs=args.algorithm == "gibbs"
+            log_partition=log_z,
+            marginals=marginals,
+            status=not underflow,
+            digits=digits,
+            gibbs=args.algorithm == "gibbs",
         )
     if fault == "truncate":
         text = text[: len(text) // 2]

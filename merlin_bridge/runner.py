@@ -142,8 +142,14 @@ def run_merlin(
     if output_format not in OUTPUT_FORMATS:
         raise ValueError(f"merlin output format must be json or uai, not {output_format!r}")
     command = merlin_command(
-        binary, uai_file, evidence_file, output_stem,
-        algorithm=algorithm, ibound=ibound, iterations=iterations, output_format=output_format,
+        binary,
+        uai_file,
+        evidence_file,
+        output_stem,
+        algorithm=algorithm,
+        ibound=ibound,
+        iterations=iterations,
+        output_format=output_format,
     )
     start = time.perf_counter()
     try:

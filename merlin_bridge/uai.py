@@ -155,7 +155,8 @@ def format_value(x: float) -> str:
 
 
 def variable_order(graph: FactorGraph) -> tuple[str, ...]:
-    """UAI variable order: index ``i`` is the ``i``-th name in sorted order (DESIGN §5)."""
+    """UAI variable order: index ``i`` is the ``i``-th name in sorted order (the mapping merlin's
+    output is read back with)."""
     return tuple(sorted(graph.variables))
 
 

@@ -5,7 +5,7 @@
     nice -n 19 .venv/bin/python scripts/benchmark_inference.py --cover-timing  # exact enumeration cost
 
 Graphs are built the product's way: random atoms, contexts and NLI ``Relation`` objects
-(``tests/random_graphs.py``) through ``plan_graph``/``build_graph``; "build s" is the
+(``fact_reasoner.synthetic``) through ``plan_graph``/``build_graph``; "build s" is the
 ``plan_graph`` + ``build_graph`` time. Every pair gets an entailment or contradiction
 (no neutral), so FR3 100×200 has 39,900 factors. Relations agree with a hidden truth
 assignment with probability 0.85 ("agreeing" graphs). The dense contradictory cases are
@@ -39,9 +39,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from random_graphs import random_input  # noqa: E402
 
 from fact_reasoner.graph import GraphOptions, build_graph, plan_graph  # noqa: E402
 from fact_reasoner.inference import InferenceError, make_engine  # noqa: E402
@@ -51,6 +48,7 @@ from fact_reasoner.inference.native import (  # noqa: E402
     ising_model,
     vertex_cover,
 )
+from fact_reasoner.synthetic import random_input  # noqa: E402
 
 
 def _min_time(function, repeats: int):
@@ -160,7 +158,9 @@ def main_table(args) -> None:
         native = NativeEngine(seed=args.seed)
         first_s, result = _min_time(lambda: native.infer(graph), 1)
         # repeat only the fast cases (the sampler runs on its time budget)
-        native_s = min(first_s, _min_time(lambda: native.infer(graph), args.repeats - 1)[0]) if first_s < 1.0 else first_s
+        native_s = (
+            min(first_s, _min_time(lambda: native.infer(graph), args.repeats - 1)[0]) if first_s < 1.0 else first_s
+        )
         plain = NativeEngine(method="lbp").infer(graph)
         if args.no_pgmpy:
             status, marginals, pg_s = "skipped", None, 0.0
@@ -234,7 +234,9 @@ def cover_timing(args) -> None:
             start = time.perf_counter()
             exact_by_cover(model, cover)
             seconds = time.perf_counter() - start
-            print(f"{len(cover):5d} {u:4d} {seconds:8.3f} {seconds / (2**len(cover) * (u + 1)) * 1e9:12.2f}", flush=True)
+            print(
+                f"{len(cover):5d} {u:4d} {seconds:8.3f} {seconds / (2 ** len(cover) * (u + 1)) * 1e9:12.2f}", flush=True
+            )
 
 
 def main() -> None:

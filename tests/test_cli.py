@@ -67,7 +67,9 @@ def test_flaherty_end_to_end(tmp_path, version, capsys):
     record = flaherty_with_relations()
     source = write_jsonl(tmp_path / "flaherty.jsonl", [record])
     out = tmp_path / "out"
-    code = main(["--version", str(version), "--input_file", str(source), "--output_dir", str(out), "--engine", "brute-force"])
+    code = main(
+        ["--version", str(version), "--input_file", str(source), "--output_dir", str(out), "--engine", "brute-force"]
+    )
     assert code == 0
     (row,) = read_jsonl(out / "flaherty.fr3.jsonl".replace("3", str(version)))
     # hand-made relations follow gold, so predictions agree with gold except for S atoms
@@ -90,7 +92,19 @@ def test_flaherty_end_to_end(tmp_path, version, capsys):
 def test_fr2_deduplicates_flaherty_contexts(tmp_path):
     record = flaherty_with_relations()
     source = write_jsonl(tmp_path / "f.jsonl", [record])
-    main(["--version", "2", "--input-file", str(source), "--output-dir", str(tmp_path), "--engine", "brute-force", "--quiet"])
+    main(
+        [
+            "--version",
+            "2",
+            "--input-file",
+            str(source),
+            "--output-dir",
+            str(tmp_path),
+            "--engine",
+            "brute-force",
+            "--quiet",
+        ]
+    )
     (row,) = read_jsonl(tmp_path / "f.fr2.jsonl")
     distinct = len({c["text"] for c in record["contexts"]})
     assert row["num_contexts"] == distinct < len(record["contexts"])
@@ -148,8 +162,18 @@ def test_interrupt_with_sigint_loses_nothing(tmp_path):
         rows.append(dict(record, output=f"{record['output']} (copy {i})"))
     source = write_jsonl(tmp_path / "many.jsonl", rows)
     out = tmp_path / "many.fr3.jsonl"
-    command = [sys.executable, "-m", "fact_reasoner", "--input-file", str(source), "--output-dir", str(tmp_path),
-               "--engine", "brute-force", "--quiet"]
+    command = [
+        sys.executable,
+        "-m",
+        "fact_reasoner",
+        "--input-file",
+        str(source),
+        "--output-dir",
+        str(tmp_path),
+        "--engine",
+        "brute-force",
+        "--quiet",
+    ]
     process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 60
     while time.time() < deadline and (not out.exists() or out.stat().st_size < 2000):
@@ -193,12 +217,26 @@ def test_a_model_that_cannot_be_set_up_stops_the_run(tmp_path, capsys):
     """Set-up errors are not recorded as neutral verdicts on every pair: the run stops."""
     record = {"input": "q", "output": "Paris is in France.", "contexts": [{"id": "c0", "text": "Paris is in France."}]}
     source = write_jsonl(tmp_path / "needs_llm.jsonl", [record, record])
-    code = main(["--input-file", str(source), "--output-dir", str(tmp_path), "--quiet",
-                 "--model", str(tmp_path / "missing.gguf"), "--cache-dir", str(tmp_path / "cache")])
+    code = main(
+        [
+            "--input-file",
+            str(source),
+            "--output-dir",
+            str(tmp_path),
+            "--quiet",
+            "--model",
+            str(tmp_path / "missing.gguf"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
-    assert "missing.gguf" in err or "xllamacpp" in err
-    assert not (tmp_path / "needs_llm.fr3.jsonl").read_text()
+    # the model file, or (without the llm extra) the package to install, is named once
+    assert "missing.gguf" in err or "pip install 'fact-reasoner-offline[llm]'" in err
+    assert err.count("error:") == 1
+    output = tmp_path / "needs_llm.fr3.jsonl"
+    assert not output.exists() or not output.read_text()
 
 
 # -- the run summary agrees with the records it summarises --------------------------------------
@@ -212,7 +250,11 @@ class _ClaimPerFact:
     def atomize(self, response, *, question=None):
         from fact_reasoner.schema import Atom
 
-        texts = ["Marie Curie was a physicist.", "Marie Curie was born in Warsaw.", "Marie Curie discovered penicillin."]
+        texts = [
+            "Marie Curie was a physicist.",
+            "Marie Curie was born in Warsaw.",
+            "Marie Curie discovered penicillin.",
+        ]
         return [Atom(id=f"a{i}", text=t) for i, t in enumerate(texts)]
 
 
@@ -244,9 +286,22 @@ def test_quick_start_summary_agrees_with_its_record(tmp_path, capsys, monkeypatc
 
     monkeypatch.setattr(Stages, "atomizer", lambda self: _ClaimPerFact())
     monkeypatch.setattr(Stages, "nli", lambda self: _KeywordNLI())
+    monkeypatch.setattr(Stages, "preflight", lambda self, **needs: None)  # no model package needed here
     out = tmp_path / "out"
-    code = main(["--version", "3", "--input-file", str(QUICK_START), "--output-dir", str(out), "--no-revise",
-                 "--engine", "brute-force", "--no-cache"])
+    code = main(
+        [
+            "--version",
+            "3",
+            "--input-file",
+            str(QUICK_START),
+            "--output-dir",
+            str(out),
+            "--no-revise",
+            "--engine",
+            "brute-force",
+            "--no-cache",
+        ]
+    )
     assert code == 0
     (row,) = read_jsonl(out / "short_answer.fr3.jsonl")
     assert row["num_atoms"] == 3 and row["num_true_atoms"] == 2

@@ -14,15 +14,46 @@ from fact_reasoner.config import PipelineConfig
 
 #: a value different from the default for every setting that has a flag
 OTHER_VALUES = {
-    "version": "1", "use_priors": None, "context_prior": "0.99", "atom_prior": "0.4",
-    "min_relation_probability": "0.5", "k": "3", "engine": "pgmpy", "engine_options": "method=lbp",
-    "merlin_path": "/opt/merlin", "merlin_algorithm": "bte", "ibound": "4", "iterations": "7",
-    "merlin_timeout": "5", "keep_uai": "uai", "backend": "openai", "model": "m", "base_url": "http://x",
-    "threads": "3", "nli": "align", "nli_model": "dir", "nli_prompt_version": "v2", "nli_calibrate": None,
-    "nli_samples": "3", "atomizer_prompt_version": "v2", "reviser_prompt_version": None, "revise": None,
-    "service_type": "bm25", "top_k": "2", "store": "s", "collection": "c", "topic_filter": None,
-    "topic_in_query": None, "retrieve_question": None, "query_builder": None, "summarise_contexts": None,
-    "cache_dir": "/tmp/elsewhere", "use_cache": None,
+    "version": "1",
+    "use_priors": None,
+    "context_prior": "0.99",
+    "atom_prior": "0.4",
+    "min_relation_probability": "0.5",
+    "k": "3",
+    "engine": "pgmpy",
+    "engine_options": "method=lbp",
+    "merlin_path": "/opt/merlin",
+    "merlin_algorithm": "bte",
+    "ibound": "4",
+    "iterations": "7",
+    "merlin_timeout": "5",
+    "keep_uai": "uai",
+    "backend": "openai",
+    "model": "m",
+    "base_url": "http://x",
+    "threads": "3",
+    "nli": "align",
+    "nli_model": "dir",
+    "nli_prompt_version": "v2",
+    "nli_calibrate": None,
+    "nli_samples": "3",
+    "llm_timeout": "9",
+    "llm_retries": "1",
+    "max_failed_pairs": "0.25",
+    "atomizer_prompt_version": "v2",
+    "reviser_prompt_version": None,
+    "revise": None,
+    "service_type": "bm25",
+    "top_k": "2",
+    "store": "s",
+    "collection": "c",
+    "topic_filter": None,
+    "topic_in_query": None,
+    "retrieve_question": None,
+    "query_builder": None,
+    "summarise_contexts": None,
+    "cache_dir": "/tmp/elsewhere",
+    "use_cache": None,
 }
 
 
@@ -86,7 +117,17 @@ def test_bad_values_are_argument_errors_naming_the_flag(argv, message, capsys):
 def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result():
     parser = build_assess_parser()
     base = PipelineConfig().settings()
-    not_results = {"threads", "cache_dir", "use_cache", "merlin_path", "merlin_timeout", "keep_uai"}
+    not_results = {
+        "threads",
+        "cache_dir",
+        "use_cache",
+        "merlin_path",
+        "merlin_timeout",
+        "keep_uai",
+        "max_failed_pairs",
+        "llm_timeout",
+        "llm_retries",
+    }
     for flag in config_flags():
         if not flag.visible or flag.dest == "reviser_prompt_version":
             continue

@@ -57,6 +57,9 @@ def test_prepare_slice_of_real_files(tmp_path: Path) -> None:
 
 @needs_data
 def test_prepare_with_our_bm25_retriever(tmp_path: Path) -> None:
+    from conftest import require_extra
+
+    require_extra("retrieval")
     generations = _slice(DATA / "ChatGPT.jsonl", tmp_path / "gen.jsonl", 2)
     corpus = json.loads((DATA / "topic_passages_dev.json").read_text())
     records, _ = prep.prepare(generations, retriever=prep.TopicBM25(corpus), top_k=2)
@@ -73,11 +76,24 @@ def test_errors_name_file_and_line(tmp_path: Path) -> None:
     passages.write_text("")
     with pytest.raises(prep.PreparationError, match=r"bad\.jsonl:2: invalid JSON"):
         prep.prepare(bad, passages)
-    bad.write_text('{"topic": "X", "input": "q", "output": "o", "annotations": [{"human-atomic-facts": [{"text": "t", "label": "Q"}]}]}\n')
+    bad.write_text(
+        '{"topic": "X", "input": "q", "output": "o", "annotations": [{"human-atomic-facts": [{"text": "t", "label": "Q"}]}]}\n'
+    )
     with pytest.raises(prep.PreparationError, match=r"bad\.jsonl:1: .*label S/NS/IR"):
         prep.prepare(bad, passages)
-    assert prep.main(["--generations", str(tmp_path / "missing.jsonl"), "--passages", str(passages),
-                      "--out", str(tmp_path / "o.jsonl")]) == 2
+    assert (
+        prep.main(
+            [
+                "--generations",
+                str(tmp_path / "missing.jsonl"),
+                "--passages",
+                str(passages),
+                "--out",
+                str(tmp_path / "o.jsonl"),
+            ]
+        )
+        == 2
+    )
 
 
 @needs_data

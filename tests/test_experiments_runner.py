@@ -14,9 +14,6 @@ EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 
 import run_biographies as runner  # noqa: E402
 
-from fact_reasoner.nli import PrecomputedNLI  # noqa: E402
-from fact_reasoner.schema import InputRecord  # noqa: E402
-
 
 def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     source = json.loads(EXAMPLE.read_text().splitlines()[0])
@@ -56,11 +53,19 @@ def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.C
 
 
 def test_run_totals_sum_every_session_and_read_older_summaries(tmp_path: Path) -> None:
-    killed = {"finished": False, "interrupted": False,  # SIGKILL: the summary written after its last record
-              "assessors": {"fr2": {"done_now": 13, "failed": 0, "seconds": 3000.5, "nli_backend_calls": 3400}}}
-    resumed = {"finished": True, "interrupted": False,
-               "assessors": {"fr2": {"done_now": 1, "failed": 0, "seconds": 370.25, "nli_backend_calls": 254},
-                             "fr3": {"done_now": 14, "failed": 1, "seconds": 10.0}}}
+    killed = {
+        "finished": False,
+        "interrupted": False,  # SIGKILL: the summary written after its last record
+        "assessors": {"fr2": {"done_now": 13, "failed": 0, "seconds": 3000.5, "nli_backend_calls": 3400}},
+    }
+    resumed = {
+        "finished": True,
+        "interrupted": False,
+        "assessors": {
+            "fr2": {"done_now": 1, "failed": 0, "seconds": 370.25, "nli_backend_calls": 254},
+            "fr3": {"done_now": 14, "failed": 1, "seconds": 10.0},
+        },
+    }
     totals = runner.run_totals([killed, resumed])
     assert totals["fr2"]["done_now"] == 14 and totals["fr2"]["seconds"] == 3370.75
     assert totals["fr2"]["nli_backend_calls"] == 3654 and totals["fr3"]["failed"] == 1

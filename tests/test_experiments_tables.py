@@ -12,9 +12,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "experiments"))
 
 import baselines  # noqa: E402
-from fact_reasoner.report import plots, rows, tables  # noqa: E402
+
 from fact_reasoner import scores  # noqa: E402
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI  # noqa: E402
+from fact_reasoner.report import plots, rows, tables  # noqa: E402
 from fact_reasoner.schema import InputRecord, Relation, RelationType  # noqa: E402
 
 
@@ -51,8 +52,10 @@ def _row(assessor: str, atoms: list[tuple[str, float]], tier: str = "rare", k: i
         "factuality_score": scores.factual_precision(supported, n),
         "k": k,
         "f1_k": scores.f1_at_k(supported, n, k),
-        "atoms": [{"id": f"a{i}", "label": g, "probability": p, "prediction": scores.predict_label(p).value}
-                  for i, (g, p) in enumerate(atoms)],
+        "atoms": [
+            {"id": f"a{i}", "label": g, "probability": p, "prediction": scores.predict_label(p).value}
+            for i, (g, p) in enumerate(atoms)
+        ],
     }
 
 
@@ -111,7 +114,9 @@ def test_baseline_rules_on_fixed_relations() -> None:
     assert baselines.vote_verdict([j("neutral", 0.9, 0.05, 0.05)]) == (0.5, "NS")
     assert baselines.factscore_verdict([]) == (0.0, "NS")
     # P_ent from a judgement without three-way probabilities: p for its label, (1-p)/2 otherwise
-    assert baselines.label_probability(NLIJudgement(RelationType.CONTRADICTION, 0.8), RelationType.ENTAILMENT) == pytest.approx(0.1)
+    assert baselines.label_probability(
+        NLIJudgement(RelationType.CONTRADICTION, 0.8), RelationType.ENTAILMENT
+    ) == pytest.approx(0.1)
 
 
 def test_vote_tie_is_decided_as_in_the_graph() -> None:
@@ -126,19 +131,28 @@ def test_vote_tie_is_decided_as_in_the_graph() -> None:
 
 
 def test_baseline_rows_from_precomputed_nli() -> None:
-    record = InputRecord.model_validate({
-        "input": "q", "output": "o", "topic": "T",
-        "atoms": [{"id": "a0", "text": "A is B.", "label": "S", "contexts": ["c0", "c1"]},
-                  {"id": "a1", "text": "A is C.", "label": "NS", "contexts": ["c1"]},
-                  {"id": "a2", "text": "A is B.", "label": "S", "contexts": ["c0"]}],  # duplicate text
-        "contexts": [{"id": "c0", "text": "A is B, says X."}, {"id": "c1", "text": "A is not C."}],
-    })
+    record = InputRecord.model_validate(
+        {
+            "input": "q",
+            "output": "o",
+            "topic": "T",
+            "atoms": [
+                {"id": "a0", "text": "A is B.", "label": "S", "contexts": ["c0", "c1"]},
+                {"id": "a1", "text": "A is C.", "label": "NS", "contexts": ["c1"]},
+                {"id": "a2", "text": "A is B.", "label": "S", "contexts": ["c0"]},
+            ],  # duplicate text
+            "contexts": [{"id": "c0", "text": "A is B, says X."}, {"id": "c1", "text": "A is not C."}],
+        }
+    )
     texts = {"a0": "A is B.", "a1": "A is C.", "c0": "A is B, says X.", "c1": "A is not C."}
-    nli = PrecomputedNLI([
-        Relation(source="c0", target="a0", relation="entailment", probability=0.9),
-        Relation(source="c1", target="a0", relation="neutral", probability=0.7),
-        Relation(source="c1", target="a1", relation="contradiction", probability=0.95),
-    ], texts)
+    nli = PrecomputedNLI(
+        [
+            Relation(source="c0", target="a0", relation="entailment", probability=0.9),
+            Relation(source="c1", target="a0", relation="neutral", probability=0.7),
+            Relation(source="c1", target="a1", relation="contradiction", probability=0.95),
+        ],
+        texts,
+    )
     rows = baselines.assess_baselines(record, nli, k=2, record_key="k1")
     fs = rows["factscore"]
     assert [a["id"] for a in fs["atoms"]] == ["a0", "a1"]  # a2 dropped as a duplicate text

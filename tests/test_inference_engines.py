@@ -17,7 +17,6 @@ import pytest
 
 from fact_reasoner.graph import FactorGraph
 from fact_reasoner.inference import InferenceError, brute_force_marginals, make_engine
-from fact_reasoner.io import dumps_line
 from fact_reasoner.inference.native import (
     IsingModel,
     NativeEngine,
@@ -31,7 +30,8 @@ from fact_reasoner.inference.native import (
     loopy_bp,
     vertex_cover,
 )
-from random_graphs import paper_example_1, random_graph
+from fact_reasoner.io import dumps_line
+from fact_reasoner.synthetic import paper_example_1, random_graph
 
 
 def _max_error(result, reference) -> float:
@@ -150,9 +150,11 @@ def test_fr3_cover_uses_contexts_not_atoms() -> None:
 
 def test_paper_example_1_through_every_engine() -> None:
     graph = paper_example_1()
-    engines = [make_engine("brute-force"), make_engine("pgmpy")] + [
-        NativeEngine(method=m) for m in ("auto", "exact", "lbp")
-    ] + [NativeEngine(method="sampler", sweeps=4000)]
+    engines = (
+        [make_engine("brute-force"), make_engine("pgmpy")]
+        + [NativeEngine(method=m) for m in ("auto", "exact", "lbp")]
+        + [NativeEngine(method="sampler", sweeps=4000)]
+    )
     for engine in engines:
         result = engine.infer(graph)
         assert result.marginals["a1"] == pytest.approx(0.3179, abs=1e-3), engine
@@ -193,7 +195,12 @@ def test_clamped_extreme_probabilities_give_finite_results() -> None:
     for version in (1, 2, 3):
         graph = random_graph(5, 4, version, rng, extreme=1.0, agreement=0.5)  # every p is 0 or 1
         reference = brute_force_marginals(graph)
-        for engine in (NativeEngine(), NativeEngine(method="lbp"), NativeEngine(method="sampler"), make_engine("pgmpy")):
+        for engine in (
+            NativeEngine(),
+            NativeEngine(method="lbp"),
+            NativeEngine(method="sampler"),
+            make_engine("pgmpy"),
+        ):
             result = engine.infer(graph)
             values = np.array(list(result.marginals.values()))
             assert np.all(np.isfinite(values)) and np.all((values >= 0) & (values <= 1))

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from fact_reasoner.io import NumberedRecord, RecordError, dumps_line, read_records
+from fact_reasoner.io import InputError, NumberedRecord, RecordError, dumps_line, read_records
 
 
 def test_json_list_reports_the_line_where_each_item_starts(tmp_path):
@@ -25,7 +25,7 @@ def test_identical_records_get_distinct_resume_keys(tmp_path):
 
 
 def test_missing_file_is_a_clear_error(tmp_path):
-    with pytest.raises(FileNotFoundError, match="input file not found"):
+    with pytest.raises(InputError, match="input file not found"):
         list(read_records(tmp_path / "nope.jsonl"))
 
 

@@ -7,6 +7,10 @@ import json
 import time
 
 import pytest
+from conftest import require_extra
+
+require_extra("llm")
+
 
 from fact_reasoner.cache import ModelCache
 from fact_reasoner.config import PipelineConfig
@@ -48,8 +52,14 @@ def test_local_chat_logprobs_and_cache(tiny):
 
 @needs_tiny_model
 def test_local_json_schema_output_parses(tiny):
-    schema = {"type": "object", "properties": {"atoms": {"type": "array", "items": {"type": "string"}, "maxItems": 3}}, "required": ["atoms"]}
-    reply = tiny.chat(ChatRequest.of([("user", "List two facts about Paris as JSON.")], "test/v1", max_tokens=120, json_schema=schema))
+    schema = {
+        "type": "object",
+        "properties": {"atoms": {"type": "array", "items": {"type": "string"}, "maxItems": 3}},
+        "required": ["atoms"],
+    }
+    reply = tiny.chat(
+        ChatRequest.of([("user", "List two facts about Paris as JSON.")], "test/v1", max_tokens=120, json_schema=schema)
+    )
     payload = json.loads(reply.text)
     assert isinstance(payload["atoms"], list) and len(payload["atoms"]) <= 3
 
@@ -114,8 +124,9 @@ def test_openai_connection_refused_is_an_llm_error():
     with ScriptedServer(["x"]) as server:
         url = server.base_url
     llm = OpenAICompatibleLLM("m", base_url=url, cache=None, backoff=0.01, max_retries=1)
-    with pytest.raises(LLMError, match="ConnectError"):
+    with pytest.raises(LLMError, match=f"cannot reach {url}: connection refused") as failure:
         llm.chat(ASK)
+    assert failure.value.unreachable
 
 
 def test_api_key_and_base_url_come_from_the_environment(monkeypatch):

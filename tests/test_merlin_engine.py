@@ -21,6 +21,7 @@ import pytest
 
 from fact_reasoner.graph import FactorGraph
 from fact_reasoner.inference import InferenceError, brute_force_marginals, make_engine
+from fact_reasoner.synthetic import paper_example_1, random_graph
 from merlin_bridge import (
     MerlinExitError,
     MerlinNotFoundError,
@@ -34,10 +35,11 @@ from merlin_bridge import (
 from merlin_bridge.engine import MerlinEngine
 from merlin_bridge.output import parse_mar_json, parse_mar_uai
 from merlin_bridge.reference_solver import write_wrapper
-from random_graphs import paper_example_1, random_graph
 
 REAL_MERLIN = os.environ.get("MERLIN_PATH")
-NO_REAL_MERLIN = "MERLIN_PATH is not set: build merlin (see README) and set MERLIN_PATH to run these against the real binary"
+NO_REAL_MERLIN = (
+    "MERLIN_PATH is not set: build merlin (see README) and set MERLIN_PATH to run these against the real binary"
+)
 
 
 @pytest.fixture(scope="session")
@@ -145,9 +147,26 @@ def test_evidence_through_the_solver(merlin, tmp_path):
     graph = random_graph(3, 3, 3, np.random.default_rng(5))
     paths = export_graph(graph, tmp_path / "m", evidence={"c0": 1, "a1": 0})
     subprocess.run(
-        [str(merlin), "--input-file", str(paths[0]), "--evidence-file", str(paths[1]), "--task", "MAR",
-         "--algorithm", "wmb", "--ibound", "6", "--output-format", "json", "--output-file", str(tmp_path / "out")],
-        check=True, capture_output=True, cwd=tmp_path,
+        [
+            str(merlin),
+            "--input-file",
+            str(paths[0]),
+            "--evidence-file",
+            str(paths[1]),
+            "--task",
+            "MAR",
+            "--algorithm",
+            "wmb",
+            "--ibound",
+            "6",
+            "--output-format",
+            "json",
+            "--output-file",
+            str(tmp_path / "out"),
+        ],
+        check=True,
+        capture_output=True,
+        cwd=tmp_path,
     )
     names = load_exported(tmp_path / "m").variables.variables
     output = parse_mar_json((tmp_path / "out.MAR.json").read_text(), len(names))
@@ -180,9 +199,26 @@ def test_reference_output_has_merlins_layout(reference_merlin, tmp_path):
             for fmt, suffix in (("json", ".MAR.json"), ("uai", ".MAR")):
                 stem = tmp_path / f"{label}-{algorithm}"
                 subprocess.run(
-                    [str(binary), "--input-file", str(paths[0]), "--evidence-file", str(paths[1]), "--task", "MAR",
-                     "--algorithm", algorithm, "--ibound", "6", "--output-format", fmt, "--output-file", str(stem)],
-                    check=True, capture_output=True, cwd=tmp_path,
+                    [
+                        str(binary),
+                        "--input-file",
+                        str(paths[0]),
+                        "--evidence-file",
+                        str(paths[1]),
+                        "--task",
+                        "MAR",
+                        "--algorithm",
+                        algorithm,
+                        "--ibound",
+                        "6",
+                        "--output-format",
+                        fmt,
+                        "--output-file",
+                        str(stem),
+                    ],
+                    check=True,
+                    capture_output=True,
+                    cwd=tmp_path,
                 )
                 text = Path(str(stem) + suffix).read_text()
                 text = re.sub(r'"iterations" : \d+', '"iterations" : N', text)
@@ -225,8 +261,14 @@ def test_keep_uai_keeps_every_run_without_overwriting(merlin, tmp_path):
     engine.infer(second)
     names = sorted(p.name for p in keep.iterdir())
     assert names == [
-        "model_0001.MAR.json", "model_0001.uai", "model_0001.uai.evid", "model_0001.vars.json",
-        "model_0002.MAR.json", "model_0002.uai", "model_0002.uai.evid", "model_0002.vars.json",
+        "model_0001.MAR.json",
+        "model_0001.uai",
+        "model_0001.uai.evid",
+        "model_0001.vars.json",
+        "model_0002.MAR.json",
+        "model_0002.uai",
+        "model_0002.uai.evid",
+        "model_0002.vars.json",
     ]
     back = load_exported(keep / "model_0002")
     assert back.graph.variables == tuple(sorted(second.variables))
@@ -346,7 +388,9 @@ def test_variable_count_mismatch(reference_merlin, fault, output_format):
 
 def test_crash_by_signal_is_reported(tmp_path):
     crasher = tmp_path / "merlin"
-    crasher.write_text(f'#!{sys.executable}\nimport os, signal, sys\nprint("Cannot open the input file", file=sys.stderr)\nsys.stderr.flush()\nos.kill(os.getpid(), signal.SIGSEGV)\n')
+    crasher.write_text(
+        f'#!{sys.executable}\nimport os, signal, sys\nprint("Cannot open the input file", file=sys.stderr)\nsys.stderr.flush()\nos.kill(os.getpid(), signal.SIGSEGV)\n'
+    )
     crasher.chmod(0o755)
     with pytest.raises(MerlinExitError, match="killed by signal 11: Cannot open the input file"):
         MerlinEngine(str(crasher)).infer(paper_example_1())
@@ -383,8 +427,10 @@ def test_parsers_read_merlins_text():
 
 
 def test_underflowed_json_with_bare_inf_is_underflow_not_malformed():
-    text = ('{ "algorithm" : "wmb",  "ibound" : 6,  "iterations" : 1,  "task" : "MAR",  "value" : -inf,  '
-            '"status" : "false",  "message" : "Inconsistent evidence or underflow",  "marginals" : [] }')
+    text = (
+        '{ "algorithm" : "wmb",  "ibound" : 6,  "iterations" : 1,  "task" : "MAR",  "value" : -inf,  '
+        '"status" : "false",  "message" : "Inconsistent evidence or underflow",  "marginals" : [] }'
+    )
     with pytest.raises(MerlinUnderflowError, match="-inf"):
         parse_mar_json(text, 2)
     with pytest.raises(MerlinOutputError, match="sum to"):
@@ -393,7 +439,9 @@ def test_underflowed_json_with_bare_inf_is_underflow_not_malformed():
 
 def test_gibbs_output_quirks_are_accepted_only_for_gibbs():
     """merlin's Gibbs writer drops the JSON's closing brace and the UAI PR/STATUS sections."""
-    gibbs_json = MERLIN_JSON.replace('"algorithm" : "wmb",  "ibound" : 6,  "iterations" : 1', '"algorithm" : "gibbs",  "samples" : 1000')
+    gibbs_json = MERLIN_JSON.replace(
+        '"algorithm" : "wmb",  "ibound" : 6,  "iterations" : 1', '"algorithm" : "gibbs",  "samples" : 1000'
+    )
     gibbs_json = gibbs_json.replace('"message" : "Consistent evidence",  ', "")[:-1]  # no closing brace
     assert parse_mar_json(gibbs_json, 2, gibbs_quirks=True).marginals[0] == (0.682119, 0.317881)
     with pytest.raises(MerlinOutputError, match="not valid JSON"):

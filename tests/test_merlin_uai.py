@@ -11,6 +11,7 @@ import pytest
 
 from fact_reasoner.graph import FactorGraph
 from fact_reasoner.inference import brute_force_marginals
+from fact_reasoner.synthetic import paper_example_1, random_graph
 from merlin_bridge.uai import (
     export_graph,
     format_value,
@@ -21,7 +22,6 @@ from merlin_bridge.uai import (
     read_variable_map,
     record_stem,
 )
-from random_graphs import paper_example_1, random_graph
 
 
 def factor_set(graph: FactorGraph) -> list[tuple[str, str, tuple[float, ...]]]:
@@ -38,7 +38,10 @@ def graphs():
     for version in (1, 2, 3):
         for use_priors in (False, True):
             out.append(
-                (f"FR{version}-priors{use_priors}", random_graph(5, 4, version, rng, use_priors=use_priors, extreme=0.2, neutral=0.2))
+                (
+                    f"FR{version}-priors{use_priors}",
+                    random_graph(5, 4, version, rng, use_priors=use_priors, extreme=0.2, neutral=0.2),
+                )
             )
     return out
 
@@ -51,17 +54,37 @@ def test_example_1_file_is_exactly_the_documented_layout(tmp_path):
     assert [p.name for p in paths] == ["ex1.uai", "ex1.uai.evid", "ex1.vars.json"]
     # a1, c1, c2 sorted -> 0, 1, 2; priors first, then (context, atom) factors, last variable
     # fastest: entailment p=0.8 -> p p 1-p p; contradiction p=0.9 -> p p p 1-p.
-    expected = "\n".join(
-        [
-            "MARKOV", "3", "2 2 2", "5",
-            "1 0", "1 1", "1 2", "2 1 0", "2 2 0",
-            "", "2", "0.5 0.5",
-            "", "2", f"{format_value(1 - 0.99)} 0.99",
-            "", "2", f"{format_value(1 - 0.99)} 0.99",
-            "", "4", f"0.8 0.8 {format_value(1 - 0.8)} 0.8",
-            "", "4", f"0.9 0.9 0.9 {format_value(1 - 0.9)}",
-        ]
-    ) + "\n"
+    expected = (
+        "\n".join(
+            [
+                "MARKOV",
+                "3",
+                "2 2 2",
+                "5",
+                "1 0",
+                "1 1",
+                "1 2",
+                "2 1 0",
+                "2 2 0",
+                "",
+                "2",
+                "0.5 0.5",
+                "",
+                "2",
+                f"{format_value(1 - 0.99)} 0.99",
+                "",
+                "2",
+                f"{format_value(1 - 0.99)} 0.99",
+                "",
+                "4",
+                f"0.8 0.8 {format_value(1 - 0.8)} 0.8",
+                "",
+                "4",
+                f"0.9 0.9 0.9 {format_value(1 - 0.9)}",
+            ]
+        )
+        + "\n"
+    )
     assert paths[0].read_text() == expected
     assert paths[1].read_text() == "0\n"
     mapping = json.loads(paths[2].read_text())
@@ -92,7 +115,9 @@ def test_round_trip_through_own_reader_is_exact(tmp_path, label, graph):
     original_prior = dict(zip(graph.variables, graph.prior.tolist()))
     assert dict(zip(back.graph.variables, back.graph.prior.tolist())) == original_prior  # bit for bit
     assert factor_set(back.graph) == factor_set(graph)
-    assert brute_force_marginals(back.graph).marginals == pytest.approx(brute_force_marginals(graph).marginals, abs=1e-15)
+    assert brute_force_marginals(back.graph).marginals == pytest.approx(
+        brute_force_marginals(graph).marginals, abs=1e-15
+    )
 
 
 @pytest.mark.parametrize("label,graph", GRAPHS, ids=[g[0] for g in GRAPHS])

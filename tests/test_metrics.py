@@ -89,9 +89,15 @@ def test_faithfulness_three_supported_claims_is_one():
     assert result.total_claims == result.judged_claims == 3
     assert all(d.context == CHUNK and d.context_index == 0 for d in result.details)
     # the posterior is FR2 inference on the shared chunk: the same as exact enumeration
-    exact = Faithfulness().score(sample, MetricContext(
-        atomizer=SentenceAtomizer(), nli=fixed_nli([(CHUNK, s, "entailment", 0.95) for s in (S1, S2, S3)]),
-        engine=make_engine("brute-force"), atom_cache=None))
+    exact = Faithfulness().score(
+        sample,
+        MetricContext(
+            atomizer=SentenceAtomizer(),
+            nli=fixed_nli([(CHUNK, s, "entailment", 0.95) for s in (S1, S2, S3)]),
+            engine=make_engine("brute-force"),
+            atom_cache=None,
+        ),
+    )
     assert [d.probability for d in result.details] == pytest.approx([d.probability for d in exact.details], abs=1e-9)
 
 
@@ -113,8 +119,9 @@ def test_faithfulness_supported_plus_no_evidence_half_and_strict_zero():
 
 def test_faithfulness_contradicted_claim_is_zero():
     claim = "Marie Curie was born in Paris."
-    result = Faithfulness().score({"response": claim, "retrieved_contexts": [CHUNK]},
-                                  ctx([(CHUNK, claim, "contradiction", 0.9)]))
+    result = Faithfulness().score(
+        {"response": claim, "retrieved_contexts": [CHUNK]}, ctx([(CHUNK, claim, "contradiction", 0.9)])
+    )
     assert result.score == 0.0
     assert result.details[0].verdict == "CONTRADICTORY"
     # one contradiction table (p, p, p, 1−p), context prior 0.9: P(a) = (0.1p + 0.9(1−p)) / (0.2p + 0.9·1)
@@ -133,7 +140,9 @@ def test_faithfulness_verdict_thresholds():
         (contexts[1], mixed, "contradiction", 0.6),  # entailment outweighs it → partial
         (contexts[1], other, "entailment", 0.4),  # too weak to lift P above 0.5 → no evidence
     ]
-    result = Faithfulness().score({"response": f"{weak} {mixed} {other}", "retrieved_contexts": contexts}, ctx(relations))
+    result = Faithfulness().score(
+        {"response": f"{weak} {mixed} {other}", "retrieved_contexts": contexts}, ctx(relations)
+    )
     verdicts = [d.verdict for d in result.details]
     assert verdicts == ["PARTIALLY_SUPPORTED", "PARTIALLY_SUPPORTED", "NO_EVIDENCE"]
     assert result.score == pytest.approx((0.5 + 0.5 + 0.0) / 3)
@@ -159,7 +168,9 @@ def test_faithfulness_nan_cases_and_no_claims_parameter():
 REFERENCE = "Paris is the capital of France. The Eiffel Tower was completed in 1889."
 RESPONSE = "Paris is the capital of France. The Eiffel Tower was built in 1500."
 PARIS, EIFFEL_1889, EIFFEL_1500 = (
-    "Paris is the capital of France.", "The Eiffel Tower was completed in 1889.", "The Eiffel Tower was built in 1500.",
+    "Paris is the capital of France.",
+    "The Eiffel Tower was completed in 1889.",
+    "The Eiffel Tower was built in 1500.",
 )
 PARIS_RELATIONS = [
     (REFERENCE, PARIS, "entailment", 0.97),  # precision side: reference judges response claims
@@ -216,8 +227,11 @@ def test_context_precision_average_precision_is_exact():
 
 def test_context_recall_and_precision_on_shared_graph():
     noise = "The Great Wall of China is very long."
-    sample = {"question": "Tell me about Paris.", "reference": REFERENCE,
-              "retrieved_content": [{"text": noise}, {"text": "Paris has been France's capital for centuries."}]}
+    sample = {
+        "question": "Tell me about Paris.",
+        "reference": REFERENCE,
+        "retrieved_content": [{"text": noise}, {"text": "Paris has been France's capital for centuries."}],
+    }
     relations = [("Paris has been France's capital for centuries.", PARIS, "entailment", 0.9)]
     context = ctx(relations)
     recall = ContextRecall().score(sample, context)
@@ -237,16 +251,19 @@ def test_context_recall_and_precision_on_shared_graph():
 def test_ragas_composite_seed_vectors():
     nan = float("nan")
     composite = RagasScore()
-    seed = composite.combine({"faithfulness": 1.0, "context_precision": nan, "context_recall": 1.0,
-                              "answer_relevance": 0.8327})
+    seed = composite.combine(
+        {"faithfulness": 1.0, "context_precision": nan, "context_recall": 1.0, "answer_relevance": 0.8327}
+    )
     assert round(seed * 100, 2) == 93.73
-    only_relevance = composite.combine({"faithfulness": nan, "context_precision": nan, "context_recall": nan,
-                                        "answer_relevancy": 0.8229})
+    only_relevance = composite.combine(
+        {"faithfulness": nan, "context_precision": nan, "context_recall": nan, "answer_relevancy": 0.8229}
+    )
     assert round(only_relevance * 100, 2) == 82.29
     # basic_search row: its component values were not found in any stored source; this row
     # (nothing faithful or retrieved, relevance 83.27) is one the seed formula maps to 24.98.
-    basic_search = composite.combine({"faithfulness": 0.0, "context_precision": 0.0, "context_recall": 0.0,
-                                      "answer_relevance": 0.8327})
+    basic_search = composite.combine(
+        {"faithfulness": 0.0, "context_precision": 0.0, "context_recall": 0.0, "answer_relevance": 0.8327}
+    )
     assert round(basic_search * 100, 2) == 24.98
     assert math.isnan(composite.combine({"faithfulness": nan, "answer_relevance": nan}))
     with pytest.raises(ValueError):
@@ -275,8 +292,13 @@ def test_dont_know_matches_whole_words_only():
 
 
 def test_answer_classification_labels_and_counts():
-    context = ctx(PARIS_RELATIONS + [(REFERENCE, "The author is unknown.", "contradiction", 0.9),
-                                     ("The author is unknown.", PARIS, "neutral", 0.9)])
+    context = ctx(
+        PARIS_RELATIONS
+        + [
+            (REFERENCE, "The author is unknown.", "contradiction", 0.9),
+            ("The author is unknown.", PARIS, "neutral", 0.9),
+        ]
+    )
     metric = AnswerClassification()
     samples = [
         {"response": "I do not know.", "reference": REFERENCE},
@@ -294,13 +316,23 @@ def test_answer_classification_labels_and_counts():
 
 
 def test_sample_aliases():
-    sample = RagSample.model_validate({
-        "query": "q", "actual_output": "a", "expected_output": "r",
-        "retrieval_context": '["c1", "c2"]',
-    })
-    assert (sample.question, sample.response, sample.reference, sample.retrieved_contexts) == ("q", "a", "r", ["c1", "c2"])
-    other = RagSample.model_validate({"user_input": "q", "answer": "a", "ground_truths": ["x", "y"],
-                                      "contexts": [{"text": "c"}, "d"]})
+    sample = RagSample.model_validate(
+        {
+            "query": "q",
+            "actual_output": "a",
+            "expected_output": "r",
+            "retrieval_context": '["c1", "c2"]',
+        }
+    )
+    assert (sample.question, sample.response, sample.reference, sample.retrieved_contexts) == (
+        "q",
+        "a",
+        "r",
+        ["c1", "c2"],
+    )
+    other = RagSample.model_validate(
+        {"user_input": "q", "answer": "a", "ground_truths": ["x", "y"], "contexts": [{"text": "c"}, "d"]}
+    )
     assert other.reference == "x y" and other.retrieved_contexts == ["c", "d"]
     with pytest.raises(ValueError):
         RagSample.model_validate({"response": "a", "contexts": [{"title": "no text"}]})
@@ -309,8 +341,12 @@ def test_sample_aliases():
 def test_atoms_computed_once_and_cached_across_runs(tmp_path):
     sample = {"question": "Paris?", "response": RESPONSE, "reference": REFERENCE, "retrieved_contexts": [REFERENCE]}
     context = ctx(PARIS_RELATIONS)
-    result = evaluate([sample], [Faithfulness(), FactualCorrectness(), FactualAccuracy(), ContextRecall(),
-                                 AnswerClassification()], context=context, progress=False)
+    result = evaluate(
+        [sample],
+        [Faithfulness(), FactualCorrectness(), FactualAccuracy(), ContextRecall(), AnswerClassification()],
+        context=context,
+        progress=False,
+    )
     assert not result.errors
     assert context.atoms.computed == 2  # the response and the reference, once each
     cache = ModelCache(tmp_path / "calls.sqlite")
@@ -322,7 +358,8 @@ def test_atoms_computed_once_and_cached_across_runs(tmp_path):
 def test_a_bare_short_answer_is_read_with_its_question():
     atomizer = SentenceAtomizer()
     assert [a.text for a in atomizer.atomize("1.5 million", question="How many people live there?")] == [
-        "How many people live there? 1.5 million"]
+        "How many people live there? 1.5 million"
+    ]
     assert [a.text for a in atomizer.atomize("1.5 million")] == ["1.5 million"]
     assert [a.text for a in atomizer.atomize(RESPONSE, question="Paris?")] == [PARIS, EIFFEL_1500]
     store = AtomStore(atomizer)

@@ -52,8 +52,21 @@ def test_ragas_cli_jsonl_and_csv(tmp_path, capsys):
     jsonl = tmp_path / "s.jsonl"
     jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
     out = tmp_path / "out.jsonl"
-    status = main(["ragas", "--input-file", str(jsonl), "--metrics", "semantic_similarity",
-                   "--output", str(out), "--atomizer", "sentence", "--quiet", "--no-cache"])
+    status = main(
+        [
+            "ragas",
+            "--input-file",
+            str(jsonl),
+            "--metrics",
+            "semantic_similarity",
+            "--output",
+            str(out),
+            "--atomizer",
+            "sentence",
+            "--quiet",
+            "--no-cache",
+        ]
+    )
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(lines) == 2 and status == 0  # a NaN score is not an error
     assert lines[0]["metrics"]["semantic_similarity"]["score"] > 0.9
@@ -62,8 +75,20 @@ def test_ragas_cli_jsonl_and_csv(tmp_path, capsys):
 
     csv = tmp_path / "s.csv"
     csv.write_text('question,response,reference,contexts\n"Q?","I don\'t know.","' + REF + '","[""c1"", ""c2""]"\n')
-    status = main(["ragas", "--input-file", str(csv), "--metrics", "answer_classification,semantic_similarity",
-                   "--output", str(out), "--csv", str(tmp_path / "t.csv"), "--quiet"])
+    status = main(
+        [
+            "ragas",
+            "--input-file",
+            str(csv),
+            "--metrics",
+            "answer_classification,semantic_similarity",
+            "--output",
+            str(out),
+            "--csv",
+            str(tmp_path / "t.csv"),
+            "--quiet",
+        ]
+    )
     line = json.loads(out.read_text())
     assert status == 0 and line["retrieved_contexts"] == ["c1", "c2"]
     assert line["metrics"]["answer_classification"]["label"] == "DON'T KNOW"

@@ -37,7 +37,10 @@ def unit(v):
 def test_sentences_from_tags_and_from_punctuation():
     assert split_sentences("<s>One two.</s><s> Three.</s>") == ["One two.", "Three."]
     assert split_sentences('He won in 1990. "Later" he left! 2001 was next.') == [
-        "He won in 1990.", '"Later" he left!', "2001 was next."]
+        "He won in 1990.",
+        '"Later" he left!',
+        "2001 was next.",
+    ]
     assert split_sentences("no end mark") == ["no end mark"]
     assert split_sentences("   ") == []
 
@@ -87,7 +90,8 @@ def test_vector_features_are_product_and_distance():
 def tiny_classifier(n_inputs):
     rng = np.random.default_rng(0)
     return AlignClassifier(
-        rng.normal(size=n_inputs), rng.uniform(0.5, 2, size=n_inputs),
+        rng.normal(size=n_inputs),
+        rng.uniform(0.5, 2, size=n_inputs),
         [(rng.normal(size=(n_inputs, 4)), rng.normal(size=4)), (rng.normal(size=(4, 3)), rng.normal(size=3))],
     )
 
@@ -104,8 +108,12 @@ def test_classifier_is_standardise_relu_softmax():
 
 def test_model_folder_round_trip_and_errors(tmp_path):
     n = len(SCALAR_FEATURES)
-    config = {"feature_version": FEATURE_VERSION, "labels": ["entailment", "neutral", "contradiction"],
-              "use_vectors": False, "embedding_dim": 384}
+    config = {
+        "feature_version": FEATURE_VERSION,
+        "labels": ["entailment", "neutral", "contradiction"],
+        "use_vectors": False,
+        "embedding_dim": 384,
+    }
     save_align_model(tmp_path / "m", tiny_classifier(n), config)
     loaded, loaded_config = load_align_model(tmp_path / "m")
     x = np.random.default_rng(2).normal(size=(3, n)).astype(np.float32)
@@ -123,6 +131,7 @@ def test_model_folder_round_trip_and_errors(tmp_path):
 
 
 # --------------------------------------------------------------------------- the shipped model
+
 
 @pytest.fixture(scope="module")
 def shipped():
@@ -147,11 +156,13 @@ PREMISE = (
 
 
 def test_shipped_model_orders_entailed_changed_and_unrelated(shipped):
-    entailed, changed, unrelated = shipped.judge([
-        (PREMISE, "Marie Curie was born in Warsaw."),
-        (PREMISE, "Marie Curie was born in 1871."),
-        (PREMISE, "Marie Curie played professional football in Brazil."),
-    ])
+    entailed, changed, unrelated = shipped.judge(
+        [
+            (PREMISE, "Marie Curie was born in Warsaw."),
+            (PREMISE, "Marie Curie was born in 1871."),
+            (PREMISE, "Marie Curie played professional football in Brazil."),
+        ]
+    )
     assert entailed.label.value == "entailment"
     assert entailed.probabilities["entailment"] > changed.probabilities["entailment"]
     assert entailed.probabilities["entailment"] > unrelated.probabilities["entailment"] + 0.3
@@ -184,14 +195,28 @@ def test_cli_runs_fr2_with_the_align_backend(shipped, tmp_path, capsys):
     record = InputRecord(
         input="Tell me about Marie Curie.",
         output="Marie Curie was born in Warsaw. She played football in Brazil.",
-        atoms=[Atom(id="a0", text="Marie Curie was born in Warsaw."),
-               Atom(id="a1", text="Marie Curie played professional football in Brazil.")],
+        atoms=[
+            Atom(id="a0", text="Marie Curie was born in Warsaw."),
+            Atom(id="a1", text="Marie Curie played professional football in Brazil."),
+        ],
         contexts=[Context(id="c0", text=PREMISE, title="Marie Curie")],
     )
     source = tmp_path / "in.jsonl"
     source.write_text(record.model_dump_json(exclude_none=True) + "\n")
-    code = main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--version", "2",
-                 "--nli", "align", "--cache-dir", str(tmp_path / "cache")])
+    code = main(
+        [
+            "--input-file",
+            str(source),
+            "--output-dir",
+            str(tmp_path / "out"),
+            "--version",
+            "2",
+            "--nli",
+            "align",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ]
+    )
     assert code == 0
     (result,) = [json.loads(line) for line in (tmp_path / "out" / "in.fr2.jsonl").read_text().splitlines()]
     p = {atom["id"]: atom["probability"] for atom in result["atoms"]}
@@ -203,16 +228,38 @@ def test_ragas_faithfulness_with_the_align_backend(shipped, tmp_path):
     from fact_reasoner.cli import main
 
     samples = [
-        {"question": "Where was Marie Curie born?", "response": "Marie Curie was born in Warsaw.",
-         "retrieved_contexts": [PREMISE]},
-        {"question": "What sport did Marie Curie play?", "response": "Marie Curie played professional football in Brazil.",
-         "retrieved_contexts": [PREMISE]},
+        {
+            "question": "Where was Marie Curie born?",
+            "response": "Marie Curie was born in Warsaw.",
+            "retrieved_contexts": [PREMISE],
+        },
+        {
+            "question": "What sport did Marie Curie play?",
+            "response": "Marie Curie played professional football in Brazil.",
+            "retrieved_contexts": [PREMISE],
+        },
     ]
     source = tmp_path / "samples.jsonl"
     source.write_text("".join(json.dumps(s) + "\n" for s in samples))
     out = tmp_path / "scores.jsonl"
-    code = main(["ragas", "--input-file", str(source), "--metrics", "faithfulness", "--output", str(out),
-                 "--atomizer", "sentence", "--nli", "align", "--cache-dir", str(tmp_path / "cache"), "--quiet"])
+    code = main(
+        [
+            "ragas",
+            "--input-file",
+            str(source),
+            "--metrics",
+            "faithfulness",
+            "--output",
+            str(out),
+            "--atomizer",
+            "sentence",
+            "--nli",
+            "align",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            "--quiet",
+        ]
+    )
     assert code == 0
     grounded, invented = [json.loads(line) for line in out.read_text().splitlines()]
     assert grounded["metrics"]["faithfulness"]["score"] == 1.0

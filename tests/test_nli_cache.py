@@ -52,8 +52,10 @@ class _FailsOnce:
         self.calls += 1
         if self.calls == 1:
             return [NLIJudgement.failure("server down") for _ in pairs]
-        return [NLIJudgement(RelationType.ENTAILMENT, 0.9, {"entailment": 0.9, "neutral": 0.05, "contradiction": 0.05})
-                for _ in pairs]
+        return [
+            NLIJudgement(RelationType.ENTAILMENT, 0.9, {"entailment": 0.9, "neutral": 0.05, "contradiction": 0.05})
+            for _ in pairs
+        ]
 
 
 def test_failed_judgements_are_never_cached(tmp_path: Path) -> None:

@@ -101,7 +101,9 @@ def test_label_order_override_for_generic_names(tmp_path):
     folder = _build_tiny_model(tmp_path / "g", id2label={0: "LABEL_0", 1: "LABEL_1", 2: "LABEL_2"})
     with pytest.raises(ValueError, match="label_order"):
         CrossEncoderNLI(folder, onnx_dir=tmp_path / "onnx")
-    backend = CrossEncoderNLI(folder, label_order=["neutral", "contradiction", "entailment"], onnx_dir=tmp_path / "onnx")
+    backend = CrossEncoderNLI(
+        folder, label_order=["neutral", "contradiction", "entailment"], onnx_dir=tmp_path / "onnx"
+    )
     assert backend.label_names == ["neutral", "contradiction", "entailment"]
 
 
@@ -168,7 +170,13 @@ def test_judge_aggregates_windows_by_max(tiny_model):
 def test_batching_by_length_keeps_input_order(tiny_model):
     pairs = [
         (_long_premise(n), h)
-        for n, h in [(1, "a cat ."), (5, "he is an actor ."), (2, "paris is a city ."), (9, "she sat ."), (3, "it was one year .")]
+        for n, h in [
+            (1, "a cat ."),
+            (5, "he is an actor ."),
+            (2, "paris is a city ."),
+            (9, "she sat ."),
+            (3, "it was one year ."),
+        ]
     ]
     one_by_one = [CrossEncoderNLI(tiny_model, batch_size=1).judge([p])[0] for p in pairs]
     batched = CrossEncoderNLI(tiny_model, batch_size=2).judge(pairs)

@@ -4,6 +4,10 @@ import importlib.util
 import math
 
 import pytest
+from conftest import require_extra
+
+require_extra("llm")
+
 
 from fact_reasoner.cache import ModelCache
 from fact_reasoner.config import PipelineConfig
@@ -35,11 +39,21 @@ def test_token_prefixes_map_to_labels():
     assert token_label("contr") == "contradiction"
     assert token_label("[ent") == "entailment"
     assert token_label("The") is None and token_label(" ") is None
-    assert token_label("T") == "entailment" and token_label(" False") == "contradiction" and token_label("Unk") == "neutral"
+    assert (
+        token_label("T") == "entailment"
+        and token_label(" False") == "contradiction"
+        and token_label("Unk") == "neutral"
+    )
 
 
 def test_label_probabilities_sum_spellings_and_normalise():
-    top = {"ent": math.log(0.4), "Ent": math.log(0.2), "neutral": math.log(0.1), "contr": math.log(0.1), "The": math.log(0.2)}
+    top = {
+        "ent": math.log(0.4),
+        "Ent": math.log(0.2),
+        "neutral": math.log(0.1),
+        "contr": math.log(0.1),
+        "The": math.log(0.2),
+    }
     probs = label_probabilities_from_top(top)
     assert probs == pytest.approx({"entailment": 0.75, "neutral": 0.125, "contradiction": 0.125})
     assert label_probabilities_from_top({"The": -0.1}) is None
@@ -118,8 +132,16 @@ def test_factory_rejects_unknown_and_precomputed(tmp_path):
 
 
 QWEN_PAIRS = [
-    ("Marie Curie was born in Warsaw in 1867 and later moved to Paris.", "Marie Curie was born in Warsaw.", "entailment"),
-    ("Marie Curie was born in Warsaw in 1867 and later moved to Paris.", "Marie Curie was born in Berlin.", "contradiction"),
+    (
+        "Marie Curie was born in Warsaw in 1867 and later moved to Paris.",
+        "Marie Curie was born in Warsaw.",
+        "entailment",
+    ),
+    (
+        "Marie Curie was born in Warsaw in 1867 and later moved to Paris.",
+        "Marie Curie was born in Berlin.",
+        "contradiction",
+    ),
 ]
 
 

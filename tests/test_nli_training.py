@@ -17,7 +17,9 @@ SHARED = ROOT.parent / "shared" / "data"
 RECIPE = ROOT / "experiments" / "nli_training"
 TRAIN = RECIPE / "train.py"
 
-needs_data = pytest.mark.skipif(not (SHARED / "nli_train").is_dir(), reason="../shared/data/nli_train is not beside the project")
+needs_data = pytest.mark.skipif(
+    not (SHARED / "nli_train").is_dir(), reason="../shared/data/nli_train is not beside the project"
+)
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +96,9 @@ def test_the_mix_never_trains_on_what_it_reports(built_mix, recipe):
     assert len(built_mix["heldout_topics"]) == 14
     held_pairs = {
         mix.normalise(r["premise"]) + "\x00" + mix.normalise(r["hypothesis"])
-        for name, rows in held.items() if name != "factscore" for r in rows
+        for name, rows in held.items()
+        if name != "factscore"
+        for r in rows
     }
     held_claims = {mix.normalise(r["hypothesis"]) for name in ("fever_dev", "wice_dev") for r in held[name]}
     held_claims |= {mix.normalise(a["atom"]) for a in held["factscore"]}
@@ -107,7 +111,11 @@ def test_the_mix_never_trains_on_what_it_reports(built_mix, recipe):
     assert not train_groups & {r["group"] for r in built_mix["validation"] if not r["source"].startswith("synthetic")}
     # synthetic rows are marked as such, and the table counts them
     assert all(r["synthetic"] for r in built_mix["train"] if r["source"].startswith("synthetic"))
-    assert built_mix["mix"]["synthetic_contradiction"]["synthetic"] == built_mix["mix"]["synthetic_contradiction"]["pairs"] > 0
+    assert (
+        built_mix["mix"]["synthetic_contradiction"]["synthetic"]
+        == built_mix["mix"]["synthetic_contradiction"]["pairs"]
+        > 0
+    )
     # repeated sets appear that many times per epoch
     factscore_rows = [r for r in built_mix["train"] if r["source"].startswith("factscore")]
     assert len(factscore_rows) == built_mix["mix"]["factscore"]["pairs"] * built_mix["mix"]["factscore"]["repeat"]
@@ -128,8 +136,18 @@ def test_training_from_a_written_mix_stops_and_resumes(tmp_path, built_mix):
     config_path.write_text(json.dumps(config))
     out = tmp_path / "ckpt"
     command = [
-        sys.executable, str(TRAIN), "--config", str(config_path), "--mix", str(mix_path),
-        "--data-dir", str(tmp_path / "absent"), "--base-model", str(base.get_model_path()), "--out", str(out),
+        sys.executable,
+        str(TRAIN),
+        "--config",
+        str(config_path),
+        "--mix",
+        str(mix_path),
+        "--data-dir",
+        str(tmp_path / "absent"),
+        "--base-model",
+        str(base.get_model_path()),
+        "--out",
+        str(out),
     ]
     first = subprocess.run(command + ["--max-steps", "2"], capture_output=True, text=True, check=True)
     assert "== training: 48 rows" in first.stdout and "synthetic_contradiction" in first.stdout

@@ -21,9 +21,24 @@ def test_single_response_runs_every_stage(tmp_path):
     contexts = tmp_path / "ctx.jsonl"
     contexts.write_text(json.dumps({"id": "c0", "text": "Paris is the capital and largest city of France."}) + "\n")
     out = tmp_path / "result.json"
-    args = ["--query", "What is the capital of France?", "--response", "Paris is the capital of France.",
-            "--contexts", str(contexts), "--model", "smollm2-135m-instruct", "--threads", "2",
-            "--cache-dir", str(tmp_path / "cache"), "--output-file", str(out), "--version", "2"]
+    args = [
+        "--query",
+        "What is the capital of France?",
+        "--response",
+        "Paris is the capital of France.",
+        "--contexts",
+        str(contexts),
+        "--model",
+        "smollm2-135m-instruct",
+        "--threads",
+        "2",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "--output-file",
+        str(out),
+        "--version",
+        "2",
+    ]
     assert main(args) == 0
     result = json.loads(out.read_text())
     assert result["num_atoms"] >= 1 and len(result["atoms"]) == result["num_atoms"]

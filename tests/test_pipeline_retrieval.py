@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from conftest import require_extra
 
 from fact_reasoner import FactReasoner, PipelineConfig
 from fact_reasoner.cli import main
@@ -15,13 +16,27 @@ FLEMING = "Penicillin was discovered in 1928 by Alexander Fleming."
 
 @pytest.fixture()
 def store(tmp_path):
+    require_extra("retrieval")
     corpus = tmp_path / "corpus.jsonl"
     corpus.write_text(
-        json.dumps({"title": "Marie Curie", "topic": "Marie Curie", "text": CURIE}) + "\n"
-        + json.dumps({"title": "Penicillin", "topic": "Penicillin", "text": FLEMING}) + "\n"
+        json.dumps({"title": "Marie Curie", "topic": "Marie Curie", "text": CURIE})
+        + "\n"
+        + json.dumps({"title": "Penicillin", "topic": "Penicillin", "text": FLEMING})
+        + "\n"
     )
-    code = main(["index", "--corpus", str(corpus), "--store", str(tmp_path / "store"),
-                 "--collection", "bios", "--no-dense", "--quiet"])
+    code = main(
+        [
+            "index",
+            "--corpus",
+            str(corpus),
+            "--store",
+            str(tmp_path / "store"),
+            "--collection",
+            "bios",
+            "--no-dense",
+            "--quiet",
+        ]
+    )
     assert code == 0
     return tmp_path / "store"
 
@@ -37,10 +52,21 @@ def test_records_without_contexts_get_retrieved_ones(store, tmp_path):
         ],
         texts,
     )
-    config = PipelineConfig(version=1, service_type="bm25", store=str(store), collection="bios",
-                            top_k=1, nli="llm", cache_dir=tmp_path / "cache")
-    record = {"input": "Tell me about Marie Curie.", "output": "…", "topic": "Marie Curie",
-              "atoms": [{"id": k, "text": v} for k, v in atoms.items()]}
+    config = PipelineConfig(
+        version=1,
+        service_type="bm25",
+        store=str(store),
+        collection="bios",
+        top_k=1,
+        nli="llm",
+        cache_dir=tmp_path / "cache",
+    )
+    record = {
+        "input": "Tell me about Marie Curie.",
+        "output": "…",
+        "topic": "Marie Curie",
+        "atoms": [{"id": k, "text": v} for k, v in atoms.items()],
+    }
     result = FactReasoner(config, nli=nli).assess(record)
     by_id = {a.id: a for a in result.atoms}
     assert by_id["a0"].evidence[0].context == "c_a0_0" and by_id["a0"].probability > 0.5

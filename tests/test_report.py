@@ -72,7 +72,9 @@ def test_report_without_input_file_shows_ids(results: tuple[list[Path], Path]) -
 def test_report_shows_what_the_rows_wrote(results: tuple[list[Path], Path]) -> None:
     files, _ = results
     page = build_report(files)
-    fr1 = [json.loads(line) for line in next(f for f in files if f.name.endswith(".fr1.jsonl")).read_text().splitlines()]
+    fr1 = [
+        json.loads(line) for line in next(f for f in files if f.name.endswith(".fr1.jsonl")).read_text().splitlines()
+    ]
     for row in fr1:  # each response with its own precision, F1@K and K
         assert f"FR1 Pr {row['factuality_score']:.3f}, F1@{row['k']} {row['f1_k']:.3f}" in page
     # the summary table's F1@K is the mean of the written F1@K, its K the written K
@@ -84,9 +86,20 @@ def test_report_shows_what_the_rows_wrote(results: tuple[list[Path], Path]) -> N
 
 def _load(browser: str, url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess:
     command = [
-        browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync",
-        f"--user-data-dir={tmp / 'profile'}", "--enable-logging=stderr", "--v=0", *extra, url,
+        browser,
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp / 'profile'}",
+        "--enable-logging=stderr",
+        "--v=0",
+        *extra,
+        url,
     ]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp)
 
@@ -95,8 +108,11 @@ def _console_messages(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if ":CONSOLE" in line]
 
 
-@pytest.mark.skipif(_chromium() is None, reason="chromium is not installed (apt-get install chromium); "
-                    "the report is checked in a real browser only where one exists")
+@pytest.mark.skipif(
+    _chromium() is None,
+    reason="chromium is not installed (apt-get install chromium); "
+    "the report is checked in a real browser only where one exists",
+)
 def test_report_loads_in_headless_chromium(results: tuple[list[Path], Path], tmp_path: Path) -> None:
     browser = _chromium()
     # the harness itself sees console errors (so a clean run below means something)

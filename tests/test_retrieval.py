@@ -26,12 +26,24 @@ from fact_reasoner.retrieval.store import build_index
 from fact_reasoner.schema import Atom, Context
 
 BIOS = [
-    {"topic": "Marie Curie", "title": "Marie Curie", "text": "Marie Curie was a Polish physicist and chemist. "
-     "She conducted pioneering research on radioactivity. She won the Nobel Prize in Physics in 1903."},
-    {"topic": "Alan Turing", "title": "Alan Turing", "text": "Alan Turing was an English mathematician. "
-     "He was born in Maida Vale, London, in 1912.\n\nTuring is considered the father of theoretical computer science."},
-    {"topic": "Ada Lovelace", "title": "Ada Lovelace", "text": "Ada Lovelace was an English mathematician and writer. "
-     "She wrote about the Analytical Engine of Charles Babbage."},
+    {
+        "topic": "Marie Curie",
+        "title": "Marie Curie",
+        "text": "Marie Curie was a Polish physicist and chemist. "
+        "She conducted pioneering research on radioactivity. She won the Nobel Prize in Physics in 1903.",
+    },
+    {
+        "topic": "Alan Turing",
+        "title": "Alan Turing",
+        "text": "Alan Turing was an English mathematician. "
+        "He was born in Maida Vale, London, in 1912.\n\nTuring is considered the father of theoretical computer science.",
+    },
+    {
+        "topic": "Ada Lovelace",
+        "title": "Ada Lovelace",
+        "text": "Ada Lovelace was an English mathematician and writer. "
+        "She wrote about the Analytical Engine of Charles Babbage.",
+    },
 ]
 
 
@@ -53,7 +65,12 @@ def bm25_store(tmp_path: Path) -> tuple[Path, Path]:
 
 def test_split_sentences_keeps_abbreviations_and_initials() -> None:
     text = "Dr. J. R. R. Tolkien wrote books. He was born in 1892! Was he English? Yes."
-    assert split_sentences(text) == ["Dr. J. R. R. Tolkien wrote books.", "He was born in 1892!", "Was he English?", "Yes."]
+    assert split_sentences(text) == [
+        "Dr. J. R. R. Tolkien wrote books.",
+        "He was born in 1892!",
+        "Was he English?",
+        "Yes.",
+    ]
 
 
 def test_chunks_are_whole_sentences_within_size_with_overlap() -> None:
@@ -64,8 +81,11 @@ def test_chunks_are_whole_sentences_within_size_with_overlap() -> None:
     for chunk in chunks:
         assert len(chunk.text) <= 200
         # every chunk is made of whole sentences of the document
-        assert all(part.strip() + "." in sentences or part.strip() in sentences
-                   for part in chunk.text.split(". ") if part.strip())
+        assert all(
+            part.strip() + "." in sentences or part.strip() in sentences
+            for part in chunk.text.split(". ")
+            if part.strip()
+        )
     for previous, following in zip(chunks, chunks[1:]):
         last_sentence = previous.text.rsplit(". ", 1)[-1]
         assert following.text.startswith(last_sentence.rstrip(".")), "consecutive chunks share trailing sentences"
@@ -110,7 +130,11 @@ def test_read_three_formats(tmp_path: Path) -> None:
     [
         ("bad.jsonl", '{"text": "ok"}\n\n{"text": "broken"\n', "bad.jsonl:3: invalid JSON"),
         ("nofield.jsonl", '{"text": "ok"}\n{"title": "no text"}\n', "nofield.jsonl:2: missing or non-string 'text'"),
-        ("bad.json", '{"topic": [\n {"title": "x", "text": 5}]}', "bad.json: topic 'topic' item 0: missing or non-string 'text'"),
+        (
+            "bad.json",
+            '{"topic": [\n {"title": "x", "text": 5}]}',
+            "bad.json: topic 'topic' item 0: missing or non-string 'text'",
+        ),
         ("syntax.json", '{\n "a": [\n }', "syntax.json:3: invalid JSON"),
         ("scalar.json", '"just a string"', "expected a JSON object"),
     ],
@@ -154,8 +178,11 @@ def test_reindex_is_idempotent_and_adds_only_new_documents(bm25_store, tmp_path:
     assert again.chunks_added == 0 and again.chunks_total == before["chunks"]
     assert json.loads(layout_manifest.read_text())["fingerprint"] == before["fingerprint"]
 
-    extra = write_jsonl(tmp_path / "more.jsonl", BIOS[:1] + [
-        {"topic": "Grace Hopper", "title": "Grace Hopper", "text": "Grace Hopper developed the first compiler."}])
+    extra = write_jsonl(
+        tmp_path / "more.jsonl",
+        BIOS[:1]
+        + [{"topic": "Grace Hopper", "title": "Grace Hopper", "text": "Grace Hopper developed the first compiler."}],
+    )
     report = build_index([extra], store, "bios", dense=False, progress=False)
     assert report.chunks_added == 1 and report.chunks_total == before["chunks"] + 1
     assert json.loads(layout_manifest.read_text())["fingerprint"] != before["fingerprint"]
@@ -186,8 +213,13 @@ def test_reciprocal_rank_fusion_scores() -> None:
 def test_retrieve_for_record_ids(bm25_store) -> None:
     store, _ = bm25_store
     retriever = BM25Retriever(store, "bios")
-    atoms = [Atom(id="a0", text="Turing was an English mathematician."), Atom(id="a1", text="Lovelace was an English mathematician.")]
-    contexts, per_atom = retrieve_for_record(atoms, "Which English mathematicians?", retriever, 2, include_question=True)
+    atoms = [
+        Atom(id="a0", text="Turing was an English mathematician."),
+        Atom(id="a1", text="Lovelace was an English mathematician."),
+    ]
+    contexts, per_atom = retrieve_for_record(
+        atoms, "Which English mathematicians?", retriever, 2, include_question=True
+    )
     ids = [c.id for c in contexts]
     assert per_atom == {"a0": ["c_a0_0", "c_a0_1"], "a1": ["c_a1_0", "c_a1_1"]}
     assert ids[:4] == ["c_a0_0", "c_a0_1", "c_a1_0", "c_a1_1"]
@@ -224,7 +256,10 @@ def test_cache_hit_on_rerun_and_miss_after_reindex(bm25_store, tmp_path: Path) -
     assert rerun.misses == 1
 
     # the index changed: its fingerprint is in the key, so the old answers are not reused
-    extra = write_jsonl(tmp_path / "more.jsonl", [{"topic": "Pierre", "title": "Pierre Curie", "text": "Pierre Curie won the Nobel Prize."}])
+    extra = write_jsonl(
+        tmp_path / "more.jsonl",
+        [{"topic": "Pierre", "title": "Pierre Curie", "text": "Pierre Curie won the Nobel Prize."}],
+    )
     build_index([extra], store, "bios", dense=False, progress=False)
     after = CachedRetriever(BM25Retriever(store, "bios"), RetrievalCache(cache_path))
     results = after.retrieve(atoms[0].text, 2)
@@ -284,7 +319,10 @@ def test_extension_point_registry_and_module_path(tmp_path: Path) -> None:
 def test_supplied_retriever() -> None:
     with pytest.raises(RetrievalError, match="has none"):
         SuppliedRetriever().retrieve("anything", 3)
-    contexts = [Context(id="c1", text="Paris is the capital of France."), Context(id="c2", text="Berlin is in Germany.")]
+    contexts = [
+        Context(id="c1", text="Paris is the capital of France."),
+        Context(id="c2", text="Berlin is in Germany."),
+    ]
     results = SuppliedRetriever(contexts).retrieve("capital of France", 2)
     assert [r.id for r in results] == ["c1"] and results[0].source == "supplied"
 
@@ -300,7 +338,12 @@ def test_parse_query() -> None:
 
 def test_parse_summary() -> None:
     relevant = parse_summary('Sure: {"relevant": true, "summary": "Curie won in 1903.", "confidence": 1.7}', "passage")
-    assert (relevant.relevant, relevant.summary, relevant.confidence, relevant.failed) == (True, "Curie won in 1903.", 1.0, False)
+    assert (relevant.relevant, relevant.summary, relevant.confidence, relevant.failed) == (
+        True,
+        "Curie won in 1903.",
+        1.0,
+        False,
+    )
     irrelevant = parse_summary('{"relevant": "no", "summary": "", "confidence": 0.8}', "passage")
     assert (irrelevant.relevant, irrelevant.confidence) == (False, 0.8)
     broken = parse_summary("I think it is relevant", "the passage")
@@ -317,8 +360,21 @@ def test_index_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
 
     corpus = write_jsonl(tmp_path / "bios.jsonl", BIOS)
     store = tmp_path / "store"
-    argv = ["index", "--corpus", str(corpus), "--store", str(store), "--collection", "bios", "--no-dense", "--quiet",
-            "--chunk_size", "300", "--chunk-overlap", "50"]
+    argv = [
+        "index",
+        "--corpus",
+        str(corpus),
+        "--store",
+        str(store),
+        "--collection",
+        "bios",
+        "--no-dense",
+        "--quiet",
+        "--chunk_size",
+        "300",
+        "--chunk-overlap",
+        "50",
+    ]
     assert main(argv) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["chunks_added"] == report["chunks_total"] == 3

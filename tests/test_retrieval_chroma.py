@@ -23,19 +23,30 @@ from fact_reasoner.schema import Atom
 
 PASSAGES = {
     "Marie Curie": [
-        {"title": "Marie Curie", "text": "<s>Marie Curie was a Polish physicist and chemist.</s>"
-         "<s>She conducted pioneering research on radioactivity.</s>"},
+        {
+            "title": "Marie Curie",
+            "text": "<s>Marie Curie was a Polish physicist and chemist.</s>"
+            "<s>She conducted pioneering research on radioactivity.</s>",
+        },
         {"title": "Marie Curie", "text": "<s>Curie was awarded the Nobel Prize in Physics in 1903.</s>"},
     ],
     "Alan Turing": [
-        {"title": "Alan Turing", "text": "<s>Alan Turing was an English mathematician and logician.</s>"
-         "<s>He was born in Maida Vale, London, in 1912.</s>"},
-        {"title": "Alan Turing", "text": "<s>During the Second World War Turing worked at Bletchley Park "
-         "breaking German ciphers.</s>"},
+        {
+            "title": "Alan Turing",
+            "text": "<s>Alan Turing was an English mathematician and logician.</s>"
+            "<s>He was born in Maida Vale, London, in 1912.</s>",
+        },
+        {
+            "title": "Alan Turing",
+            "text": "<s>During the Second World War Turing worked at Bletchley Park breaking German ciphers.</s>",
+        },
     ],
     "Ada Lovelace": [
-        {"title": "Ada Lovelace", "text": "<s>Ada Lovelace was an English mathematician and writer, known for "
-         "her work on Charles Babbage's Analytical Engine.</s>"},
+        {
+            "title": "Ada Lovelace",
+            "text": "<s>Ada Lovelace was an English mathematician and writer, known for "
+            "her work on Charles Babbage's Analytical Engine.</s>",
+        },
     ],
 }
 
@@ -54,7 +65,10 @@ def test_dense_retrieval_finds_paraphrases(store: Path) -> None:
     dense = ChromaRetriever(store, "bios")
     # no content word in common with the passage ("radioactivity" vs "radiation", "scientist")
     results = dense.retrieve("Which scientist studied radiation?", 2)
-    assert results[0].text == "Marie Curie was a Polish physicist and chemist. She conducted pioneering research on radioactivity."
+    assert (
+        results[0].text
+        == "Marie Curie was a Polish physicist and chemist. She conducted pioneering research on radioactivity."
+    )
     assert results[0].source == "chroma" and results[0].metadata["topic"] == "Marie Curie"
     assert 0.0 < results[1].score <= results[0].score <= 1.0
     # BM25 cannot match it at all (no shared token)
@@ -102,10 +116,15 @@ def test_pipeline_helper_through_config(store: Path, tmp_path: Path) -> None:
     retriever = make_retriever(config)
     assert isinstance(retriever, CachedRetriever) and isinstance(retriever.inner, HybridRetriever)
     atoms = [Atom(id="a0", text="Turing was born in London.")]
-    contexts, per_atom = retrieve_for_record(atoms, None, retriever, config.retrieval.top_k, include_question=False, topic="Alan Turing", topic_filter=True)
+    contexts, per_atom = retrieve_for_record(
+        atoms, None, retriever, config.retrieval.top_k, include_question=False, topic="Alan Turing", topic_filter=True
+    )
     assert per_atom == {"a0": ["c_a0_0", "c_a0_1"]}
     assert "Maida Vale" in contexts[0].text
     assert all(c.title == "Alan Turing" for c in contexts)
     rerun = make_retriever(config)
-    assert retrieve_for_record(atoms, None, rerun, 2, include_question=False, topic="Alan Turing", topic_filter=True)[0] == contexts
+    assert (
+        retrieve_for_record(atoms, None, rerun, 2, include_question=False, topic="Alan Turing", topic_filter=True)[0]
+        == contexts
+    )
     assert rerun.hits == 1 and rerun.misses == 0

@@ -33,7 +33,9 @@ def word_overlap_judge(messages: list[dict[str, str]]) -> str:
         return "not JSON at all"  # an unparsable answer must keep the passage
     years = [w.strip(".") for w in claim.split() if w.strip(".").isdigit()]
     relevant = any(year in passage for year in years)
-    return json.dumps({"relevant": relevant, "summary": passage.split(" with ")[0] if relevant else "", "confidence": 0.8})
+    return json.dumps(
+        {"relevant": relevant, "summary": passage.split(" with ")[0] if relevant else "", "confidence": 0.8}
+    )
 
 
 def test_summariser_drops_irrelevant_and_keeps_ids_contiguous() -> None:
@@ -43,8 +45,13 @@ def test_summariser_drops_irrelevant_and_keeps_ids_contiguous() -> None:
     assert [c.model_extra["store_id"] for c in plain] == ["p1", "p3", "p2"]
 
     contexts, per_atom = retrieve_for_record(
-        atoms, None, retriever, 3, include_question=False,
-        query_builder=QueryBuilder(word_overlap_judge), summariser=ContextSummariser(word_overlap_judge),
+        atoms,
+        None,
+        retriever,
+        3,
+        include_question=False,
+        query_builder=QueryBuilder(word_overlap_judge),
+        summariser=ContextSummariser(word_overlap_judge),
     )
     # p3 (no 1903) is dropped; p2's unparsable answer keeps it unchanged, flagged
     assert per_atom == {"a0": ["c_a0_0", "c_a0_1"]}
@@ -79,10 +86,15 @@ def test_with_local_llm(tmp_path) -> None:
         pytest.skip(f"local LLM unavailable: {error}")
     assert "Curie" in query and len(query) < 120
     summariser = ContextSummariser(llm)
-    relevant, irrelevant = summariser.summarise_many([
-        ("Marie Curie won the Nobel Prize in Physics in 1903.", CONTEXTS[0].text, CONTEXTS[0].title),
-        ("Marie Curie won the Nobel Prize in Physics in 1903.",
-         "Lake Titicaca is a large freshwater lake in the Andes on the border of Bolivia and Peru.", "Lake Titicaca"),
-    ])
+    relevant, irrelevant = summariser.summarise_many(
+        [
+            ("Marie Curie won the Nobel Prize in Physics in 1903.", CONTEXTS[0].text, CONTEXTS[0].title),
+            (
+                "Marie Curie won the Nobel Prize in Physics in 1903.",
+                "Lake Titicaca is a large freshwater lake in the Andes on the border of Bolivia and Peru.",
+                "Lake Titicaca",
+            ),
+        ]
+    )
     assert not relevant.failed and relevant.relevant and "1903" in relevant.summary
     assert not irrelevant.failed and not irrelevant.relevant

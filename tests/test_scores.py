@@ -85,7 +85,8 @@ class _FixedAtomMarginals:
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_ties_are_decided_alike_in_fr1_fr2_fr3(version):
     record = {
-        "input": "q", "output": "o",
+        "input": "q",
+        "output": "o",
         "atoms": [{"id": a, "text": f"claim {a}"} for a in TIES],
         "contexts": [{"id": "c0", "text": "one passage"}, {"id": "c1", "text": "another passage"}],
         "relations": [],
@@ -137,8 +138,10 @@ def _written_row(probs, gold, k):
     """An output row as the pipeline writes it: the record's scores and its atoms."""
     ids = [f"a{i}" for i in range(len(probs))]
     scores = score_record(dict(zip(ids, probs)), k, dict(zip(ids, gold)))
-    atoms = [{"id": i, "label": g.value if g else None, "probability": p, "prediction": predict_label(p).value}
-             for i, p, g in zip(ids, probs, gold)]
+    atoms = [
+        {"id": i, "label": g.value if g else None, "probability": p, "prediction": predict_label(p).value}
+        for i, p, g in zip(ids, probs, gold)
+    ]
     return scores.as_fields() | {"atoms": atoms}
 
 

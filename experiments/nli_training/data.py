@@ -113,10 +113,7 @@ def _group_split(items: list, group_of, held_fraction: float, seed: int) -> tupl
 def vitaminc(data_dir: Path, seed: int, held_fraction: float) -> tuple[list[dict], list[dict]]:
     label_map = {"supports": "entailment", "refutes": "contradiction", "not enough info": "neutral"}
     rows = _read_jsonl(data_dir / "nli" / "vitaminc_sample.jsonl")
-    exs = [
-        _ex(r["evidence"], r["claim"], label_map[r["label"]], "vitaminc", group=r["id"].split("_")[0])
-        for r in rows
-    ]
+    exs = [_ex(r["evidence"], r["claim"], label_map[r["label"]], "vitaminc", group=r["id"].split("_")[0]) for r in rows]
     return _group_split(exs, lambda e: e["group"], held_fraction, seed)
 
 
@@ -201,9 +198,7 @@ def factscore_chatgpt_passages(data_dir: Path) -> dict[tuple[str, str], list[dic
     return out
 
 
-def factscore_train(
-    data_dir: Path, train_topics: set[str], max_words: int, min_overlap_other: float
-) -> list[dict]:
+def factscore_train(data_dir: Path, train_topics: set[str], max_words: int, min_overlap_other: float) -> list[dict]:
     """FActScore atoms of the training topics with a premise window.
 
     ChatGPT atoms: the best window over their own BM25 passages. InstructGPT / PerplexityAI
@@ -305,7 +300,10 @@ def contradict(
 
 
 def synthetic_contradictions(
-    entailed: list[dict], n: int, seed: int, max_negation_share: float = 0.3,
+    entailed: list[dict],
+    n: int,
+    seed: int,
+    max_negation_share: float = 0.3,
     rules: tuple[str, ...] = SYNTHETIC_RULES,
 ) -> list[dict]:
     """Up to n contradicted copies of entailed pairs.
@@ -371,7 +369,9 @@ def build(cfg: DataConfig) -> dict[str, list[dict]]:
         + factscore_train(cfg.data_dir, train_topics, cfg.max_premise_words, cfg.factscore_min_overlap_other)
     )
     synthetic = synthetic_contradictions(
-        [e for e in real if e["label"] == "entailment"], cfg.synthetic_contradictions, cfg.seed,
+        [e for e in real if e["label"] == "entailment"],
+        cfg.synthetic_contradictions,
+        cfg.seed,
         rules=tuple(cfg.synthetic_rules),
     )
     pool = real + synthetic

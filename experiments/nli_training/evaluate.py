@@ -104,9 +104,7 @@ def three_way(backend, rows: list[dict]) -> dict:
 def support_vs_refute(backend, rows: list[dict]) -> dict:
     judgements = judge_all(backend, [(r["premise"], r["hypothesis"]) for r in rows])
     gold = [r["label"] == "entailment" for r in rows]
-    predicted = [
-        j.probabilities.get("entailment", 0.0) > j.probabilities.get("contradiction", 0.0) for j in judgements
-    ]
+    predicted = [j.probabilities.get("entailment", 0.0) > j.probabilities.get("contradiction", 0.0) for j in judgements]
     return binary_metrics(gold, predicted) | {"failed": sum(j.failed for j in judgements)}
 
 
@@ -115,7 +113,8 @@ def entailed_or_not(backend, rows: list[dict]) -> dict:
     gold = [r["label"] == "entailment" for r in rows]
     p = [j.probabilities.get("entailment", 0.0) if not j.failed else 0.0 for j in judgements]
     return binary_metrics(gold, [x > 0.5 for x in p]) | {
-        "auroc": round(auroc(p, gold), 4), "failed": sum(j.failed for j in judgements),
+        "auroc": round(auroc(p, gold), 4),
+        "failed": sum(j.failed for j in judgements),
     }
 
 
@@ -157,7 +156,9 @@ def records_atoms(path: Path, limit: int | None = None) -> list[dict]:
         for atom in record["atoms"]:
             if atom.get("label") in ("S", "NS"):
                 passages = [texts[i] for i in atom.get("contexts") or texts]
-                out.append({"topic": record.get("topic"), "atom": atom["text"], "label": atom["label"], "passages": passages})
+                out.append(
+                    {"topic": record.get("topic"), "atom": atom["text"], "label": atom["label"], "passages": passages}
+                )
     return out
 
 
@@ -183,7 +184,9 @@ def speed(make_backend, atoms: list[dict], n: int = 320) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mix", type=Path, help="the mix written by mix.py / train.py (held-out sets inside)")
-    parser.add_argument("--mix-config", type=Path, default=HERE / "mix.json", help="build the mix from this config instead")
+    parser.add_argument(
+        "--mix-config", type=Path, default=HERE / "mix.json", help="build the mix from this config instead"
+    )
     parser.add_argument("--data-dir", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--nli", default="cross-encoder", help="cross-encoder | align | llm")
     parser.add_argument("--nli-model", help="model folder (cross-encoder: checkpoint or exported folder)")
@@ -194,9 +197,13 @@ def main() -> None:
     parser.add_argument("--runtime", default="auto", choices=("auto", "onnx", "torch"), help="cross-encoder runtime")
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
     parser.add_argument("--max-pairs", type=int, help="only the first N rows of each 3-way / 2-way set")
-    parser.add_argument("--records", type=Path, help="FActScore atoms from prepared records instead of the held-out topics")
+    parser.add_argument(
+        "--records", type=Path, help="FActScore atoms from prepared records instead of the held-out topics"
+    )
     parser.add_argument("--skip-speed", action="store_true")
-    parser.add_argument("--cache", action="store_true", help="use the model-call cache (default: off, so speed is honest)")
+    parser.add_argument(
+        "--cache", action="store_true", help="use the model-call cache (default: off, so speed is honest)"
+    )
     parser.add_argument("--out", type=Path, help="write the metrics as JSON here")
     args = parser.parse_args()
 
@@ -216,11 +223,17 @@ def main() -> None:
         if args.nli == "cross-encoder":
             from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
 
-            model = CrossEncoderNLI(args.nli_model, max_length=args.max_length, threads=args.threads, runtime=args.runtime)
+            model = CrossEncoderNLI(
+                args.nli_model, max_length=args.max_length, threads=args.threads, runtime=args.runtime
+            )
             return CachedNLI(model)  # memo only: each distinct pair once
         config = PipelineConfig(
-            nli=args.nli, nli_model=args.nli_model, nli_prompt_version=args.nli_prompt_version,
-            backend=args.backend, threads=args.threads, use_cache=args.cache,
+            nli=args.nli,
+            nli_model=args.nli_model,
+            nli_prompt_version=args.nli_prompt_version,
+            backend=args.backend,
+            threads=args.threads,
+            use_cache=args.cache,
         )
         return Stages(config).nli()
 

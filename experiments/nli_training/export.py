@@ -17,15 +17,26 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-KEEP = ("config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
+KEEP = (
+    "config.json",
+    "model.safetensors",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "vocab.txt",
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("checkpoint")
     parser.add_argument("target")
-    parser.add_argument("--max-length", type=int, default=None,
-                        help="window length the backend uses by default (tokenizer model_max_length)")
+    parser.add_argument(
+        "--max-length",
+        type=int,
+        default=None,
+        help="window length the backend uses by default (tokenizer model_max_length)",
+    )
     args = parser.parse_args()
 
     import torch

@@ -44,8 +44,18 @@ ROOT = HERE.parents[1]
 
 #: sets whose entailed rows are a claim against evidence: sources of synthetic contradictions
 CLAIM_SETS = (
-    "fever_rte_dev", "fever_ggkorn", "docnli_fever", "climate_fever", "fool_me_twice",
-    "sufficient_facts", "wice", "covidfact", "healthver", "citation_integrity", "vitaminc", "factscore",
+    "fever_rte_dev",
+    "fever_ggkorn",
+    "docnli_fever",
+    "climate_fever",
+    "fool_me_twice",
+    "sufficient_facts",
+    "wice",
+    "covidfact",
+    "healthver",
+    "citation_integrity",
+    "vitaminc",
+    "factscore",
 )
 
 _NORM = re.compile(r"[^a-z0-9]+")
@@ -77,7 +87,10 @@ def build_mix(config: dict, data_dir: Path) -> dict:
         loaded[name] = load(name, data_dir, max_words)
     train_topics, held_topics = factscore_topic_split(data_dir, seed, config["factscore_held_fraction"])
     loaded["factscore"] = factscore_train(
-        data_dir, train_topics, max_words, config.get("factscore_min_overlap", 0.5),
+        data_dir,
+        train_topics,
+        max_words,
+        config.get("factscore_min_overlap", 0.5),
         config.get("factscore_negatives_per_atom", 2),
     )
     heldout_factscore = factscore_heldout(data_dir, held_topics)
@@ -161,8 +174,9 @@ def build_mix(config: dict, data_dir: Path) -> dict:
 
     # 4. synthetic contradictions from entailed claim-vs-evidence training rows
     n_synthetic = config.get("synthetic_contradictions", 0)
-    entailed = [e for name, rows in by_set.items() if _family(name) in CLAIM_SETS
-                for e in rows if e.label == "entailment"]
+    entailed = [
+        e for name, rows in by_set.items() if _family(name) in CLAIM_SETS for e in rows if e.label == "entailment"
+    ]
     rng.shuffle(entailed)
     made: list[Example] = []
     seen = {pair_key(e) for rows in by_set.values() for e in rows}
@@ -170,7 +184,11 @@ def build_mix(config: dict, data_dir: Path) -> dict:
     for e in entailed:
         if len(made) >= n_synthetic:
             break
-        changed = contradict(e.hypothesis, rng, tuple(config.get("synthetic_rules", ("year", "number", "month", "nationality", "negation"))))
+        changed = contradict(
+            e.hypothesis,
+            rng,
+            tuple(config.get("synthetic_rules", ("year", "number", "month", "nationality", "negation"))),
+        )
         if not changed:
             continue
         if changed[1] == "negation":
@@ -178,7 +196,11 @@ def build_mix(config: dict, data_dir: Path) -> dict:
                 continue
             negations += 1
         row = Example(e.premise, changed[0], "contradiction", f"synthetic_{changed[1]}", group=e.group, synthetic=True)
-        if pair_key(row) not in seen and pair_key(row) not in held_pairs and normalise(row.hypothesis) not in held_claims:
+        if (
+            pair_key(row) not in seen
+            and pair_key(row) not in held_pairs
+            and normalise(row.hypothesis) not in held_claims
+        ):
             seen.add(pair_key(row))
             made.append(row)
     by_set["synthetic_contradiction"] = made

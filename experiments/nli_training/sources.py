@@ -62,8 +62,15 @@ class Example:
 # --------------------------------------------------------------------------- text helpers
 
 _FEVER_TOKENS = {
-    "-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
-    "-COLON-": ":", "``": '"', "''": '"',
+    "-LRB-": "(",
+    "-RRB-": ")",
+    "-LSB-": "[",
+    "-RSB-": "]",
+    "-LCB-": "{",
+    "-RCB-": "}",
+    "-COLON-": ":",
+    "``": '"',
+    "''": '"',
 }
 _SPACE_BEFORE = re.compile(r"\s+([.,;:!?%)\]}'])")
 _SPACE_AFTER = re.compile(r"([(\[{$])\s+")
@@ -89,9 +96,7 @@ def clean(text: str) -> str:
 
 def window(text_or_sentences: str | list[str], hypothesis: str, max_words: int) -> str:
     """The consecutive sentences (≤ max_words) that share most content words with the hypothesis."""
-    sentences = (
-        split_sentences(text_or_sentences) if isinstance(text_or_sentences, str) else list(text_or_sentences)
-    )
+    sentences = split_sentences(text_or_sentences) if isinstance(text_or_sentences, str) else list(text_or_sentences)
     text, _ = best_window([s for s in sentences if s.strip()], hypothesis, max_words)
     return text
 
@@ -109,7 +114,9 @@ def stable_fraction(key: str, salt: str) -> float:
 
 def _csv_rows(path: Path, delimiter: str = ",") -> Iterator[dict]:
     with open(path, encoding="utf-8-sig", newline="") as handle:
-        yield from csv.DictReader(handle, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE)
+        yield from csv.DictReader(
+            handle, delimiter=delimiter, quoting=csv.QUOTE_MINIMAL if delimiter == "," else csv.QUOTE_NONE
+        )
 
 
 def _jsonl(path: Path) -> Iterator[dict]:
@@ -134,8 +141,15 @@ def lingnli(root: Path) -> list[Example]:
         for r in _jsonl(path):
             label = _three_way(r.get("label", ""))
             if label:
-                out.append(Example(clean(r["premise"]), clean(r["hypothesis"]), label, "lingnli",
-                                   group=f"lingnli:{r.get('promptID', r['premise'])}"))
+                out.append(
+                    Example(
+                        clean(r["premise"]),
+                        clean(r["hypothesis"]),
+                        label,
+                        "lingnli",
+                        group=f"lingnli:{r.get('promptID', r['premise'])}",
+                    )
+                )
     return out
 
 
@@ -150,9 +164,16 @@ def mnli_dev(root: Path) -> list[Example]:
         if not label:
             continue
         held = i >= MNLI_MATCHED_ROWS
-        out.append(Example(clean(r["premise"]), clean(r["hypothesis"]), label,
-                           "mnli_mismatched" if held else "mnli_matched",
-                           group=f"mnli:{clean(r['premise'])}", split="mnli_mismatched" if held else "train"))
+        out.append(
+            Example(
+                clean(r["premise"]),
+                clean(r["hypothesis"]),
+                label,
+                "mnli_mismatched" if held else "mnli_matched",
+                group=f"mnli:{clean(r['premise'])}",
+                split="mnli_mismatched" if held else "train",
+            )
+        )
     return out
 
 
@@ -164,11 +185,19 @@ def snli(root: Path) -> list[Example]:
         premises = (folder / f"s1.{part}").read_text(encoding="utf-8").splitlines()
         hypotheses = (folder / f"s2.{part}").read_text(encoding="utf-8").splitlines()
         labels = (folder / f"labels.{part}").read_text(encoding="utf-8").splitlines()
-        for p, h, l in zip(premises, hypotheses, labels):
-            label = _three_way(l)
+        for p, h, raw in zip(premises, hypotheses, labels):
+            label = _three_way(raw)
             if label:
-                out.append(Example(detokenize(p), detokenize(h), label, f"snli_{part}",
-                                   group=f"snli:{detokenize(p)}", split="snli_test" if part == "test" else "train"))
+                out.append(
+                    Example(
+                        detokenize(p),
+                        detokenize(h),
+                        label,
+                        f"snli_{part}",
+                        group=f"snli:{detokenize(p)}",
+                        split="snli_test" if part == "test" else "train",
+                    )
+                )
     return out
 
 
@@ -179,8 +208,15 @@ def cad_snli(root: Path) -> list[Example]:
         for r in _csv_rows(root / "cad_snli" / f"{part}.tsv", delimiter="\t"):
             label = _three_way(r["gold_label"])
             if label:
-                out.append(Example(clean(r["sentence1"]), clean(r["sentence2"]), label, "cad_snli",
-                                   group=f"cad:{clean(r['sentence1'])}"))
+                out.append(
+                    Example(
+                        clean(r["sentence1"]),
+                        clean(r["sentence2"]),
+                        label,
+                        "cad_snli",
+                        group=f"cad:{clean(r['sentence1'])}",
+                    )
+                )
     return out
 
 
@@ -192,9 +228,16 @@ def conjnli(root: Path) -> list[Example]:
         for r in _csv_rows(root / "conjnli" / name, delimiter="\t"):
             label = _three_way(r["Label"])
             if label:
-                out.append(Example(clean(r["Premise"]), clean(r["Hypothesis"]), label,
-                                   "conjnli_adversarial" if synthetic else "conjnli_dev",
-                                   group=f"conj:{clean(r['Premise'])}", synthetic=synthetic))
+                out.append(
+                    Example(
+                        clean(r["Premise"]),
+                        clean(r["Hypothesis"]),
+                        label,
+                        "conjnli_adversarial" if synthetic else "conjnli_dev",
+                        group=f"conj:{clean(r['Premise'])}",
+                        synthetic=synthetic,
+                    )
+                )
     return out
 
 
@@ -222,8 +265,11 @@ def joci(root: Path) -> list[Example]:
         for r in _csv_rows(root / "joci" / f"{part}.csv"):
             label = _three_way(r["label"])
             if label:
-                out.append(Example(clean(r["premise"]), clean(r["hypothesis"]), label, "joci",
-                                   group=f"joci:{clean(r['premise'])}"))
+                out.append(
+                    Example(
+                        clean(r["premise"]), clean(r["hypothesis"]), label, "joci", group=f"joci:{clean(r['premise'])}"
+                    )
+                )
     return out
 
 
@@ -233,8 +279,15 @@ def commitment_bank(root: Path) -> list[Example]:
         for r in _csv_rows(root / "commitment_bank" / f"{part}.csv"):
             label = _three_way(r["label"])
             if label:
-                out.append(Example(clean(r["premise"]), clean(r["hypothesis"]), label, "commitment_bank",
-                                   group=f"cb:{clean(r['premise'])}"))
+                out.append(
+                    Example(
+                        clean(r["premise"]),
+                        clean(r["hypothesis"]),
+                        label,
+                        "commitment_bank",
+                        group=f"cb:{clean(r['premise'])}",
+                    )
+                )
     return out
 
 
@@ -243,8 +296,11 @@ def fracas(root: Path) -> list[Example]:
     for r in _csv_rows(root / "fracas" / "train.csv"):
         label = _three_way(r["label"])
         if label:
-            out.append(Example(clean(r["premise"]), clean(r["hypothesis"]), label, "fracas",
-                               group=f"fracas:{clean(r['premise'])}"))
+            out.append(
+                Example(
+                    clean(r["premise"]), clean(r["hypothesis"]), label, "fracas", group=f"fracas:{clean(r['premise'])}"
+                )
+            )
     return out
 
 
@@ -268,8 +324,11 @@ def add_one_rte(root: Path) -> list[Example]:
             label = _binary(r["label"])
             if label:
                 premise = detokenize(_HTML.sub("", r["premise"]))
-                out.append(Example(premise, detokenize(_HTML.sub("", r["hypothesis"])), label, "add_one_rte",
-                                   group=f"a1:{premise}"))
+                out.append(
+                    Example(
+                        premise, detokenize(_HTML.sub("", r["hypothesis"])), label, "add_one_rte", group=f"a1:{premise}"
+                    )
+                )
     return out
 
 
@@ -279,8 +338,15 @@ def scitail(root: Path) -> list[Example]:
     for r in _csv_rows(root / "scitail_dev" / "dev.csv"):
         label = _binary(r["label"])
         if label:
-            out.append(Example(clean(r["premise"]), clean(r["hypothesis"]), label, "scitail",
-                               group=f"scitail:{clean(r['hypothesis'])}"))
+            out.append(
+                Example(
+                    clean(r["premise"]),
+                    clean(r["hypothesis"]),
+                    label,
+                    "scitail",
+                    group=f"scitail:{clean(r['hypothesis'])}",
+                )
+            )
     return out
 
 
@@ -291,8 +357,11 @@ def rte(root: Path) -> list[Example]:
         for r in _csv_rows(root / "rte" / f"{part}.tsv", delimiter="\t"):
             label = _binary(r["label"])
             if label:
-                out.append(Example(clean(r["sentence1"]), clean(r["sentence2"]), label, "rte",
-                                   group=f"rte:{clean(r['sentence1'])}"))
+                out.append(
+                    Example(
+                        clean(r["sentence1"]), clean(r["sentence2"]), label, "rte", group=f"rte:{clean(r['sentence1'])}"
+                    )
+                )
     return out
 
 
@@ -302,8 +371,11 @@ def med(root: Path) -> list[Example]:
     for r in _csv_rows(root / "med" / "MED.tsv", delimiter="\t"):
         label = _binary(r["gold_label"])
         if label:
-            out.append(Example(clean(r["sentence1"]), clean(r["sentence2"]), label, "med",
-                               group=f"med:{clean(r['sentence1'])}"))
+            out.append(
+                Example(
+                    clean(r["sentence1"]), clean(r["sentence2"]), label, "med", group=f"med:{clean(r['sentence1'])}"
+                )
+            )
     return out
 
 
@@ -321,14 +393,22 @@ def fever_rte_dev(root: Path, held_fraction: float = 0.2) -> list[Example]:
     claims = (folder / "dev.raw.input1").read_text(encoding="utf-8").splitlines()
     labels = (folder / "dev.label").read_text(encoding="utf-8").splitlines()
     out = []
-    for p, h, l in zip(premises, claims, labels):
-        label = {"entailment": "entailment", "not_entailment": "contradiction"}.get(l.strip())
+    for p, h, raw in zip(premises, claims, labels):
+        label = {"entailment": "entailment", "not_entailment": "contradiction"}.get(raw.strip())
         if not label:
             continue
         claim = clean(h)
         held = stable_fraction(claim.lower(), "fever_dev") < held_fraction
-        out.append(Example(detokenize(p), claim, label, "fever_rte_dev", group=f"fever:{claim.lower()}",
-                           split="fever_dev" if held else "train"))
+        out.append(
+            Example(
+                detokenize(p),
+                claim,
+                label,
+                "fever_rte_dev",
+                group=f"fever:{claim.lower()}",
+                split="fever_dev" if held else "train",
+            )
+        )
     return out
 
 
@@ -347,8 +427,9 @@ def docnli_binary_fever(root: Path) -> list[Example]:
                 label = _binary(fields[0])
                 if label:
                     claim = clean(fields[2])
-                    out.append(Example(detokenize(fields[1]), claim, label, "docnli_fever",
-                                       group=f"fever:{claim.lower()}"))
+                    out.append(
+                        Example(detokenize(fields[1]), claim, label, "docnli_fever", group=f"fever:{claim.lower()}")
+                    )
     return out
 
 
@@ -401,8 +482,16 @@ def fever_nli_ggkorn(root: Path, neutral_per_file: int = 2500, seed: int = 13) -
             best = max(scores, key=lambda i: (scores[i], -i))
             if scores[best] < 2 or with_evidence[best][0].lower() == claim.lower():
                 continue
-            out.append(Example(with_evidence[best][1], claim, "neutral", "fever_ggkorn_nei",
-                               group=f"fever:{claim.lower()}", synthetic=True))
+            out.append(
+                Example(
+                    with_evidence[best][1],
+                    claim,
+                    "neutral",
+                    "fever_ggkorn_nei",
+                    group=f"fever:{claim.lower()}",
+                    synthetic=True,
+                )
+            )
             made += 1
     return out
 
@@ -440,11 +529,22 @@ def fool_me_twice(root: Path, seed: int = 13) -> list[Example]:
                 continue
             prefix = f"{page}: " if page else ""
             out.append(Example(prefix + " ".join(gold), claim, label, "fool_me_twice", group=f"fm2:{r['id']}"))
-            others = [clean(e["text"]) for e in r.get("retrieved_evidence") or []
-                      if e.get("text") and clean(e["text"]) not in gold and len(e["text"].split()) >= 6]
+            others = [
+                clean(e["text"])
+                for e in r.get("retrieved_evidence") or []
+                if e.get("text") and clean(e["text"]) not in gold and len(e["text"].split()) >= 6
+            ]
             if others:
-                out.append(Example(prefix + rng.choice(others), claim, "not_entailment", "fool_me_twice_retrieved",
-                                   group=f"fm2:{r['id']}", synthetic=True))
+                out.append(
+                    Example(
+                        prefix + rng.choice(others),
+                        claim,
+                        "not_entailment",
+                        "fool_me_twice_retrieved",
+                        group=f"fm2:{r['id']}",
+                        synthetic=True,
+                    )
+                )
     return out
 
 
@@ -522,8 +622,11 @@ def healthver(root: Path, max_words: int) -> list[Example]:
             premise, claim = clean(r["evidence"]), clean(r["claim"])
             if len(premise.split()) > max_words and label != "neutral":
                 continue  # the part that decides may fall outside a window
-            out.append(Example(window(premise, claim, max_words), claim, label, "healthver",
-                               group=f"healthver:{claim.lower()}"))
+            out.append(
+                Example(
+                    window(premise, claim, max_words), claim, label, "healthver", group=f"healthver:{claim.lower()}"
+                )
+            )
     return out
 
 
@@ -562,8 +665,15 @@ def citation_integrity(root: Path, max_words: int) -> list[Example]:
                 for doc in r.get("cited_doc_ids") or []:
                     abstract = corpus.get(str(doc))
                     if abstract:
-                        out.append(Example(window([clean(s) for s in abstract], claim, max_words), claim,
-                                           "neutral", "citation_integrity", group=group))
+                        out.append(
+                            Example(
+                                window([clean(s) for s in abstract], claim, max_words),
+                                claim,
+                                "neutral",
+                                "citation_integrity",
+                                group=group,
+                            )
+                        )
                 continue
             for doc, rationales in r["evidence"].items():
                 abstract = corpus.get(str(doc))
@@ -595,7 +705,7 @@ def summedits(root: Path, max_words: int) -> list[Example]:
             if label == "entailment" and len(doc.split()) > max_words:
                 continue
             premise = doc if len(doc.split()) <= max_words else window(doc, summary, max_words)
-            out.append(Example(premise, summary, label, f"summedits", group=f"summedits:{r['id'].split('_')[0]}"))
+            out.append(Example(premise, summary, label, "summedits", group=f"summedits:{r['id'].split('_')[0]}"))
     return out
 
 
@@ -630,8 +740,13 @@ def qags(root: Path, max_words: int, min_overlap: float = 0.7) -> list[Example]:
 def vitaminc_sample(nli_dir: Path) -> list[Example]:
     mapping = {"supports": "entailment", "refutes": "contradiction", "not enough info": "neutral"}
     return [
-        Example(clean(r["evidence"]), clean(r["claim"]), mapping[r["label"]], "vitaminc",
-                group=f"vitaminc:{r['id'].split('_')[0]}")
+        Example(
+            clean(r["evidence"]),
+            clean(r["claim"]),
+            mapping[r["label"]],
+            "vitaminc",
+            group=f"vitaminc:{r['id'].split('_')[0]}",
+        )
         for r in _jsonl(nli_dir / "vitaminc_sample.jsonl")
     ]
 
@@ -647,8 +762,10 @@ def factcheck_stance(nli_dir: Path, max_words: int) -> list[Example]:
     """Factcheck-Bench: completely-support → e, refute → c, irrelevant → neutral, partially-support
     → not_entailment (part of the claim is not backed)."""
     mapping = {
-        "completely-support": "entailment", "partially-support": "not_entailment",
-        "refute": "contradiction", "irrelevant": "neutral",
+        "completely-support": "entailment",
+        "partially-support": "not_entailment",
+        "refute": "contradiction",
+        "irrelevant": "neutral",
     }
     out = []
     for r in _jsonl(nli_dir / "factcheck_stance.jsonl"):
@@ -719,7 +836,10 @@ def iter_all(data_dir: Path, max_words: int, names: Iterable[str] | None = None)
 
 
 def factscore_train(
-    data_dir: Path, train_topics: set[str], max_words: int, min_overlap: float = 0.5,
+    data_dir: Path,
+    train_topics: set[str],
+    max_words: int,
+    min_overlap: float = 0.5,
     negatives_per_atom: int = 2,
 ) -> list[Example]:
     """Human FActScore atoms of the *training* topics (all three generators) against Wikipedia.

@@ -171,9 +171,16 @@ def main() -> None:
     print(f"== initial weights: {base}", flush=True)
     tokenizer = AutoTokenizer.from_pretrained(base)
     label2id = {label: i for i, label in enumerate(CLASSES)}
-    model = AutoModelForSequenceClassification.from_pretrained(
-        base, num_labels=3, id2label=dict(enumerate(CLASSES)), label2id=label2id,
-    ).float().to(args.device)
+    model = (
+        AutoModelForSequenceClassification.from_pretrained(
+            base,
+            num_labels=3,
+            id2label=dict(enumerate(CLASSES)),
+            label2id=label2id,
+        )
+        .float()
+        .to(args.device)
+    )
     max_length = config["max_length"]
     if config.get("freeze_word_embeddings"):
         model.base_model.embeddings.word_embeddings.weight.requires_grad_(False)
@@ -183,11 +190,14 @@ def main() -> None:
         for start in range(0, len(rows), 4096):
             chunk = rows[start : start + 4096]
             enc = tokenizer(
-                [r["premise"] for r in chunk], [r["hypothesis"] for r in chunk],
-                truncation="longest_first", max_length=max_length,
+                [r["premise"] for r in chunk],
+                [r["hypothesis"] for r in chunk],
+                truncation="longest_first",
+                max_length=max_length,
             )
             encodings += [
-                {"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i]} for i in range(len(chunk))
+                {"input_ids": enc["input_ids"][i], "token_type_ids": enc["token_type_ids"][i]}
+                for i in range(len(chunk))
             ]
         return encodings
 
@@ -211,10 +221,14 @@ def main() -> None:
     total_steps = int(steps_per_epoch * epochs)
     no_decay = ("bias", "LayerNorm.weight")
     params = [
-        {"params": [p for n, p in model.named_parameters() if p.requires_grad and not any(x in n for x in no_decay)],
-         "weight_decay": config["weight_decay"]},
-        {"params": [p for n, p in model.named_parameters() if p.requires_grad and any(x in n for x in no_decay)],
-         "weight_decay": 0.0},
+        {
+            "params": [p for n, p in model.named_parameters() if p.requires_grad and not any(x in n for x in no_decay)],
+            "weight_decay": config["weight_decay"],
+        },
+        {
+            "params": [p for n, p in model.named_parameters() if p.requires_grad and any(x in n for x in no_decay)],
+            "weight_decay": 0.0,
+        },
     ]
     optimizer = torch.optim.AdamW(params, lr=config["learning_rate"])
     warmup = int(total_steps * config["warmup_fraction"])
@@ -247,14 +261,21 @@ def main() -> None:
     def checkpoint() -> dict:
         accuracy, per_source = validation_accuracy(model, val_enc, val_allowed, val_sources, pad_id, device=args.device)
         torch.save(
-            {"model": model.state_dict(), "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-             "step": step, "torch_rng": torch.get_rng_state()},
+            {
+                "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(),
+                "scheduler": scheduler.state_dict(),
+                "step": step,
+                "torch_rng": torch.get_rng_state(),
+            },
             out / "last.pt.tmp",
         )
         os.replace(out / "last.pt.tmp", ckpt)
         model.save_pretrained(out / "latest")
         tokenizer.save_pretrained(out / "latest")
-        (out / "latest" / "validation.json").write_text(json.dumps({"step": step, "accuracy": accuracy, "per_source": per_source}))
+        (out / "latest" / "validation.json").write_text(
+            json.dumps({"step": step, "accuracy": accuracy, "per_source": per_source})
+        )
         return {"val_acc": round(accuracy, 4)}
 
     while step < stop_at:

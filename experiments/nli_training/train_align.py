@@ -90,8 +90,11 @@ def fit_candidate(candidate: dict, x: np.ndarray, y: np.ndarray, seed: int) -> A
         )
         model.fit(z, y)
         curve = model.validation_scores_ or []
-        print(f"    mlp: {model.n_iter_} epochs; inner validation accuracy "
-              + " ".join(f"{v:.3f}" for v in curve[:: max(1, len(curve) // 8)]), flush=True)
+        print(
+            f"    mlp: {model.n_iter_} epochs; inner validation accuracy "
+            + " ".join(f"{v:.3f}" for v in curve[:: max(1, len(curve) // 8)]),
+            flush=True,
+        )
         layers = list(zip([w.copy() for w in model.coefs_], [b.copy() for b in model.intercepts_]))
     else:
         raise ValueError(f"unknown candidate kind {candidate['kind']!r}")
@@ -109,8 +112,11 @@ def main() -> None:
     parser.add_argument("--config", default=str(HERE / "config_align.json"))
     parser.add_argument("--data-dir", default=str(ROOT.parent / "shared" / "data"))
     parser.add_argument("--out", required=True, help="model folder to write (config.json, weights.npz)")
-    parser.add_argument("--features-cache", type=Path,
-                        help="an .npz to keep the computed features in (reused when it exists and matches)")
+    parser.add_argument(
+        "--features-cache",
+        type=Path,
+        help="an .npz to keep the computed features in (reused when it exists and matches)",
+    )
     parser.add_argument("--embedder", default=None, help="sentence-transformers model dir (default: MiniLM)")
     args = parser.parse_args()
 
@@ -143,10 +149,18 @@ def main() -> None:
         columns = slice(None) if candidate.get("vectors", True) else slice(0, n_scalar)
         classifier = fit_candidate(candidate, x_train[:, columns], y_train, seed)
         score = accuracy(classifier, x_val[:, columns], y_val)
-        scores.append({**candidate, "validation_accuracy": round(score, 4),
-                       "train_accuracy": round(accuracy(classifier, x_train[:, columns], y_train), 4)})
-        print(f"  candidate {candidate}: train {scores[-1]['train_accuracy']:.3f} "
-              f"validation {score:.3f} ({time.perf_counter() - started:.1f} s)", flush=True)
+        scores.append(
+            {
+                **candidate,
+                "validation_accuracy": round(score, 4),
+                "train_accuracy": round(accuracy(classifier, x_train[:, columns], y_train), 4),
+            }
+        )
+        print(
+            f"  candidate {candidate}: train {scores[-1]['train_accuracy']:.3f} "
+            f"validation {score:.3f} ({time.perf_counter() - started:.1f} s)",
+            flush=True,
+        )
         if score > best_score:
             best, best_score, best_candidate = classifier, score, candidate
 

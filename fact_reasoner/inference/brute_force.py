@@ -22,9 +22,7 @@ def log_joint_table(graph: FactorGraph) -> np.ndarray:
     """
     v = graph.num_variables
     if v > MAX_VARIABLES:
-        raise InferenceError(
-            f"brute force enumerates at most {MAX_VARIABLES} connected variables, got {v}"
-        )
+        raise InferenceError(f"brute force enumerates at most {MAX_VARIABLES} connected variables, got {v}")
     states = ((np.arange(2**v)[:, None] >> np.arange(v - 1, -1, -1)) & 1).astype(np.int8)
     logp = np.log(np.where(states == 1, graph.prior, 1.0 - graph.prior)).sum(axis=1)
     for s, t, table in zip(graph.source, graph.target, graph.tables):

@@ -1,6 +1,6 @@
 """The ``pgmpy`` engine: pgmpy's exact variable elimination, used only where it is correct.
 
-What pgmpy 1.1.2 does on FactReasoner graphs (DESIGN §5, re-checked in
+What pgmpy 1.1.2 does on FactReasoner graphs (measured when this engine was written, re-checked in
 ``tests/test_inference_engines.py``):
 
 - ``BeliefPropagationWithMessagePassing`` is for trees only (RecursionError on FR graphs);
@@ -55,6 +55,7 @@ def min_fill_order(graph: FactorGraph, members: np.ndarray) -> list[int]:
             neighbours[position[t]].add(position[s])
     order = []
     while neighbours:
+
         def fill(u: int) -> int:
             nb = list(neighbours[u])
             return sum(1 for a in range(len(nb)) for b in range(a + 1, len(nb)) if nb[b] not in neighbours[nb[a]])

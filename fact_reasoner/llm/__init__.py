@@ -57,5 +57,11 @@ def make_llm(config: "PipelineConfig", *, cache: ModelCache | None = None) -> LL
     if models.backend == "openai":
         from .openai import OpenAICompatibleLLM
 
-        return OpenAICompatibleLLM(models.model, base_url=models.base_url, cache=cache)
+        return OpenAICompatibleLLM(
+            models.model,
+            base_url=models.base_url,
+            cache=cache,
+            timeout=models.llm_timeout,
+            max_retries=models.llm_retries,
+        )
     raise ValueError(f"unknown LLM backend {models.backend!r}: use 'local' or 'openai'")

@@ -29,7 +29,15 @@ DEFAULT_SEED = 42
 
 
 class LLMError(RuntimeError):
-    """A model call that failed for good (after the backend's own retries)."""
+    """A model call that failed for good (after the backend's own retries): the model could not
+    be asked. (A reply that cannot be parsed is not an ``LLMError``: the stage handles it.)
+
+    ``unreachable``: the server could not be reached at all (connection refused, unknown host).
+    """
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 @dataclass(frozen=True)
@@ -71,7 +79,9 @@ class ChatRequest:
     stop: tuple[str, ...] = ()
 
     @staticmethod
-    def of(messages: Sequence[tuple[str, str]] | Sequence[dict[str, str]], prompt_version: str, **kw: Any) -> "ChatRequest":
+    def of(
+        messages: Sequence[tuple[str, str]] | Sequence[dict[str, str]], prompt_version: str, **kw: Any
+    ) -> "ChatRequest":
         """Build from ``[(role, content)]`` or ``[{"role", "content"}]``."""
         pairs = tuple((m["role"], m["content"]) if isinstance(m, dict) else (m[0], m[1]) for m in messages)
         return ChatRequest(messages=pairs, prompt_version=prompt_version, **kw)
@@ -196,7 +206,9 @@ class ChatBackend:
         all_cached = True
         usage: dict[str, int] = {}
         for i in range(request.n):
-            raw, cached = self._cached_complete(request.prompt_version, request.payload(self.model, seed=request.seed + i))
+            raw, cached = self._cached_complete(
+                request.prompt_version, request.payload(self.model, seed=request.seed + i)
+            )
             part = self._to_response(raw, cached)
             choices.extend(part.choices)
             all_cached &= cached

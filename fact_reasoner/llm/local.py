@@ -12,8 +12,8 @@ Defaults: temperature 0 and seed 42 (deterministic), threads = all cores, one re
 
 from __future__ import annotations
 
+import logging
 import os
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -21,6 +21,8 @@ from typing import Any
 from ..cache import ModelCache
 from .base import ChatBackend, LLMError
 from .models import ModelUnavailable, resolve_local_model
+
+logger = logging.getLogger(__name__)
 
 
 class LocalLLM(ChatBackend):
@@ -51,7 +53,9 @@ class LocalLLM(ChatBackend):
         from .models import DEFAULT_LOCAL_MODEL
 
         name = model or os.environ.get("FACT_REASONER_MODEL") or DEFAULT_LOCAL_MODEL
-        super().__init__(Path(name).stem if name.endswith(".gguf") else name, cache=cache, max_concurrency=self.parallel)
+        super().__init__(
+            Path(name).stem if name.endswith(".gguf") else name, cache=cache, max_concurrency=self.parallel
+        )
 
     @property
     def server(self) -> Any:
@@ -75,7 +79,7 @@ class LocalLLM(ChatBackend):
                 "the local backend needs xllamacpp: pip install 'fact-reasoner-offline[llm]'"
             ) from missing
         _, path = resolve_local_model(self._requested_model, self._cache_dir)
-        print(f"[fact_reasoner] loading local model {path.name} ({self.threads} threads) …", file=sys.stderr)
+        logger.info("loading local model %s (%d threads) …", path.name, self.threads)
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
         params.n_ctx = self.context_size * self.parallel

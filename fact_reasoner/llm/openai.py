@@ -31,8 +31,29 @@ from .base import ChatBackend, LLMError
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
 
 
+def _connect_reason(error: Exception) -> str:
+    """``connection refused`` / ``unknown host`` …: the short reason behind a connect error."""
+    text = str(error).lower()
+    for needle, reason in (
+        ("refused", "connection refused"),
+        ("name or service not known", "unknown host"),
+        ("nodename nor servname", "unknown host"),
+        ("temporary failure in name resolution", "unknown host"),
+        ("no route", "no route to host"),
+        ("unreachable", "network unreachable"),
+    ):
+        if needle in text:
+            return reason
+    return str(error) or type(error).__name__
+
+
 def resolve_base_url(base_url: str | None) -> str:
-    url = base_url or os.environ.get("FACT_REASONER_BASE_URL") or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+    url = (
+        base_url
+        or os.environ.get("FACT_REASONER_BASE_URL")
+        or os.environ.get("OPENAI_BASE_URL")
+        or "https://api.openai.com/v1"
+    )
     return url.rstrip("/")
 
 
@@ -65,7 +86,11 @@ class OpenAICompatibleLLM(ChatBackend):
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff = backoff
-        key = api_key if api_key is not None else os.environ.get("FACT_REASONER_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        key = (
+            api_key
+            if api_key is not None
+            else os.environ.get("FACT_REASONER_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        )
         headers = {"Content-Type": "application/json"}
         if key:
             headers["Authorization"] = f"Bearer {key}"
@@ -79,13 +104,19 @@ class OpenAICompatibleLLM(ChatBackend):
     def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
         url = f"{self.base_url}/chat/completions"
         last_problem = "no attempt made"
+        unreachable = False
         for attempt in range(self.max_retries + 1):
             if attempt:
                 self._count("http_retries")
             with self._slots:
                 try:
                     response = self._client.post(url, json=body)
+                except httpx.ConnectError as error:
+                    unreachable = True
+                    last_problem = f"cannot reach {self.base_url}: {_connect_reason(error)}"
+                    wait = self._wait(attempt, None)
                 except (httpx.TimeoutException, httpx.TransportError) as error:
+                    unreachable = False
                     last_problem = f"{type(error).__name__}: {error}"
                     wait = self._wait(attempt, None)
                 else:
@@ -94,12 +125,15 @@ class OpenAICompatibleLLM(ChatBackend):
                             return response.json()
                         except ValueError as error:
                             raise LLMError(f"{url} returned invalid JSON: {response.text[:200]}") from error
+                    unreachable = False
                     last_problem = f"HTTP {response.status_code}: {response.text[:300]}"
                     if response.status_code not in RETRY_STATUS:
                         raise LLMError(f"{url} → {last_problem}")
                     wait = self._wait(attempt, response.headers.get("retry-after"))
             if attempt < self.max_retries:
                 time.sleep(wait)
+        if unreachable:
+            raise LLMError(f"{last_problem} (after {self.max_retries + 1} attempts)", unreachable=True)
         raise LLMError(f"{url} failed after {self.max_retries + 1} attempts; last: {last_problem}")
 
     def _wait(self, attempt: int, retry_after: str | None) -> float:

@@ -29,7 +29,12 @@ class InvalidOutput(ValueError):
 
 @dataclass
 class StructuredFailure:
+    """Every attempt failed; ``transport`` when no attempt got a reply at all (the model could
+    not be asked — the caller fails the record), else the replies were unusable."""
+
     reasons: list[str] = field(default_factory=list)
+    transport: bool = False
+    unreachable: bool = False
 
     @property
     def reason(self) -> str:
@@ -76,7 +81,9 @@ class StructuredCaller:
         """First attempts go out together (batched); repairs and retries only for the failures."""
         first = self.llm.chat_many(
             [
-                ChatRequest.of(m, self.prompt_version, max_tokens=self.max_tokens, temperature=self.temperature, json_schema=s)
+                ChatRequest.of(
+                    m, self.prompt_version, max_tokens=self.max_tokens, temperature=self.temperature, json_schema=s
+                )
                 for m, s in zip(conversations, schemas)
             ]
         )
@@ -97,6 +104,10 @@ class StructuredCaller:
             return None, f"{type(error).__name__}: {error}", text
 
     def _finish(self, messages, schema, check, reply) -> StructuredResult[T] | StructuredFailure:
+        if isinstance(reply, LLMError):
+            # The backend has already retried the call: asking again here would only wait
+            # through its retries once more. The model could not be asked at all.
+            return StructuredFailure([f"model call failed: {reply}"], transport=True, unreachable=reply.unreachable)
         value, problem, text = self._try(reply, check)
         if problem is None:
             return StructuredResult(value, 1, False)  # type: ignore[arg-type]
@@ -110,7 +121,15 @@ class StructuredCaller:
             ]
             attempts += 1
             reply = self.llm.chat_many(
-                [ChatRequest.of(repair, self.prompt_version, max_tokens=self.max_tokens, temperature=self.temperature, json_schema=schema)]
+                [
+                    ChatRequest.of(
+                        repair,
+                        self.prompt_version,
+                        max_tokens=self.max_tokens,
+                        temperature=self.temperature,
+                        json_schema=schema,
+                    )
+                ]
             )[0]
             value, problem, text = self._try(reply, check)
             if problem is None:

@@ -82,7 +82,7 @@ class AtomStore:
     def __init__(self, atomizer: Atomizer, cache: ModelCache | None = None):
         self.atomizer = atomizer
         self.cache = cache
-        self._atoms: dict[str, list[str]] = {}
+        self._atoms: dict[tuple[str, str], list[str]] = {}
         self._lock = threading.Lock()
         self.computed = 0
         self.reused = 0
@@ -109,8 +109,12 @@ class AtomStore:
             self.computed += 1
             if self.cache is not None:
                 self.cache.put(
-                    key, {"atoms": claims}, backend="atoms", model=atomizer_name(self.atomizer),
-                    prompt_version="metrics-atoms/v2", request=request,
+                    key,
+                    {"atoms": claims},
+                    backend="atoms",
+                    model=atomizer_name(self.atomizer),
+                    prompt_version="metrics-atoms/v2",
+                    request=request,
                 )
         with self._lock:
             self._atoms.setdefault(memo_key, claims)

@@ -24,13 +24,40 @@ CORRECT, WRONG, DONT_KNOW = "CORRECT", "WRONG", "DON'T KNOW"
 LABELS = (CORRECT, WRONG, DONT_KNOW)
 
 UNCERTAINTY_PHRASES: tuple[str, ...] = (
-    "i don't know", "i do not know", "i dont know", "don't know the answer", "not sure",
-    "i'm not certain", "i am not certain", "i'm unsure", "i am unsure", "no idea",
-    "cannot answer", "can't answer", "unable to answer", "cannot determine", "can't determine",
-    "unable to determine", "cannot be determined", "not enough information", "insufficient information",
-    "no information", "does not provide", "doesn't provide", "does not mention", "doesn't mention",
-    "not mentioned", "not specified", "no answer", "i cannot say", "i can't say", "cannot provide",
-    "unable to provide", "unable to find", "could not find", "couldn't find",
+    "i don't know",
+    "i do not know",
+    "i dont know",
+    "don't know the answer",
+    "not sure",
+    "i'm not certain",
+    "i am not certain",
+    "i'm unsure",
+    "i am unsure",
+    "no idea",
+    "cannot answer",
+    "can't answer",
+    "unable to answer",
+    "cannot determine",
+    "can't determine",
+    "unable to determine",
+    "cannot be determined",
+    "not enough information",
+    "insufficient information",
+    "no information",
+    "does not provide",
+    "doesn't provide",
+    "does not mention",
+    "doesn't mention",
+    "not mentioned",
+    "not specified",
+    "no answer",
+    "i cannot say",
+    "i can't say",
+    "cannot provide",
+    "unable to provide",
+    "unable to find",
+    "could not find",
+    "couldn't find",
 )
 
 
@@ -59,17 +86,22 @@ class AnswerClassification(Metric):
         missing = sample.require("response")
         if missing:
             return MetricResult.nan(self.name, missing, label=None)
-        phrase = uncertainty_match(sample.response, self.phrases)
+        phrase = uncertainty_match(sample.response or "", self.phrases)
         if phrase is not None:
             return MetricResult(name=self.name, score=0.0, label=DONT_KNOW, reason=f"uncertainty phrase {phrase!r}")
         if not sample.reference:
             return MetricResult.nan(self.name, "no reference to judge the answer against", label=None)
         judged = context.result(self.judge, sample)
         if judged.is_nan:
-            return MetricResult.nan(self.name, f"judge could not decide: {judged.reason}", label=None, details=judged.details)
+            return MetricResult.nan(
+                self.name, f"judge could not decide: {judged.reason}", label=None, details=judged.details
+            )
         label = CORRECT if judged.score >= self.correct_threshold else WRONG
         return MetricResult(
-            name=self.name, score=1.0 if label == CORRECT else 0.0, label=label, details=judged.details,
+            name=self.name,
+            score=1.0 if label == CORRECT else 0.0,
+            label=label,
+            details=judged.details,
             reason=f"{self.judge.name} {judged.score:.3f} {'≥' if label == CORRECT else '<'} {self.correct_threshold}",
             judge_score=judged.score,
         )

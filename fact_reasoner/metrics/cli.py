@@ -51,23 +51,36 @@ def register(subparsers) -> None:
     from ..cli_options import add_config_arguments
 
     p = subparsers.add_parser(
-        "ragas", help="RAG metrics (faithfulness, factual correctness, …) on the same atoms and graphs",
-        description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter,
+        "ragas",
+        help="RAG metrics (faithfulness, factual correctness, …) on the same atoms and graphs",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--input-file", "--input_file", type=Path, required=True, help=".jsonl, .json or .csv samples")
-    p.add_argument("--metrics", default=DEFAULT_METRICS,
-                   help="comma-separated: faithfulness, factual_correctness, context_precision, context_recall, "
-                   "answer_relevance, ragas_score, factual_accuracy, semantic_similarity, bert_score, "
-                   "answer_classification (default: %(default)s)")
+    p.add_argument(
+        "--metrics",
+        default=DEFAULT_METRICS,
+        help="comma-separated: faithfulness, factual_correctness, context_precision, context_recall, "
+        "answer_relevance, ragas_score, factual_accuracy, semantic_similarity, bert_score, "
+        "answer_classification (default: %(default)s)",
+    )
     p.add_argument("--output", "--output-file", type=Path, help="JSONL results (default: <input>.ragas.jsonl)")
     p.add_argument("--csv", type=Path, help="also write the per-sample score table as CSV")
     p.add_argument("--limit", type=int, help="evaluate at most this many samples")
-    p.add_argument("--atomizer", default="auto", choices=("auto", "llm", "sentence"),
-                   help="claims from the LLM atomizer, or one per sentence (default: auto = llm if available)")
+    p.add_argument(
+        "--atomizer",
+        default="auto",
+        choices=("auto", "llm", "sentence"),
+        help="claims from the LLM atomizer, or one per sentence (default: auto = llm if available)",
+    )
     p.add_argument("--strict", action="store_true", help="faithfulness: NO_EVIDENCE scores -1 instead of 0")
     p.add_argument("--binary", action="store_true", help="faithfulness: supported/total instead of verdict weights")
-    p.add_argument("--no-claims-score", type=float, default=float("nan"),
-                   help="faithfulness of a response without claims (default NaN; axion uses 1.0)")
+    p.add_argument(
+        "--no-claims-score",
+        type=float,
+        default=float("nan"),
+        help="faithfulness of a response without claims (default NaN; axion uses 1.0)",
+    )
     p.add_argument("--fc-mode", default="F1", choices=("F1", "PRECISION", "RECALL"), help="factual correctness mode")
     p.add_argument("--beta", type=float, default=1.0, help="factual correctness F-beta (default 1)")
     p.add_argument("--context-precision-mode", default="average_precision", choices=("average_precision", "mean"))
@@ -81,7 +94,11 @@ def build_metrics(args: argparse.Namespace) -> list:
     from .evaluation import make_metric
 
     params: dict[str, dict[str, Any]] = {
-        "faithfulness": {"strict_mode": args.strict, "weighted": not args.binary, "no_claims_score": args.no_claims_score},
+        "faithfulness": {
+            "strict_mode": args.strict,
+            "weighted": not args.binary,
+            "no_claims_score": args.no_claims_score,
+        },
         "factual_correctness": {"mode": args.fc_mode, "beta": args.beta},
         "context_precision": {"mode": args.context_precision_mode},
     }
@@ -123,8 +140,8 @@ def run(args: argparse.Namespace) -> int:
             extra = "".join(f" {k}={v}" for k, v in entry.items() if k in ("counts", "grades"))
             print(f"  {name:24s} mean {mean}  scored {entry['scored']}  nan {entry['nan']}{extra}", file=sys.stderr)
         print(f"  seconds/sample {summary['seconds_per_sample']:.2f}  errors {summary['num_errors']}", file=sys.stderr)
-        for error in result.errors[:10]:
-            print(f"  error: sample {error['index']} {error['metric']}: {error['error']}", file=sys.stderr)
+        for failure in result.errors[:10]:
+            print(f"  error: sample {failure['index']} {failure['metric']}: {failure['error']}", file=sys.stderr)
     return 1 if result.errors else 0
 
 

@@ -22,7 +22,7 @@ from .base import Metric, describe, evidence_detail
 from .context import MetricContext
 from .results import ClaimDetail, MetricResult, clamp01
 from .sample import RagSample
-from .support import ClaimSupport, SupportResult
+from .support import ClaimSupport, Evidence, SupportResult
 
 
 def f_beta(precision: float, recall: float, beta: float = 1.0) -> float:
@@ -33,11 +33,15 @@ def f_beta(precision: float, recall: float, beta: float = 1.0) -> float:
     return (1 + beta * beta) * precision * recall / denominator if denominator > 0 else 0.0
 
 
-def _claim_verdict(claim: ClaimSupport) -> tuple[str, str, object]:
+def _claim_verdict(claim: ClaimSupport) -> tuple[str, str, Evidence | None]:
     if claim.supported:
         return "SUPPORTED", f"P={claim.probability:.3f}; {describe(claim.best_entailment)}", claim.best_entailment
     if claim.best_contradiction is not None:
-        return "CONTRADICTED", f"P={claim.probability:.3f}; {describe(claim.best_contradiction)}", claim.best_contradiction
+        return (
+            "CONTRADICTED",
+            f"P={claim.probability:.3f}; {describe(claim.best_contradiction)}",
+            claim.best_contradiction,
+        )
     return "NOT_SUPPORTED", f"P={claim.probability:.3f}; no entailing evidence", None
 
 
@@ -85,15 +89,17 @@ class CorrectnessSides:
         return out
 
 
-def correctness_sides(sample: RagSample, context: MetricContext, need_precision=True, need_recall=True) -> CorrectnessSides:
+def correctness_sides(
+    sample: RagSample, context: MetricContext, need_precision=True, need_recall=True
+) -> CorrectnessSides:
     """Atomize response and reference (shared atoms) and judge each against the other."""
     response_claims = context.claims(sample.response, sample.question)
     reference_claims = context.claims(sample.reference, sample.question)
     precision_side = (
-        context.support(response_claims, [sample.reference]) if need_precision and response_claims else None
+        context.support(response_claims, [sample.reference or ""]) if need_precision and response_claims else None
     )
     recall_side = (
-        context.support(reference_claims, [sample.response]) if need_recall and reference_claims else None
+        context.support(reference_claims, [sample.response or ""]) if need_recall and reference_claims else None
     )
     return CorrectnessSides(response_claims, reference_claims, precision_side, recall_side)
 
@@ -131,8 +137,14 @@ class FactualCorrectness(Metric):
         if self.mode != "PRECISION" and not sides.reference_claims:
             reasons.append("the reference has no claims")
         return MetricResult(
-            name=self.name, score=value, reason="; ".join(reasons) if math.isnan(value) else None,
-            details=sides.details(), precision=p, recall=r, mode=self.mode, beta=self.beta,
+            name=self.name,
+            score=value,
+            reason="; ".join(reasons) if math.isnan(value) else None,
+            details=sides.details(),
+            precision=p,
+            recall=r,
+            mode=self.mode,
+            beta=self.beta,
         )
 
 
@@ -201,8 +213,12 @@ class FactualAccuracy(Metric):
 
             answer = ask_json(
                 context.llm(),
-                _GEVAL_PROMPT.format(question=sample.question or "", reference=sample.reference, response=sample.response),
-                _GEVAL_SCHEMA, "metrics-geval/v1", max_tokens=200,
+                _GEVAL_PROMPT.format(
+                    question=sample.question or "", reference=sample.reference, response=sample.response
+                ),
+                _GEVAL_SCHEMA,
+                "metrics-geval/v1",
+                max_tokens=200,
             )
             criteria = {k: clamp01(float(answer[k]) / 10.0) for k in GEVAL_WEIGHTS}
             reason = str(answer.get("reason", "")) or None
@@ -210,14 +226,21 @@ class FactualAccuracy(Metric):
             raise ValueError(f"judge must be 'atoms' or 'llm', not {self.judge!r}")
         usable = {k: v for k, v in criteria.items() if not math.isnan(v)}
         if not usable:
-            return MetricResult.nan(self.name, "no criterion could be computed (no claims)", details=details, **criteria)
+            return MetricResult.nan(
+                self.name, "no criterion could be computed (no claims)", details=details, **criteria
+            )
         total_weight = sum(self.weights[k] for k in usable)
         score = sum(self.weights[k] * v for k, v in usable.items()) / total_weight
         if len(usable) < len(criteria):
             reason = f"criteria without claims skipped: {sorted(set(criteria) - set(usable))}"
         return MetricResult(
-            name=self.name, score=score, reason=reason, details=details,
-            grade=letter_grade(score * 100.0), judge=self.judge, **criteria,
+            name=self.name,
+            score=score,
+            reason=reason,
+            details=details,
+            grade=letter_grade(score * 100.0),
+            judge=self.judge,
+            **criteria,
         )
 
 

@@ -107,10 +107,9 @@ class EvaluationResult:
             row: dict[str, Any] = {"index": s.index, "question": s.sample.question if s.sample else None}
             for name, result in s.results.items():
                 row[name] = result.score
-                if getattr(result, "grade", None) is not None:
-                    row[f"{name}_grade"] = result.grade
-                if getattr(result, "label", None) is not None:
-                    row[f"{name}_label"] = result.label
+                for extra in ("grade", "label"):
+                    if getattr(result, extra, None) is not None:
+                        row[f"{name}_{extra}"] = getattr(result, extra)
             row["errors"] = "; ".join(f"{k}: {v}" for k, v in s.errors.items()) or None
             row["seconds"] = s.seconds
             rows.append(row)
@@ -157,7 +156,8 @@ def _json_safe(value: Any) -> Any:
 
 
 def _column_names(metrics: Sequence[Metric]) -> list[str]:
-    names, seen = [], {}
+    names: list[str] = []
+    seen: dict[str, int] = {}
     for metric in metrics:
         count = seen.get(metric.name, 0)
         seen[metric.name] = count + 1
@@ -175,7 +175,9 @@ def _evaluate_sample(
     except Exception as error:  # unreadable sample: still one row, every metric NaN
         message = f"invalid sample: {type(error).__name__}: {error}"
         return SampleEvaluation(
-            index, None, {n: MetricResult.nan(m.name, message) for n, m in zip(names, metric_objects)},
+            index,
+            None,
+            {n: MetricResult.nan(m.name, message) for n, m in zip(names, metric_objects)},
             {"sample": message},
         )
     results: dict[str, MetricResult] = {}
@@ -223,5 +225,11 @@ def evaluate(
 
 
 __all__ = [
-    "ALIASES", "EvaluationResult", "METRICS", "SampleEvaluation", "available_metrics", "evaluate", "make_metric",
+    "ALIASES",
+    "EvaluationResult",
+    "METRICS",
+    "SampleEvaluation",
+    "available_metrics",
+    "evaluate",
+    "make_metric",
 ]

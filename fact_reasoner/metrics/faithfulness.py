@@ -36,8 +36,8 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import NamedTuple
 from enum import Enum
+from typing import NamedTuple
 
 from .base import Metric, describe, evidence_detail
 from .context import MetricContext
@@ -92,7 +92,9 @@ def classify_claim(support: ClaimSupport, strong_entailment: float = 0.75) -> Cl
         return ClaimVerdict(Verdict.PARTIALLY_SUPPORTED, f"P={p:.3f}; {describe(entail)}; {why}", entail)
     if contra is not None:
         return ClaimVerdict(Verdict.CONTRADICTORY, f"P={p:.3f}; {describe(contra)}", contra)
-    return ClaimVerdict(Verdict.NO_EVIDENCE, f"P={p:.3f}; entailment too weak to support it ({describe(entail)})", entail)
+    return ClaimVerdict(
+        Verdict.NO_EVIDENCE, f"P={p:.3f}; entailment too weak to support it ({describe(entail)})", entail
+    )
 
 
 def resolve_verdict_scores(strict_mode: bool, overrides: dict | None) -> dict[Verdict, float]:
@@ -126,8 +128,12 @@ class Faithfulness(Metric):
         if not claims:
             score = self.no_claims_score
             return MetricResult(
-                name=self.name, score=score, reason="the response has no claims",
-                verdict_counts={}, total_claims=0, judged_claims=0,
+                name=self.name,
+                score=score,
+                reason="the response has no claims",
+                verdict_counts={},
+                total_claims=0,
+                judged_claims=0,
             )
         support = context.support(claims, sample.retrieved_contexts)
         return self.from_support(support)
@@ -143,17 +149,29 @@ class Faithfulness(Metric):
         judged = [v for v in verdicts if v != Verdict.UNJUDGED]
         counts = Counter(v.value for v in verdicts)
         extra = dict(
-            verdict_counts=dict(counts), total_claims=len(verdicts), judged_claims=len(judged),
-            form="weighted" if self.weighted else "binary", inference=support.algorithm,
+            verdict_counts=dict(counts),
+            total_claims=len(verdicts),
+            judged_claims=len(judged),
+            form="weighted" if self.weighted else "binary",
+            inference=support.algorithm,
         )
         if not judged:
-            return MetricResult.nan(self.name, "no claim could be judged (every NLI call failed)", details=details, **extra)
+            return MetricResult.nan(
+                self.name, "no claim could be judged (every NLI call failed)", details=details, **extra
+            )
         if self.weighted:
             score = clamp01(sum(weights[v] for v in judged) / len(judged))
         else:
             score = sum(v in SUPPORTED_VERDICTS for v in judged) / len(judged)
-        reason = None if len(judged) == len(verdicts) else f"{len(verdicts) - len(judged)} claim(s) unjudged"
-        return MetricResult(name=self.name, score=score, reason=reason, details=details, **extra)
+        summary = None if len(judged) == len(verdicts) else f"{len(verdicts) - len(judged)} claim(s) unjudged"
+        return MetricResult(name=self.name, score=score, reason=summary, details=details, **extra)
 
 
-__all__ = ["ClaimVerdict", "DEFAULT_VERDICT_SCORES", "Faithfulness", "Verdict", "classify_claim", "resolve_verdict_scores"]
+__all__ = [
+    "ClaimVerdict",
+    "DEFAULT_VERDICT_SCORES",
+    "Faithfulness",
+    "Verdict",
+    "classify_claim",
+    "resolve_verdict_scores",
+]

@@ -78,7 +78,9 @@ class AnswerRelevance(Metric):
             answer = ask_json(
                 context.llm(),
                 _GENERATE_PROMPT.format(n=self.num_questions, answer=sample.response),
-                _generate_schema(self.num_questions), "metrics-answer-relevance/v1", max_tokens=60 * self.num_questions,
+                _generate_schema(self.num_questions),
+                "metrics-answer-relevance/v1",
+                max_tokens=60 * self.num_questions,
             )
             generated = [q.strip() for q in answer["questions"] if isinstance(q, str) and q.strip()]
             if not generated:
@@ -87,24 +89,32 @@ class AnswerRelevance(Metric):
             if not self.fallback:
                 return MetricResult.nan(self.name, f"question generation failed: {error}")
             return self._rubric(sample, context, note=f"question generation failed ({error}); rubric used")
-        similarities = question_similarity(context.embedder, sample.question, generated)
+        similarities = question_similarity(context.embedder, sample.question or "", generated)
         noncommittal = bool(answer.get("noncommittal"))
         score = 0.0 if noncommittal else clamp01(float(np.mean(similarities)))
         details = [
-            ClaimDetail(claim=q, verdict="GENERATED_QUESTION", probability=s,
-                        reason=f"cosine {s:.3f} with the question")
+            ClaimDetail(
+                claim=q, verdict="GENERATED_QUESTION", probability=s, reason=f"cosine {s:.3f} with the question"
+            )
             for q, s in zip(generated, similarities)
         ]
         return MetricResult(
-            name=self.name, score=score, details=details, method="generate", noncommittal=noncommittal,
+            name=self.name,
+            score=score,
+            details=details,
+            method="generate",
+            noncommittal=noncommittal,
             reason="the answer is noncommittal" if noncommittal else None,
         )
 
     def _rubric(self, sample: RagSample, context: MetricContext, note: str | None) -> MetricResult:
         try:
             answer = ask_json(
-                context.llm(), _RUBRIC_PROMPT.format(question=sample.question, answer=sample.response),
-                _RUBRIC_SCHEMA, "metrics-answer-relevance-rubric/v1", max_tokens=120,
+                context.llm(),
+                _RUBRIC_PROMPT.format(question=sample.question, answer=sample.response),
+                _RUBRIC_SCHEMA,
+                "metrics-answer-relevance-rubric/v1",
+                max_tokens=120,
             )
             rating = int(answer["rating"])
         except (JudgeError, ValueError, TypeError) as error:
@@ -112,7 +122,10 @@ class AnswerRelevance(Metric):
         rating = min(5, max(1, rating))
         reason = str(answer.get("reason", "")).strip()
         return MetricResult(
-            name=self.name, score=(rating - 1) / 4.0, method="rubric", rating=rating,
+            name=self.name,
+            score=(rating - 1) / 4.0,
+            method="rubric",
+            rating=rating,
             reason="; ".join(r for r in (note, reason) if r) or None,
         )
 

@@ -59,8 +59,13 @@ class ContextRecall(Metric):
         if not claims:
             return MetricResult.nan(self.name, "the reference has no claims")
         if not sample.retrieved_contexts:
-            return MetricResult(name=self.name, score=0.0, reason="no contexts were retrieved",
-                                total_claims=len(claims), attributed_claims=0)
+            return MetricResult(
+                name=self.name,
+                score=0.0,
+                reason="no contexts were retrieved",
+                total_claims=len(claims),
+                attributed_claims=0,
+            )
         support = context.support(claims, sample.retrieved_contexts)
         details = []
         for claim in support.claims:
@@ -72,8 +77,11 @@ class ContextRecall(Metric):
             details.append(evidence_detail(claim, support.premises, verdict, reason, deciding, "reference"))
         attributed = support.num_supported
         return MetricResult(
-            name=self.name, score=attributed / len(claims), details=details,
-            total_claims=len(claims), attributed_claims=attributed,
+            name=self.name,
+            score=attributed / len(claims),
+            details=details,
+            total_claims=len(claims),
+            attributed_claims=attributed,
         )
 
 
@@ -104,7 +112,11 @@ class ContextPrecision(Metric):
             best_claim, best_p = None, 0.0
             for i in range(len(claims)):
                 judgement = support.judgements.get((i, k))
-                if judgement is not None and judgement.label == RelationType.ENTAILMENT and judgement.probability > best_p:
+                if (
+                    judgement is not None
+                    and judgement.label == RelationType.ENTAILMENT
+                    and judgement.probability > best_p
+                ):
                     best_claim, best_p = i, judgement.probability
             is_relevant = best_claim is not None and best_p >= self.relevance_threshold
             relevant.append(is_relevant)
@@ -115,16 +127,24 @@ class ContextPrecision(Metric):
                     probability=best_p,
                     context=text,
                     context_index=k,
-                    reason=(f"entails the {basis} claim with p={best_p:.2f}" if best_claim is not None
-                            else f"entails no {basis} claim"),
+                    reason=(
+                        f"entails the {basis} claim with p={best_p:.2f}"
+                        if best_claim is not None
+                        else f"entails no {basis} claim"
+                    ),
                     source=basis,
                 )
             )
         ap, mean = average_precision(relevant), mean_relevance(relevant)
         return MetricResult(
-            name=self.name, score=ap if self.mode == "average_precision" else mean, details=details,
-            average_precision=ap, mean_relevance=mean, relevance=[int(r) for r in relevant],
-            mode=self.mode, basis=basis,
+            name=self.name,
+            score=ap if self.mode == "average_precision" else mean,
+            details=details,
+            average_precision=ap,
+            mean_relevance=mean,
+            relevance=[int(r) for r in relevant],
+            mode=self.mode,
+            basis=basis,
         )
 
 

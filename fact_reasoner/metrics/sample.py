@@ -124,9 +124,7 @@ class RagSample(BaseModel):
                     contexts = [contexts]
             elif isinstance(contexts, dict):
                 contexts = [contexts]
-            data["retrieved_contexts"] = [
-                text for text in (_context_text(c) for c in contexts) if text.strip()
-            ]
+            data["retrieved_contexts"] = [text for text in (_context_text(c) for c in contexts) if text.strip()]
         if data.get("sample_id") is not None:
             data["sample_id"] = str(data["sample_id"])
         return data

@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..embeddings import cosine, default_minilm_path
 from .base import Metric
 from .context import MetricContext
-from ..embeddings import cosine, default_minilm_path
 from .results import MetricResult, clamp01
 from .sample import RagSample
 
@@ -29,7 +29,7 @@ class SemanticSimilarity(Metric):
         missing = sample.require("response", "reference")
         if missing:
             return MetricResult.nan(self.name, missing)
-        vectors = context.embedder.encode([sample.response, sample.reference])
+        vectors = context.embedder.encode([sample.response or "", sample.reference or ""])
         similarity = cosine(vectors[0], vectors[1])
         return MetricResult(name=self.name, score=max(0.0, similarity), cosine=similarity)
 
@@ -58,8 +58,12 @@ class BertScoreF1(Metric):
             except ImportError as error:
                 raise RuntimeError("BertScoreF1 needs the `bert-score` package (pip install bert-score)") from error
             _SCORERS[key] = BERTScorer(
-                model_type=path, num_layers=self.num_layers, batch_size=self.batch_size,
-                idf=self.idf, device="cpu", lang="en",
+                model_type=path,
+                num_layers=self.num_layers,
+                batch_size=self.batch_size,
+                idf=self.idf,
+                device="cpu",
+                lang="en",
             )
         return _SCORERS[key]
 

@@ -44,9 +44,7 @@ def shipped_align_model_path() -> Path:
     return Path(__file__).resolve().parents[1] / "models" / SHIPPED_ALIGN_MODEL
 
 
-def pair_features(
-    pairs: Sequence[tuple[str, str]], embedder: Embedder, use_vectors: bool = True
-) -> np.ndarray:
+def pair_features(pairs: Sequence[tuple[str, str]], embedder: Embedder, use_vectors: bool = True) -> np.ndarray:
     """Feature matrix (len(pairs), n_features) for (premise, hypothesis) pairs.
 
     All distinct texts (hypotheses and premise sentences) are embedded in one call.
@@ -106,7 +104,7 @@ def save_align_model(folder: str | Path, classifier: AlignClassifier, config: di
     """Write an align model folder: ``config.json`` and the arrays in ``weights.npz``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    np.savez(folder / "weights.npz", **classifier.arrays())
+    np.savez(folder / "weights.npz", **classifier.arrays())  # type: ignore[arg-type]
     (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 

@@ -78,9 +78,7 @@ _NEGATIONS = frozenset("not no never none nobody nothing neither nor cannot with
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _YEAR = re.compile(r"^(1[0-9]\d\d|20\d\d)$")
-_MONTHS = frozenset(
-    "january february march april may june july august september october november december".split()
-)
+_MONTHS = frozenset("january february march april may june july august september october november december".split())
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
 _SENTENCE_TAG = re.compile(r"<s>(.*?)</s>", re.S)
 

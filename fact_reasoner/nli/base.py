@@ -30,20 +30,32 @@ class NLIJudgement:
     probabilities: dict[str, float] = field(default_factory=dict)
     failed: bool = False
     reason: str | None = None
+    #: a failure because the model could not be asked (server down, calls failed after retries),
+    #: as opposed to an answer that could not be read; ``unreachable``: no connection at all
+    transport: bool = False
+    unreachable: bool = False
 
     @classmethod
     def from_probabilities(cls, probabilities: dict[str, float]) -> "NLIJudgement":
         """The arg-max label of normalised three-way probabilities."""
-        total = sum(probabilities.get(l.value, 0.0) for l in LABELS)
+        total = sum(probabilities.get(label.value, 0.0) for label in LABELS)
         if not total > 0:
             return cls.failure("all label probabilities are zero")
-        normalised = {l.value: probabilities.get(l.value, 0.0) / total for l in LABELS}
-        best = max(LABELS, key=lambda l: normalised[l.value])
+        normalised = {label.value: probabilities.get(label.value, 0.0) / total for label in LABELS}
+        best = max(LABELS, key=lambda label: normalised[label.value])
         return cls(best, normalised[best.value], normalised)
 
     @classmethod
-    def failure(cls, reason: str) -> "NLIJudgement":
-        return cls(RelationType.NEUTRAL, 0.0, {}, failed=True, reason=reason)
+    def failure(cls, reason: str, *, transport: bool = False, unreachable: bool = False) -> "NLIJudgement":
+        """A judgement that could not be made: neutral, no factor, ``failed=True``."""
+        return cls(
+            RelationType.NEUTRAL, 0.0, {}, failed=True, reason=reason, transport=transport, unreachable=unreachable
+        )
+
+    @classmethod
+    def call_failed(cls, what: str, error: Exception) -> "NLIJudgement":
+        """The model could not be asked (an :class:`~fact_reasoner.llm.base.LLMError`)."""
+        return cls.failure(f"{what}: {error}", transport=True, unreachable=bool(getattr(error, "unreachable", False)))
 
     @classmethod
     def unjudged(cls) -> "NLIJudgement":

@@ -93,9 +93,14 @@ class CachedNLI:
                     if self.cache is not None:
                         self.cache.put(
                             self._key(pair),
-                            {"label": judgement.label.value, "probability": judgement.probability,
-                             "probabilities": judgement.probabilities},
-                            backend="nli", model=self.identity, prompt_version=PAIR_CACHE_VERSION,
+                            {
+                                "label": judgement.label.value,
+                                "probability": judgement.probability,
+                                "probabilities": judgement.probabilities,
+                            },
+                            backend="nli",
+                            model=self.identity,
+                            prompt_version=PAIR_CACHE_VERSION,
                             request={"premise": pair[0], "hypothesis": pair[1]},
                         )
         return [answers[pair] for pair in pairs]

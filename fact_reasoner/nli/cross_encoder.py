@@ -166,7 +166,11 @@ class CrossEncoderNLI:
                 f"no NLI cross-encoder ships with this installation ({folder} is absent): give one with "
                 "--nli-model PATH (experiments/nli_training/ trains one), or use --nli align or --nli llm"
             )
-        if model_path is not None and not folder.exists() and (os.sep in str(model_path) or str(model_path).startswith(".")):
+        if (
+            model_path is not None
+            and not folder.exists()
+            and (os.sep in str(model_path) or str(model_path).startswith("."))
+        ):
             raise FileNotFoundError(f"cannot load NLI model {self.model_path!r}: no such directory")
         config = json.loads((folder / "config.json").read_text()) if (folder / "config.json").is_file() else {}
         self.batch_size = batch_size
@@ -180,11 +184,12 @@ class CrossEncoderNLI:
             )
             runtime = "onnx" if onnx_ready and (folder / "tokenizer.json").is_file() else "torch"
         self.runtime = runtime
+        self._model: _OnnxClassifier | _TorchClassifier
         if runtime == "onnx":
             self._model = _OnnxClassifier(folder, config, onnx_dir, threads)
         elif runtime == "torch":
-            self._model = _TorchClassifier(self.model_path, threads)
-            config = self._model.config
+            torch_model = _TorchClassifier(self.model_path, threads)
+            self._model, config = torch_model, torch_model.config
         else:
             raise ValueError(f"unknown runtime {runtime!r}: use auto, onnx or torch")
         self.tokenizer = self._model.tokenizer
@@ -392,7 +397,8 @@ class _TorchClassifier:
 
         with torch.inference_mode():
             out = self.model(
-                input_ids=torch.from_numpy(ids), attention_mask=torch.from_numpy(mask),
+                input_ids=torch.from_numpy(ids),
+                attention_mask=torch.from_numpy(mask),
                 token_type_ids=torch.from_numpy(types),
             )
         return out.logits.float().numpy()

@@ -56,7 +56,7 @@ def make_model_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBacke
         def llm_factory() -> "LLMBackend":
             return make_llm(config)
 
-    kind = config.models.nli
+    kind: str = config.models.nli
     if kind == "auto":
         kind = DEFAULT_NLI
     if kind == "llm":

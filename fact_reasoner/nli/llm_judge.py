@@ -49,21 +49,29 @@ SYSTEM = (
 )
 
 _EXAMPLES = (
-    ("Marie Curie was a Polish and naturalised-French physicist who won two Nobel Prizes.",
-     "Marie Curie won a Nobel Prize.", "entailment",
-     "Winning two Nobel Prizes means she won a Nobel Prize."),
-    ("The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
-     "The Eiffel Tower was completed in 1920.", "contradiction",
-     "The evidence gives 1889 as the completion year, not 1920."),
-    ("Lionel Messi joined Barcelona's youth academy at the age of 13.",
-     "Lionel Messi has three children.", "neutral",
-     "The evidence says nothing about his children."),
+    (
+        "Marie Curie was a Polish and naturalised-French physicist who won two Nobel Prizes.",
+        "Marie Curie won a Nobel Prize.",
+        "entailment",
+        "Winning two Nobel Prizes means she won a Nobel Prize.",
+    ),
+    (
+        "The Eiffel Tower was completed in 1889 for the World's Fair in Paris.",
+        "The Eiffel Tower was completed in 1920.",
+        "contradiction",
+        "The evidence gives 1889 as the completion year, not 1920.",
+    ),
+    (
+        "Lionel Messi joined Barcelona's youth academy at the age of 13.",
+        "Lionel Messi has three children.",
+        "neutral",
+        "The evidence says nothing about his children.",
+    ),
 )
 
 V1_INSTRUCTION = "True, False or Unknown? Answer with one word."
 V2_INSTRUCTION = (
-    "Reason in at most two short sentences, then give the answer in square brackets: "
-    "[True], [False] or [Unknown]."
+    "Reason in at most two short sentences, then give the answer in square brackets: [True], [False] or [Unknown]."
 )
 PROMPT_VERSIONS = ("v1", "v2")
 
@@ -192,7 +200,9 @@ class LLMJudgeNLI:
         self.llm = llm
         self.options = options or LLMJudgeOptions()
         if self.options.prompt_version not in PROMPT_VERSIONS:
-            raise ValueError(f"unknown NLI prompt version {self.options.prompt_version!r}: use one of {PROMPT_VERSIONS}")
+            raise ValueError(
+                f"unknown NLI prompt version {self.options.prompt_version!r}: use one of {PROMPT_VERSIONS}"
+            )
         self.name = f"llm:{llm.name}:{llm.model}:{self.options.prompt_version}"
         self._counters = {"pairs": 0, "failures": 0, "repairs": 0, "self_consistency": 0}
 
@@ -212,7 +222,9 @@ class LLMJudgeNLI:
         o = self.options
         max_tokens = o.max_tokens_v1 if o.prompt_version == "v1" else o.max_tokens_v2
         if sampled:
-            return ChatRequest.of(messages, self.tag, max_tokens=max_tokens, temperature=o.sample_temperature, n=o.samples)
+            return ChatRequest.of(
+                messages, self.tag, max_tokens=max_tokens, temperature=o.sample_temperature, n=o.samples
+            )
         return ChatRequest.of(messages, self.tag, max_tokens=max_tokens, logprobs=True, top_logprobs=o.top_logprobs)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
@@ -239,17 +251,22 @@ class LLMJudgeNLI:
             replies = self.llm.chat_many(
                 [self._request(build_messages(text, text, version), sampled=False) for text in CONTENT_FREE]
             )
-            found = [probabilities_from_choice(r.choices[0], version) for r in replies if not isinstance(r, LLMError)]
-            found = [f for f in found if f is not None]
+            found = [
+                f
+                for r in replies
+                if not isinstance(r, LLMError) and (f := probabilities_from_choice(r.choices[0], version)) is not None
+            ]
             self._content_free = (
                 {name: sum(f[name] for f in found) / len(found) for name in LABEL_NAMES} if found else None
             )
         return self._content_free
 
-    def _verdict(self, messages: list[tuple[str, str]], reply: ChatResponse | LLMError, *, sampled: bool) -> NLIJudgement:
+    def _verdict(
+        self, messages: list[tuple[str, str]], reply: ChatResponse | LLMError, *, sampled: bool
+    ) -> NLIJudgement:
         version = self.options.prompt_version
         if isinstance(reply, LLMError):
-            return NLIJudgement.failure(f"model call failed: {reply}")
+            return NLIJudgement.call_failed("model call failed", reply)
         if sampled or len(reply.choices) > 1:
             self._counters["self_consistency"] += 1
             return self._from_samples(reply)
@@ -277,7 +294,7 @@ class LLMJudgeNLI:
         self._counters["self_consistency"] += 1
         samples = self.llm.chat_many([self._request(messages, sampled=True)])[0]
         if isinstance(samples, LLMError):
-            return NLIJudgement.failure(f"no logprobs and sampling failed: {samples}")
+            return NLIJudgement.call_failed("no logprobs and sampling failed", samples)
         return self._from_samples(samples)
 
     def _repair(self, messages: list[tuple[str, str]], bad_reply: str) -> Choice | NLIJudgement:
@@ -289,12 +306,12 @@ class LLMJudgeNLI:
         ]
         reply = self.llm.chat_many([self._request(repair, sampled=False)])[0]
         if isinstance(reply, LLMError):
-            return NLIJudgement.failure(f"repair call failed: {reply}")
+            return NLIJudgement.call_failed("repair call failed", reply)
         return reply.choices[0]
 
     def _from_samples(self, reply: ChatResponse) -> NLIJudgement:
         labels = [parse_label(c.text, self.options.prompt_version) for c in reply.choices]
-        valid = [l for l in labels if l is not None]
+        valid = [label for label in labels if label is not None]
         if not valid:
             return NLIJudgement.failure(f"none of {len(labels)} samples named a label")
         return NLIJudgement.from_probabilities({name: valid.count(name) / len(valid) for name in LABEL_NAMES})
@@ -303,7 +320,6 @@ class LLMJudgeNLI:
         """This stage's own counters (pairs, failures, repairs, self_consistency); the model's
         calls and cache hits are in ``self.llm.stats()``."""
         return dict(self._counters)
-
 
 
 CONTENT_FREE = ("N/A", "[MASK]", "")

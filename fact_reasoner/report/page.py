@@ -34,7 +34,15 @@ from typing import Any
 from ..scores import GoldAtoms
 from .plots import PLOTS
 from .rows import group_rows, read_rows, restrict_to_common
-from .tables import COLUMNS, PUBLISHED_GOLD_PRECISION, PUBLISHED_TABLE3, TableLine, format_cell, line_values, summary_table
+from .tables import (
+    COLUMNS,
+    PUBLISHED_GOLD_PRECISION,
+    PUBLISHED_TABLE3,
+    TableLine,
+    format_cell,
+    line_values,
+    summary_table,
+)
 
 SNIPPET_CHARS = 220
 
@@ -123,7 +131,7 @@ def _summary_html(lines: Sequence[TableLine]) -> str:
     for line in lines:
         cells = []
         for (_, _, field), value in zip(COLUMNS, line_values(line)):
-            cells.append(f"<td class=\"{'' if field is None else 'num'}\">{esc(format_cell(value))}</td>")
+            cells.append(f'<td class="{"" if field is None else "num"}">{esc(format_cell(value))}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -132,10 +140,10 @@ def _published_html() -> str:
     rows = []
     for model, table in PUBLISHED_TABLE3.items():
         for assessor, values in table.items():
-            cells = "".join(f"<td class=\"num\">{v:.2f}</td>" for v in values)
+            cells = "".join(f'<td class="num">{v:.2f}</td>' for v in values)
             rows.append(f"<tr><td>{esc(model)}</td><td>{esc(assessor)}</td>{cells}</tr>")
     return (
-        "<p class=\"note\">Published numbers (paper v2, Table 3): 157 FActScore ChatGPT biographies, gold "
+        '<p class="note">Published numbers (paper v2, Table 3): 157 FActScore ChatGPT biographies, gold '
         f"precision {PUBLISHED_GOLD_PRECISION:.2f}, NLI by the LLMs named — a different NLI model and "
         "dataset split from ours, shown for orientation only.</p>"
         "<table><thead><tr><th>NLI/LLM (published)</th><th>assessor</th><th>Pr</th><th>F1</th><th>F1@K</th>"
@@ -147,7 +155,7 @@ def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        return "<p class=\"note\">Plots need matplotlib (pip install matplotlib).</p>"
+        return '<p class="note">Plots need matplotlib (pip install matplotlib).</p>'
     figures = []
     captions = {
         "reliability": "Reliability diagram: fraction of gold-S atoms per bin of predicted P",
@@ -157,10 +165,10 @@ def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
     for name, plot in PLOTS.items():
         data = base64.b64encode(plot(groups)).decode("ascii")
         figures.append(
-            f"<figure><img alt=\"{esc(captions[name])}\" src=\"data:image/png;base64,{data}\">"
-            f"<figcaption class=\"note\">{esc(captions[name])}</figcaption></figure>"
+            f'<figure><img alt="{esc(captions[name])}" src="data:image/png;base64,{data}">'
+            f'<figcaption class="note">{esc(captions[name])}</figcaption></figure>'
         )
-    return f"<div class=\"plots\">{''.join(figures)}</div>"
+    return f'<div class="plots">{"".join(figures)}</div>'
 
 
 def _row_precision(row: dict[str, Any]) -> tuple[float, float | None]:
@@ -171,8 +179,14 @@ def _row_precision(row: dict[str, Any]) -> tuple[float, float | None]:
     return predicted, gold.gold_precision if gold.truths else None
 
 
-def _evidence_html(record_key: str, per_assessor: dict[str, Sequence[dict[str, Any]]], texts: ContextTexts,
-                   anchors: dict[str, str], limit: int, all_names: Sequence[str]) -> str:
+def _evidence_html(
+    record_key: str,
+    per_assessor: dict[str, Sequence[dict[str, Any]]],
+    texts: ContextTexts,
+    anchors: dict[str, str],
+    limit: int,
+    all_names: Sequence[str],
+) -> str:
     """The contexts that entail or contradict one atom, merged over assessors.
 
     The same (context text, relation, probability) found by several assessors is listed once
@@ -185,11 +199,13 @@ def _evidence_html(record_key: str, per_assessor: dict[str, Sequence[dict[str, A
             probability = float(link.get("probability", math.nan))
             info = texts.get(record_key, context_id)
             identity = str(info.get("text")) if info is not None else context_id
-            entry = merged.setdefault((identity, relation, round(probability, 4)), {
-                "context": context_id, "relation": relation, "probability": probability, "info": info, "by": []})
+            entry = merged.setdefault(
+                (identity, relation, round(probability, 4)),
+                {"context": context_id, "relation": relation, "probability": probability, "info": info, "by": []},
+            )
             entry["by"].append(name)
     if not merged:
-        return "<span class=\"note\">no context entails or contradicts it</span>"
+        return '<span class="note">no context entails or contradicts it</span>'
     entries = sorted(merged.values(), key=lambda e: -e["probability"])
     items = []
     for entry in entries[:limit]:
@@ -198,22 +214,23 @@ def _evidence_html(record_key: str, per_assessor: dict[str, Sequence[dict[str, A
             text = str(info.get("text") or "")
             snippet = text if len(text) <= SNIPPET_CHARS else text[:SNIPPET_CHARS].rstrip() + "…"
             anchor = anchors.get(text)
-            where = f"<a href=\"#{esc(anchor)}\">{esc(entry['context'])}</a>" if anchor else esc(entry["context"])
+            where = f'<a href="#{esc(anchor)}">{esc(entry["context"])}</a>' if anchor else esc(entry["context"])
             title = f" <i>{esc(info.get('title'))}</i>" if info.get("title") else ""
             body = f"{where}{title}: {esc(snippet)}"
         else:
             body = esc(entry["context"])
         by = "all" if len(entry["by"]) == len(all_names) else ", ".join(entry["by"])
         items.append(
-            f"<li><span class=\"rel {esc(entry['relation'])}\">{esc(entry['relation'])} {esc(_fmt(entry['probability'], 2))}</span> "
-            f"{body} <span class=\"note\">[{esc(by)}]</span></li>"
+            f'<li><span class="rel {esc(entry["relation"])}">{esc(entry["relation"])} {esc(_fmt(entry["probability"], 2))}</span> '
+            f'{body} <span class="note">[{esc(by)}]</span></li>'
         )
-    more = f"<li class=\"note\">… and {len(entries) - limit} more</li>" if len(entries) > limit else ""
-    return f"<ul class=\"evidence\">{''.join(items)}{more}</ul>"
+    more = f'<li class="note">… and {len(entries) - limit} more</li>' if len(entries) > limit else ""
+    return f'<ul class="evidence">{"".join(items)}{more}</ul>'
 
 
-def _record_html(index: int, key: str, by_group: dict[str, dict[str, Any]], texts: ContextTexts,
-                 evidence_limit: int) -> str:
+def _record_html(
+    index: int, key: str, by_group: dict[str, dict[str, Any]], texts: ContextTexts, evidence_limit: int
+) -> str:
     rid = f"r{index}"
     first = next(iter(by_group.values()))
     names = list(by_group)
@@ -239,46 +256,48 @@ def _record_html(index: int, key: str, by_group: dict[str, dict[str, Any]], text
     atom_rows = {name: {a["id"]: a for a in row.get("atoms") or []} for name, row in by_group.items()}
     for atom in first.get("atoms") or []:
         label = atom.get("label")
-        badge = f"<span class=\"badge {esc(label) if label in ('S', 'NS') else 'none'}\">{esc(label or '?')}</span>"
+        badge = f'<span class="badge {esc(label) if label in ("S", "NS") else "none"}">{esc(label or "?")}</span>'
         cells = []
         evidence: dict[str, Sequence[dict[str, Any]]] = {}
         for name in names:
             verdict = atom_rows[name].get(atom["id"])
             if verdict is None:
-                cells.append("<td class=\"p\">–</td>")
+                cells.append('<td class="p">–</td>')
                 continue
             p = float(verdict.get("probability", math.nan))
             prediction = verdict.get("prediction")
             mark = ""
             if label in ("S", "NS") and prediction in ("S", "NS"):
-                mark = " <span class=\"ok\">✓</span>" if prediction == label else " <span class=\"bad\">✗</span>"
+                mark = ' <span class="ok">✓</span>' if prediction == label else ' <span class="bad">✗</span>'
             cells.append(
-                f"<td class=\"p\" style=\"background:{colour(p) if math.isfinite(p) else '#eee'}\" "
-                f"title=\"{esc(name)}: P = {esc(_fmt(p, 4))}, predicted {esc(prediction)}\">"
+                f'<td class="p" style="background:{colour(p) if math.isfinite(p) else "#eee"}" '
+                f'title="{esc(name)}: P = {esc(_fmt(p, 4))}, predicted {esc(prediction)}">'
                 f"{esc(_fmt(p, 2))} {esc(prediction or '')}{mark}</td>"
             )
             evidence[name] = verdict.get("evidence") or []
         details = _evidence_html(key, evidence, texts, anchors, evidence_limit, names)
         rows_html.append(
-            f"<tr class=\"atom\" id=\"{esc(rid)}-{esc(atom['id'])}\"><td>{esc(atom['id'])}</td>"
-            f"<td class=\"atomtext\">{esc(atom.get('text'))}"
+            f'<tr class="atom" id="{esc(rid)}-{esc(atom["id"])}"><td>{esc(atom["id"])}</td>'
+            f'<td class="atomtext">{esc(atom.get("text"))}'
             f"<details><summary>evidence</summary>{details}</details></td>"
             f"<td>{badge}</td>{''.join(cells)}</tr>"
         )
     contexts_html = ""
     if listed:
         entries = "".join(
-            f"<dt id=\"{esc(anchor)}\">{esc(cid)}{(' — ' + esc(info.get('title'))) if info.get('title') else ''}</dt>"
+            f'<dt id="{esc(anchor)}">{esc(cid)}{(" — " + esc(info.get("title"))) if info.get("title") else ""}</dt>'
             f"<dd>{esc(info.get('text'))}</dd>"
             for anchor, cid, info in listed
         )
-        contexts_html = f"<details><summary>{len(listed)} distinct contexts</summary><dl class=\"ctx\">{entries}</dl></details>"
+        contexts_html = (
+            f'<details><summary>{len(listed)} distinct contexts</summary><dl class="ctx">{entries}</dl></details>'
+        )
     return (
-        f"<section class=\"record\" id=\"{esc(rid)}\">"
+        f'<section class="record" id="{esc(rid)}">'
         f"<h3>{index + 1}. {esc(first.get('topic') or first.get('input') or key)}</h3>"
-        f"<div class=\"meta\">{' · '.join(scores)}{gold_text} · key {esc(key)}</div>"
+        f'<div class="meta">{" · ".join(scores)}{gold_text} · key {esc(key)}</div>'
         f"<details><summary>prompt and response</summary><p><b>Input:</b> {esc(first.get('input'))}</p>"
-        f"<div class=\"output\">{esc(first.get('output'))}</div></details>"
+        f'<div class="output">{esc(first.get("output"))}</div></details>'
         f"<table><thead><tr><th>atom</th><th>text</th><th>gold</th>{header}</tr></thead>"
         f"<tbody>{''.join(rows_html)}</tbody></table>{contexts_html}</section>"
     )
@@ -314,37 +333,44 @@ def build_report(
     shown = keys if max_records is None else keys[:max_records]
 
     parts = [
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
-        f"<div class=\"meta\">{len(keys)} responses · assessors: {esc(', '.join(groups))} · files: "
+        f'<div class="meta">{len(keys)} responses · assessors: {esc(", ".join(groups))} · files: '
         f"{esc(', '.join(str(p) for p in results))} · generated {esc(_dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}</div>",
         "<h2>Summary</h2>",
     ]
     if has_gold:
         parts += [
-            "<p class=\"note\">Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; "
+            '<p class="note">Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; '
             "acc: atom accuracy; F1@K: mean of the responses' F1@K, each with the K it was scored with (column K); MAE: mean |Pr − gold Pr|; "
             "Brier: mean (P − y)²; ECE: expected calibration error over 10 equal-width bins.</p>",
             _summary_html(overall),
         ]
         if left_out:
-            parts.append(f"<p class=\"note\">{left_out} response(s) not finished by every assessor are left out "
-                         "of the tables and plots (they are listed below).</p>")
+            parts.append(
+                f'<p class="note">{left_out} response(s) not finished by every assessor are left out '
+                "of the tables and plots (they are listed below).</p>"
+            )
         if tiers:
             parts += ["<h3>By rarity tier</h3>", _summary_html(tiers)]
-        parts += ["<h3>Published numbers, for comparison</h3>", _published_html(), "<h2>Plots</h2>", _plots_html(common)]
+        parts += [
+            "<h3>Published numbers, for comparison</h3>",
+            _published_html(),
+            "<h2>Plots</h2>",
+            _plots_html(common),
+        ]
     else:
-        parts.append("<p class=\"note\">No gold labels in these results: only per-response scores are shown.</p>")
+        parts.append('<p class="note">No gold labels in these results: only per-response scores are shown.</p>')
     parts += [
         "<h2>Responses</h2>",
-        "<p class=\"note\">Cells show P(atom true) and the prediction; colour <span class=\"scale\"></span> "
+        '<p class="note">Cells show P(atom true) and the prediction; colour <span class="scale"></span> '
         "from 0 (red) through 0.5 (yellow) to 1 (green); ✓/✗ against the gold label. Open “evidence” for the "
         "contexts that entail or contradict an atom (NLI relation and probability).</p>",
     ]
     if len(shown) < len(keys):
-        parts.append(f"<p class=\"note\">Showing the first {len(shown)} of {len(keys)} responses (--max-records).</p>")
+        parts.append(f'<p class="note">Showing the first {len(shown)} of {len(keys)} responses (--max-records).</p>')
     parts += [_record_html(i, key, by_key[key], texts, evidence_limit) for i, key in enumerate(shown)]
     parts.append("</body></html>")
     return "".join(parts)
@@ -374,8 +400,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("results", type=Path, nargs="+", help="result JSONL files (one or more assessors)")
     parser.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")
-    parser.add_argument("--input-file", type=Path,
-                        help="the input records the results came from (for context texts), same file as the run")
+    parser.add_argument(
+        "--input-file",
+        type=Path,
+        help="the input records the results came from (for context texts), same file as the run",
+    )
     parser.add_argument("--title", default="FactReasoner report")
     parser.add_argument("--max-records", type=int, help="show only the first N responses in detail")
     parser.add_argument("--max-evidence", type=int, default=8, help="contexts listed per atom (default 8)")

@@ -45,8 +45,12 @@ def plot_reliability(groups: dict[str, list[dict[str, Any]]]) -> bytes:
         if not bins:
             continue
         ece = summarize_rows(rows).atom_ece  # the table's ECE
-        axis.plot([b.mean_probability for b in bins], [b.fraction_true for b in bins], marker="o",
-                  label=f"{label} (ECE {ece:.3f})")
+        axis.plot(
+            [b.mean_probability for b in bins],
+            [b.fraction_true for b in bins],
+            marker="o",
+            label=f"{label} (ECE {ece:.3f})",
+        )
     axis.set_xlabel("predicted P(atom true)")
     axis.set_ylabel("fraction of atoms labelled S")
     axis.set_xlim(0, 1)
@@ -83,8 +87,9 @@ def plot_score_distributions(groups: dict[str, list[dict[str, Any]]]) -> bytes:
     count = max(len(groups), 1)
     columns = min(count, 3)
     rows_n = math.ceil(count / columns)
-    figure, axes = plt.subplots(rows_n, columns, figsize=(3.6 * columns, 2.8 * rows_n), squeeze=False,
-                               constrained_layout=True)
+    figure, axes = plt.subplots(
+        rows_n, columns, figsize=(3.6 * columns, 2.8 * rows_n), squeeze=False, constrained_layout=True
+    )
     edges = [i / 20 for i in range(21)]
     for axis, (label, rows) in zip(axes.flat, groups.items()):
         atoms = [GoldAtoms.of(r) for r in rows]
@@ -95,7 +100,7 @@ def plot_score_distributions(groups: dict[str, list[dict[str, Any]]]) -> bytes:
         axis.set_xlabel("P(atom true)", fontsize=8)
         axis.tick_params(labelsize=7)
         axis.legend(fontsize=7)
-    for axis in list(axes.flat)[len(groups):]:
+    for axis in list(axes.flat)[len(groups) :]:
         axis.axis("off")
     figure.suptitle("Distribution of atom posteriors by gold label", fontsize=10)
     return _png(figure)

@@ -54,7 +54,9 @@ def restrict_to_common(groups: dict[str, list[dict[str, Any]]]) -> tuple[dict[st
         return groups, 0
     common = set.intersection(*keys)
     every = set.union(*keys)
-    return {label: [r for r in rows if r.get("record_key") in common] for label, rows in groups.items()}, len(every - common)
+    return {label: [r for r in rows if r.get("record_key") in common] for label, rows in groups.items()}, len(
+        every - common
+    )
 
 
 def _assessor_order(label: str) -> tuple[int, str]:

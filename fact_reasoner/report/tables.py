@@ -35,12 +35,24 @@ from .rows import tier_of
 # Paper v2 (arXiv 2502.18573), Table 3: 157 FActScore ChatGPT biographies, Wikipedia contexts.
 # (Pr, F1, F1@K, MAE) per NLI/LLM model and assessor; gold precision 0.62.
 PUBLISHED_TABLE3: dict[str, dict[str, tuple[float, float, float, float]]] = {
-    "granite-8b": {"FactScore": (0.59, 0.70, 0.57, 0.17), "FR1": (0.43, 0.70, 0.43, 0.22),
-                   "FR2": (0.62, 0.78, 0.61, 0.12), "FR3": (0.60, 0.78, 0.59, 0.13)},
-    "llama-70b": {"FactScore": (0.59, 0.73, 0.58, 0.16), "FR1": (0.42, 0.71, 0.42, 0.23),
-                  "FR2": (0.60, 0.83, 0.59, 0.11), "FR3": (0.60, 0.83, 0.59, 0.11)},
-    "mixtral": {"FactScore": (0.59, 0.74, 0.58, 0.16), "FR1": (0.44, 0.72, 0.44, 0.21),
-                "FR2": (0.63, 0.83, 0.62, 0.11), "FR3": (0.64, 0.83, 0.62, 0.11)},
+    "granite-8b": {
+        "FactScore": (0.59, 0.70, 0.57, 0.17),
+        "FR1": (0.43, 0.70, 0.43, 0.22),
+        "FR2": (0.62, 0.78, 0.61, 0.12),
+        "FR3": (0.60, 0.78, 0.59, 0.13),
+    },
+    "llama-70b": {
+        "FactScore": (0.59, 0.73, 0.58, 0.16),
+        "FR1": (0.42, 0.71, 0.42, 0.23),
+        "FR2": (0.60, 0.83, 0.59, 0.11),
+        "FR3": (0.60, 0.83, 0.59, 0.11),
+    },
+    "mixtral": {
+        "FactScore": (0.59, 0.74, 0.58, 0.16),
+        "FR1": (0.44, 0.72, 0.44, 0.21),
+        "FR2": (0.63, 0.83, 0.62, 0.11),
+        "FR3": (0.64, 0.83, 0.62, 0.11),
+    },
 }
 PUBLISHED_GOLD_PRECISION = 0.62
 
@@ -85,11 +97,19 @@ def summary_table(groups: dict[str, list[dict[str, Any]]], by_tier: bool = True)
 
 #: (CSV column, title, summary field) in table order; assessor and tier come from the line.
 COLUMNS = [
-    ("assessor", "assessor", None), ("tier", "tier", None), ("records", "bios", "num_records"),
-    ("atoms", "atoms", "num_gold_atoms"), ("k", "K", "k"), ("precision", "Pr", "mean_factuality_score"),
-    ("gold_precision", "gold Pr", "mean_gold_factuality_score"), ("f1", "F1 (S)", "atom_f1_supported"),
-    ("accuracy", "acc", "atom_accuracy"), ("f1_k", "F1@K", "mean_f1_k"), ("mae", "MAE", "mae_factuality_score"),
-    ("brier", "Brier", "atom_brier_score"), ("ece", "ECE", "atom_ece"),
+    ("assessor", "assessor", None),
+    ("tier", "tier", None),
+    ("records", "bios", "num_records"),
+    ("atoms", "atoms", "num_gold_atoms"),
+    ("k", "K", "k"),
+    ("precision", "Pr", "mean_factuality_score"),
+    ("gold_precision", "gold Pr", "mean_gold_factuality_score"),
+    ("f1", "F1 (S)", "atom_f1_supported"),
+    ("accuracy", "acc", "atom_accuracy"),
+    ("f1_k", "F1@K", "mean_f1_k"),
+    ("mae", "MAE", "mae_factuality_score"),
+    ("brier", "Brier", "atom_brier_score"),
+    ("ece", "ECE", "atom_ece"),
 ]
 
 

@@ -21,8 +21,8 @@ from .base import (
     RetrievalError,
     RetrievedContext,
     Retriever,
-    register_retriever,
     available_retrievers,
+    register_retriever,
 )
 from .cache import CachedRetriever, RetrievalCache
 from .records import RetrievedContexts, atom_context_id, question_context_id, retrieve_for_record
@@ -45,9 +45,7 @@ def make_uncached_retriever(config: "PipelineConfig") -> Retriever:
         return SuppliedRetriever()
     if service in ("chroma", "bm25", "hybrid"):
         if not options.store:
-            raise RetrievalError(
-                f"--service-type {service} needs --store DIR (a store built by `fact-reasoner index`)"
-            )
+            raise RetrievalError(f"--service-type {service} needs --store DIR (a store built by `fact-reasoner index`)")
         collection = options.collection or DEFAULT_COLLECTION
         if service == "chroma":
             return ChromaRetriever(options.store, collection)

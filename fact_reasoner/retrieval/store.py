@@ -23,9 +23,10 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 from .base import RetrievalError
 from .corpus import Chunk, chunk_document, read_documents
@@ -130,9 +131,7 @@ def chroma_collection(layout: StoreLayout, create: bool = False):
     try:
         return client.get_collection(layout.collection, embedding_function=None)
     except Exception as error:  # chromadb raises NotFoundError (or ValueError in older versions)
-        raise RetrievalError(
-            f"collection {layout.collection!r} not found in {layout.chroma_dir}: {error}"
-        ) from error
+        raise RetrievalError(f"collection {layout.collection!r} not found in {layout.chroma_dir}: {error}") from error
 
 
 # ---------------------------------------------------------------- chunks + BM25
@@ -230,8 +229,12 @@ def build_index(
         # first built with --no-dense) are embedded too.
         candidates = list(new_chunks.values()) + [
             Chunk(
-                id=r["id"], text=r["text"], title=r.get("title"), topic=r.get("topic"),
-                doc_hash=r["metadata"].get("doc_hash", ""), chunk_index=r["metadata"].get("chunk_index", 0),
+                id=r["id"],
+                text=r["text"],
+                title=r.get("title"),
+                topic=r.get("topic"),
+                doc_hash=r["metadata"].get("doc_hash", ""),
+                chunk_index=r["metadata"].get("chunk_index", 0),
                 source=r["metadata"].get("source", ""),
             )
             for r in existing

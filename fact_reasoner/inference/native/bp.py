@@ -128,8 +128,10 @@ def _flooding_bp(
         exp_j = model.dense_exp_coupling
         # messages[r, a, b] = m_{a→b}; zero where there is no edge (J = 0 makes it stay 0)
         init = np.broadcast_to(np.where(known, theta0, 0.0)[:, :, None], (r, v, v)).copy()
-        messages = np.where(known[:, :, None], coupling_message(init, exp_j), 0.0) if known.any() else np.zeros((r, v, v))
-        for iterations in range(1, max_iterations + 1):
+        messages = (
+            np.where(known[:, :, None], coupling_message(init, exp_j), 0.0) if known.any() else np.zeros((r, v, v))
+        )
+        for iterations in range(1, max_iterations + 1):  # noqa: B007 - the count is read after the loop
             belief = model.h + messages.sum(axis=1)
             cavity = belief[:, :, None] - messages.transpose(0, 2, 1)  # θ_{a\b} = B_a − m_{b→a}
             new = coupling_message(cavity, exp_j)
@@ -156,7 +158,7 @@ def _flooding_bp(
         to_t = np.where(known[:, s], softplus(theta0[:, s] + coupling) - softplus(theta0[:, s]), 0.0)
         to_s = np.where(known[:, t], softplus(theta0[:, t] + coupling) - softplus(theta0[:, t]), 0.0)
         exp_coupling = np.exp(coupling)
-        for iterations in range(1, max_iterations + 1):
+        for iterations in range(1, max_iterations + 1):  # noqa: B007 - the count is read after the loop
             belief = model.h + incoming(to_t, to_s)
             step_t = coupling_message(belief[:, s] - to_s, exp_coupling) - to_t
             step_s = coupling_message(belief[:, t] - to_t, exp_coupling) - to_s

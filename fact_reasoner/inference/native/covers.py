@@ -98,9 +98,9 @@ def _greedy_cover(v: int, s: np.ndarray, t: np.ndarray) -> np.ndarray:
                         heapq.heappush(heap, (degree[x], x))
     in_cover = np.ones(v, dtype=bool)
     in_cover[independent] = False
-    for u in np.flatnonzero(in_cover):  # drop cover vertices whose neighbours are all covered
-        if all(in_cover[w] for w in neighbours[u]):
-            in_cover[u] = False
+    for vertex in np.flatnonzero(in_cover):  # drop cover vertices whose neighbours are all covered
+        if all(in_cover[w] for w in neighbours[vertex]):
+            in_cover[vertex] = False
     return np.flatnonzero(in_cover)
 
 

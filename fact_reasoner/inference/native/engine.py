@@ -194,7 +194,7 @@ class NativeEngine:
             p, log_z = exact_by_cover(model, cover, self.chunk_elements)
             return _ComponentOutcome(p, "exact-cover", True, True, 0, log_z, info)
         if self.method == "exact":
-            size = "more than %d" % self.max_exact_cover if cover is None else str(len(cover))
+            size = f"more than {self.max_exact_cover}" if cover is None else str(len(cover))
             raise InferenceError(
                 f"exact inference needs a vertex cover of {size} variables on a component of "
                 f"{v} variables; the limit is max_exact_cover={self.max_exact_cover} "
@@ -237,7 +237,7 @@ class NativeEngine:
         only when damping from its first iteration did not converge either (see
         :func:`~.bp.loopy_bp`).
         """
-        settings = dict(
+        settings: dict[str, Any] = dict(
             # undamped flooding BP is exact on a tree after (diameter + 1) sweeps
             damping=0.0 if is_tree else self.damping,
             tolerance=self.tolerance,
@@ -247,7 +247,7 @@ class NativeEngine:
         info: dict[str, Any] = {"bp_layout": result.layout, "bp_iterations": result.iterations}
         iterations = result.iterations
         check = gauge is not None and bool(result.converged.all())
-        if check:
+        if gauge is not None and check:
             settled = (result.log_odds[0] > 0).astype(float)
             runs = [result]
             # one start at a time: R × V × V batches fall out of cache and run slower than R runs
@@ -294,7 +294,9 @@ class NativeEngine:
     ) -> _ComponentOutcome:
         """The collapsed tempered sampler on a vertex cover (chromatic one if too large)."""
         if cover is None:
-            cover, how = vertex_cover(model)
+            found, how = vertex_cover(model)
+            assert found is not None  # without a limit a cover is always found
+            cover = found
             info = info | {"cover": int(len(cover)), "cover_method": how}
         k = len(cover)
         if k * (model.num_variables) <= COLLAPSED_MAX_ENTRIES:

@@ -74,7 +74,7 @@ def exact_by_cover(
         e_hi = x_hi @ h_c[hi] + np.einsum("bi,ij,bj->b", x_hi, j_cc[hi, hi], x_hi)
         cross = (x_hi @ j_cc[hi, lo]) @ x_lo.T  # (B, 2^k_lo)
         log_w = e_hi[:, None] + e_lo[None, :] + cross
-        if fast:
+        if exp_d_lo is not None:
             # e^{d} = e^{d_lo} · e^{offset}: one product per element instead of an exp
             odds = exp_d_lo[None, :, :] * np.exp(off_u)[:, None, :]
             one_plus = 1.0 + odds

@@ -214,9 +214,9 @@ def collapsed_tempered_gibbs(
 
     ladder = ReplicaExchange(replicas, temperatures, beta_min)
     chains = ladder.chains
-    beta = ladder.chain_betas.astype(dtype)
+    beta: np.ndarray = ladder.chain_betas.astype(dtype)
     cold = ladder.cold_chains
-    x = (rng.random((chains, k)) < sigmoid(h_c)).astype(dtype)
+    x: np.ndarray = (rng.random((chains, k)) < sigmoid(h_c)).astype(dtype)
     field_c = h_c + x @ j_cc  # (chains, k): h_c + Σ_c' J_cc' x_c'
     pre_u = h_u + x @ j_cu  # (chains, |U|): a_u
     block_sums: list[np.ndarray] = []  # per block: (replicas, V) sums of Rao-Blackwell terms

