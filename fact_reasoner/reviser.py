@@ -75,9 +75,12 @@ def build_messages(response: str, atoms: list[str]) -> list[tuple[str, str]]:
 
 
 def revised_schema(n: int) -> dict[str, Any]:
+    """At most ``n`` facts; the check asks for exactly ``n``. (A ``minItems`` equal to
+    ``maxItems`` made llama.cpp's grammar sampling 12x slower per token: 0.80 s against 0.064 s
+    on this CPU, for the same output.)"""
     return {
         "type": "object",
-        "properties": {"atoms": {"type": "array", "items": {"type": "string"}, "minItems": n, "maxItems": n}},
+        "properties": {"atoms": {"type": "array", "items": {"type": "string"}, "maxItems": n}},
         "required": ["atoms"],
         "additionalProperties": False,
     }

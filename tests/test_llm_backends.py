@@ -143,3 +143,44 @@ def test_api_key_and_base_url_come_from_the_environment(monkeypatch):
 def test_unknown_local_model_is_a_clear_error(tmp_path):
     with pytest.raises(ModelUnavailable, match="unknown local model"):
         resolve_local_model("no-such-model", tmp_path)
+
+
+# -- where a cold run's time goes: one slot per stage, prefix states kept on disk ---------------
+
+PREFIX = [("system", "You check claims against evidence. " * 20)]
+
+
+@needs_tiny_model
+def test_each_stage_keeps_its_prompt_prefix_in_its_own_slot(tmp_path):
+    llm = LocalLLM(TINY, cache_dir=tmp_path, cache=ModelCache(None), threads=1)
+    nli = ChatRequest.of([*PREFIX, ("user", "Claim: one.")], "nli-llm/v1", max_tokens=1)
+    atomizer = ChatRequest.of(
+        [("system", "Break sentences into facts. " * 20), ("user", "A.")], "atomizer/v1", max_tokens=1
+    )
+    llm.chat(nli)
+    llm.chat(atomizer)  # another stage in between: it has its own slot
+    llm.chat(ChatRequest.of([*PREFIX, ("user", "Claim: two.")], "nli-llm/v1", max_tokens=1))
+    stats = llm.stats()
+    # the second NLI call reused the prefix the atomizer call did not evict
+    assert stats["nli_llm_cached_prompt_tokens"] > 100
+    assert llm.slot_of("nli-llm/v1") != llm.slot_of("atomizer/v1") != llm.slot_of("other/v1")
+    llm.close()
+
+
+@needs_tiny_model
+def test_a_new_process_starts_from_the_saved_prefix_state(tmp_path):
+    first = LocalLLM(TINY, cache_dir=tmp_path, cache=ModelCache(None), threads=1)
+    first.chat(ChatRequest.of([*PREFIX, ("user", "Claim: one.")], "nli-llm/v1", max_tokens=1))
+    assert (first.prefix_state_dir / "nli-llm.bin").is_file()
+    first.close()
+    second = LocalLLM(TINY, cache_dir=tmp_path, cache=ModelCache(None), threads=1)
+    second.chat(ChatRequest.of([*PREFIX, ("user", "Claim: two.")], "nli-llm/v1", max_tokens=1))
+    stats = second.stats()
+    # its very first call reused the restored prefix instead of prefilling it
+    assert stats["nli_llm_cached_prompt_tokens"] > 100
+    assert stats["nli_llm_prompt_tokens"] < 20
+    second.close()
+    off = LocalLLM(TINY, cache_dir=tmp_path / "off", cache=ModelCache(None), threads=1, keep_prefix_states=False)
+    off.chat(ChatRequest.of([*PREFIX, ("user", "Claim: one.")], "nli-llm/v1", max_tokens=1))
+    assert not (off.prefix_state_dir / "nli-llm.bin").exists()
+    off.close()

@@ -165,3 +165,19 @@ def test_calibration_removes_a_label_lean():
     assert fixed.probabilities["entailment"] == pytest.approx(1.5 / (1.5 + 1.0 + 0.6 / 0.7))
     failure = NLIJudgement.failure("x")
     assert calibrated(failure, prior) is failure
+
+
+def test_pairs_that_share_a_premise_are_asked_one_after_the_other():
+    """The server reuses the prompt up to the claim only for consecutive calls on one premise."""
+    pairs = [("P one.", "H1"), ("P two.", "H2"), ("P one.", "H3"), ("P two.", "H4")]
+    # answers in the order the judge asks: P one (H1, H3), then P two (H2, H4)
+    with ScriptedServer(["True", "False", "Unknown", "True"]) as server:
+        llm = OpenAICompatibleLLM("m", base_url=server.base_url, cache=ModelCache(None), max_concurrency=1)
+        verdicts = LLMJudgeNLI(llm).judge(pairs)
+        # first attempts (logprobs asked); the scripted server sends none, so samples follow
+        asked = [r["body"]["messages"][-1]["content"] for r in server.requests if r["body"].get("logprobs")]
+    premises = [text.split("\n")[0] for text in asked]
+    claims = [text.split("\n")[1] for text in asked]
+    assert premises == ["Evidence: P one."] * 2 + ["Evidence: P two."] * 2
+    assert claims == ["Claim: H1", "Claim: H3", "Claim: H2", "Claim: H4"]
+    assert len(verdicts) == 4

@@ -164,7 +164,8 @@ def stats_delta(after: dict[str, float], before: dict[str, float]) -> dict[str, 
 class ChatBackend:
     """Shared behaviour of the concrete backends; subclasses implement :meth:`_complete`.
 
-    ``_complete(body)`` sends one OpenAI chat-completions body and returns the response JSON,
+    ``_complete(body, prompt_version)`` sends one OpenAI chat-completions body and returns the
+    response JSON (``prompt_version`` names the stage, e.g. ``atomizer/v1``),
     or raises :class:`LLMError`. ``supports_n`` says whether the server returns ``n`` choices
     in one call (llama.cpp's server does not).
     """
@@ -188,7 +189,7 @@ class ChatBackend:
         }
 
     # -- transport (subclasses) -------------------------------------------------------------
-    def _complete(self, body: dict[str, Any]) -> dict[str, Any]:  # pragma: no cover - abstract
+    def _complete(self, body: dict[str, Any], prompt_version: str = "") -> dict[str, Any]:  # pragma: no cover
         raise NotImplementedError
 
     # -- public API --------------------------------------------------------------------------
@@ -250,7 +251,23 @@ class ChatBackend:
     # -- internals ---------------------------------------------------------------------------
     def _count(self, key: str, amount: float = 1) -> None:
         with self._lock:
-            self._counters[key] += amount
+            self._counters[key] = self._counters.get(key, 0) + amount
+
+    def _count_stage(self, prompt_version: str, timings: dict[str, Any], usage: dict[str, Any]) -> None:
+        """Per stage (the prompt tag before ``/``: atomizer, reviser, nli-llm…): calls, prompt
+        tokens computed and reused from the server's prompt cache, tokens generated, and the
+        server's milliseconds for each — where the time of a cold run goes."""
+        stage = prompt_version.split("/")[0].replace("-", "_")
+        self._count(f"{stage}_calls")
+        prefilled = timings.get("prompt_n", usage.get("prompt_tokens", 0))
+        self._count(f"{stage}_prompt_tokens", int(prefilled or 0))
+        self._count(f"{stage}_cached_prompt_tokens", int(timings.get("cache_n", 0) or 0))
+        self._count(
+            f"{stage}_generated_tokens", int(timings.get("predicted_n", usage.get("completion_tokens", 0)) or 0)
+        )
+        if timings:
+            self._count(f"{stage}_prompt_seconds", float(timings.get("prompt_ms", 0.0)) / 1000)
+            self._count(f"{stage}_generation_seconds", float(timings.get("predicted_ms", 0.0)) / 1000)
 
     def _cached_complete(self, prompt_version: str, body: dict[str, Any]) -> tuple[dict[str, Any], bool]:
         key = cache_key(self.name, self.model, prompt_version, body)
@@ -260,7 +277,7 @@ class ChatBackend:
                 return hit, True
         start = time.perf_counter()
         try:
-            raw = self._complete(body)
+            raw = self._complete(body, prompt_version)
         except LLMError:
             self._count("llm_errors")
             raise
@@ -273,6 +290,7 @@ class ChatBackend:
         usage = raw.get("usage") or {}
         self._count("prompt_tokens", int(usage.get("prompt_tokens", 0) or 0))
         self._count("completion_tokens", int(usage.get("completion_tokens", 0) or 0))
+        self._count_stage(prompt_version, raw.get("timings") or {}, usage)
         # Keep what a replay needs; drop ids and timings that differ on every call.
         kept = {"choices": raw["choices"], "usage": usage}
         if self.cache is not None:

@@ -6,8 +6,21 @@ straight to the server's chat-completions handler, which returns OpenAI-style JS
 logprobs and honours JSON-schema output. The same server also listens on a free port of
 127.0.0.1 (``listening_address``), which is how the ``openai`` backend is tested over real HTTP.
 
-Defaults: temperature 0 and seed 42 (deterministic), threads = all cores, one request slot
-(a CPU runs one sequence at a time best; raise ``parallel`` on bigger machines).
+Defaults: temperature 0 and seed 42 (deterministic), threads = all cores.
+
+Where a cold run's time goes, and what this backend does about it (measured in
+``scripts/benchmark_llm.py``): most of it is prefilling prompts, and each stage's prompt starts
+with the same system text and worked examples.
+
+- **One slot per stage.** llama.cpp reuses the longest prompt prefix a slot already holds. The
+  atomizer, the reviser and the NLI judge each get their own slot (``id_slot``), so their calls
+  no longer evict each other's prefix; other prompts share a fourth slot. Requests still run
+  one at a time (a CPU runs one sequence best).
+- **Prefix states kept on disk.** After a stage's first call of a process whose prompt was not
+  already mostly cached, the slot's KV state is saved to ``<cache dir>/kv/<model>/<stage>.bin``
+  (llama.cpp's slot save); the next process restores it at start-up, so it does not prefill
+  the worked examples again. A stale state is harmless: llama.cpp reuses only the tokens it
+  shares with the new prompt, and the state is saved again.
 """
 
 from __future__ import annotations
@@ -24,6 +37,9 @@ from .models import ModelUnavailable, resolve_local_model
 
 logger = logging.getLogger(__name__)
 
+#: the stages that get a slot of their own (prompt tags before the "/")
+STAGE_SLOTS = ("atomizer", "reviser", "nli-llm")
+
 
 class LocalLLM(ChatBackend):
     name = "local"
@@ -38,24 +54,30 @@ class LocalLLM(ChatBackend):
         cache: ModelCache | None = None,
         threads: int | None = None,
         context_size: int = 4096,
-        parallel: int = 1,
+        stage_slots: tuple[str, ...] = STAGE_SLOTS,
+        keep_prefix_states: bool = True,
         verbose: bool = False,
     ):
         self._requested_model = model
         self._cache_dir = Path(cache_dir)
         self.threads = threads or os.cpu_count() or 1
         self.context_size = context_size
-        self.parallel = max(1, parallel)
+        self.stage_slots = tuple(stage_slots)
+        # one slot per stage, and one for every other prompt
+        self.parallel = len(self.stage_slots) + 1
+        self.keep_prefix_states = keep_prefix_states
         self.verbose = verbose
         self._server: Any = None
         self._load_lock = threading.Lock()
+        self._slot_lock = threading.Lock()
+        self._stages_seen: set[str] = set()
         # The model name is known without loading (it keys the cache); the file is resolved lazily.
         from .models import DEFAULT_LOCAL_MODEL
 
         name = model or os.environ.get("FACT_REASONER_MODEL") or DEFAULT_LOCAL_MODEL
-        super().__init__(
-            Path(name).stem if name.endswith(".gguf") else name, cache=cache, max_concurrency=self.parallel
-        )
+        # one request at a time: on a CPU, concurrent sequences only share the same cores
+        super().__init__(Path(name).stem if name.endswith(".gguf") else name, cache=cache, max_concurrency=1)
+        self.prefix_state_dir = self._cache_dir / "kv" / self.model
 
     @property
     def server(self) -> Any:
@@ -89,11 +111,49 @@ class LocalLLM(ChatBackend):
         params.warmup = False
         params.sampling.seed = 42
         params.verbosity = 3 if self.verbose else -1  # -1 silences llama.cpp's per-request log
-        return xllamacpp.Server(params)
+        if self.keep_prefix_states:
+            self.prefix_state_dir.mkdir(parents=True, exist_ok=True)
+            params.endpoint_slots = True
+            # llama.cpp appends the file name to this path as is: the separator must be there
+            params.slot_save_path = str(self.prefix_state_dir) + os.sep
+        server = xllamacpp.Server(params)
+        if self.keep_prefix_states:
+            for stage in self.stage_slots:
+                self._slot_action(server, stage, "restore")
+        return server
 
-    def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    def slot_of(self, prompt_version: str) -> int:
+        """The slot a prompt runs in: its stage's own, else the shared last one."""
+        stage = prompt_version.split("/")[0]
+        return self.stage_slots.index(stage) if stage in self.stage_slots else len(self.stage_slots)
+
+    def _slot_action(self, server: Any, stage: str, action: str) -> bool:
+        """Save or restore a stage's slot state (``<stage>.bin`` in the prefix state folder)."""
+        filename = f"{stage}.bin"
+        if action == "restore" and not (self.prefix_state_dir / filename).is_file():
+            return False
+        try:
+            import httpx
+
+            response = httpx.post(
+                f"{server.listening_address}/slots/{self.stage_slots.index(stage)}?action={action}",
+                json={"filename": filename},
+                timeout=60,
+            )
+        except Exception as error:  # an optimisation only: a failure costs time, not results
+            logger.debug("could not %s the %s prefix state: %s", action, stage, error)
+            return False
+        if response.status_code != 200:
+            logger.debug(
+                "could not %s the %s prefix state: HTTP %s %s", action, stage, response.status_code, response.text[:200]
+            )
+            return False
+        return True
+
+    def _complete(self, body: dict[str, Any], prompt_version: str = "") -> dict[str, Any]:
         body = dict(body)
         body.pop("model", None)
+        body["id_slot"] = self.slot_of(prompt_version)
         # Outside the try: a model that cannot be prepared or loaded is a set-up error that
         # must stop the run, not a per-call failure recorded as a neutral verdict.
         server = self.server
@@ -107,7 +167,23 @@ class LocalLLM(ChatBackend):
             raise LLMError(f"local model returned {type(result).__name__}, not a JSON object")
         if "error" in result:
             raise LLMError(f"local model error: {result['error']}")
+        self._keep_prefix(server, prompt_version, result)
         return result
+
+    def _keep_prefix(self, server: Any, prompt_version: str, result: dict[str, Any]) -> None:
+        """After a stage's first call in this process: save its slot when the prompt had to be
+        mostly prefilled (no state, or a stale one), so the next process starts from it."""
+        stage = prompt_version.split("/")[0]
+        if not self.keep_prefix_states or stage not in self.stage_slots:
+            return
+        with self._slot_lock:
+            if stage in self._stages_seen:
+                return
+            self._stages_seen.add(stage)
+        timings = result.get("timings") or {}
+        reused, computed = int(timings.get("cache_n", 0) or 0), int(timings.get("prompt_n", 0) or 0)
+        if reused < computed:
+            self._slot_action(server, stage, "save")
 
     def close(self) -> None:
         self._server = None  # the binding stops the server when the object is released

@@ -101,7 +101,7 @@ class OpenAICompatibleLLM(ChatBackend):
         )
         self._slots = threading.BoundedSemaphore(self.max_concurrency)
 
-    def _complete(self, body: dict[str, Any]) -> dict[str, Any]:
+    def _complete(self, body: dict[str, Any], prompt_version: str = "") -> dict[str, Any]:
         url = f"{self.base_url}/chat/completions"
         last_problem = "no attempt made"
         unreachable = False

@@ -228,7 +228,9 @@ class LLMJudgeNLI:
         return ChatRequest.of(messages, self.tag, max_tokens=max_tokens, logprobs=True, top_logprobs=o.top_logprobs)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
-        unique = list(dict.fromkeys(pairs))  # identical pairs are judged once
+        # Identical pairs are judged once; pairs that share a premise are asked one after the
+        # other, so the server reuses the prompt up to the claim (premise first, claim last).
+        unique = sorted(dict.fromkeys(pairs), key=lambda pair: pair[0])
         version = self.options.prompt_version
         sampled = self.options.force_self_consistency or not self.llm.supports_logprobs
         conversations = [build_messages(p, h, version) for p, h in unique]
