@@ -498,3 +498,151 @@ def test_langchain_is_an_alias_of_wikipedia_and_api_errors_fail_the_record(https
     assert isinstance(retriever, WikipediaRetriever)
     with pytest.raises(RecordFailed, match="maxlag: Waiting for a database server"):
         retriever.retrieve("q", 2)
+
+
+# -- the whole pipeline, from the command line -----------------------------------------------------
+
+
+def _cli(tmp_path: Path, records: list[dict], *flags: str) -> tuple[int, list[dict], Path]:
+    from fact_reasoner.cli import main
+
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in records))
+    code = main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--quiet", *flags])
+    out = tmp_path / "out" / "in.fr1.jsonl"
+    rows = [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+    return code, rows, tmp_path / "out" / "in.fr1.errors.jsonl"
+
+
+CURIE_RECORD = {
+    "input": "Tell me about Marie Curie.",
+    "output": "Marie Curie was born in Warsaw. Penicillin was discovered by Fleming in 1928.",
+    "topic": "Marie Curie",
+    "atoms": [
+        {"id": "a0", "text": "Marie Curie was born in Warsaw."},
+        {"id": "a1", "text": "Penicillin was discovered by Fleming in 1928."},
+    ],
+}
+
+
+def test_the_pipeline_assesses_a_record_without_contexts_with_evidence_from_the_served_pages(
+    httpserver: HTTPServer, tmp_path: Path, monkeypatch
+):
+    require_extra("llm")
+    from fact_reasoner.llm.testing import ScriptedServer
+
+    monkeypatch.setenv("SERPER_API_KEY", KEY)
+    httpserver.expect_request("/search", method="POST", headers={"X-API-KEY": KEY}).respond_with_json(
+        organic(
+            ("Marie Curie - Biography", httpserver.url_for("/page/curie"), "Curie snippet"),
+            ("Alexander Fleming", httpserver.url_for("/page/fleming"), "Fleming snippet"),
+        )
+    )
+    httpserver.expect_request("/page/curie").respond_with_data(html_page("Curie", CURIE_TEXT), content_type="text/html")
+    httpserver.expect_request("/page/fleming").respond_with_data(
+        html_page("Fleming", FLEMING_TEXT), content_type="text/html"
+    )
+    with ScriptedServer(["True"]) as judge:
+        code, rows, _ = _cli(
+            tmp_path,
+            [CURIE_RECORD],
+            "--service-type",
+            "google",
+            "--search-url",
+            httpserver.url_for("/search"),
+            "--top-k",
+            "2",
+            "--passage-chars",
+            "300",
+            "--version",
+            "1",
+            "--nli",
+            "llm",
+            "--backend",
+            "openai",
+            "--base-url",
+            judge.base_url,
+            "--model",
+            "m",
+            "--nli-samples",
+            "1",
+            "--engine",
+            "brute-force",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        )
+        prompts = " ".join(json.dumps(r["body"]) for r in judge.requests)
+    assert code == 0
+    (row,) = rows
+    contexts = {c["id"]: c for c in row["contexts"]}
+    assert set(contexts) == {"c_a0_0", "c_a0_1", "c_a1_0", "c_a1_1"}
+    assert "born in Warsaw in 1867" in contexts["c_a0_0"]["text"]  # the page's text, not the snippet
+    assert contexts["c_a0_0"]["link"] == httpserver.url_for("/page/curie")
+    assert contexts["c_a0_0"]["snippet"] == "Curie snippet" and contexts["c_a0_0"]["title"] == "Marie Curie - Biography"
+    assert "Fleming" in contexts["c_a1_0"]["text"]  # each atom gets its own best passages
+    assert "born in Warsaw in 1867" in prompts  # NLI judged the atoms against the pages' text
+    assert row["counters"]["retrieval_searches"] == 2 and row["counters"]["retrieval_pages_fetched"] == 2
+    assert all(a["probability"] > 0.5 for a in row["atoms"])  # the scripted judge said "True"
+    assert KEY not in json.dumps(row)
+    assert len(searches(httpserver)) == 2 and sorted(pages(httpserver)) == ["/page/curie", "/page/fleming"]
+
+
+def test_a_search_service_down_from_the_start_stops_the_run_with_one_message(tmp_path: Path, capsys):
+    url = f"http://127.0.0.1:{free_port()}/search"
+    records = [CURIE_RECORD, {**CURIE_RECORD, "input": "Another question."}]
+    code, rows, errors = _cli(
+        tmp_path, records, "--service-type", "google", "--search-url", url, "--version", "1", "--web-retries", "0"
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and rows == []  # nothing scored without its evidence
+    assert f"cannot reach {url}: connection refused" in err and "stopped: 0 record(s) kept" in err
+    assert len(errors.read_text().splitlines()) == 1  # it stopped after the first record
+
+
+def test_a_search_that_fails_after_retries_fails_that_record_only(httpserver: HTTPServer, tmp_path: Path, capsys):
+    require_extra("llm")
+    from fact_reasoner.llm.testing import ScriptedServer
+
+    def search(request: Request) -> Response:
+        if "Pierre" in request.get_json()["q"]:
+            return Response("busy", status=503)
+        return Response(json.dumps(organic(("Curie", "https://e.invalid/", "s"))), content_type="application/json")
+
+    httpserver.expect_request("/search").respond_with_handler(search)
+    pierre = {**CURIE_RECORD, "topic": "Pierre Curie", "atoms": [{"id": "a0", "text": "Pierre Curie was French."}]}
+    with ScriptedServer(["True"]) as judge:
+        code, rows, errors = _cli(
+            tmp_path,
+            [CURIE_RECORD, pierre],
+            *("--service-type", "google", "--search-url", httpserver.url_for("/search"), "--no-fetch-pages"),
+            *("--version", "1", "--web-retries", "1"),
+            *(
+                "--nli",
+                "llm",
+                "--backend",
+                "openai",
+                "--base-url",
+                judge.base_url,
+                "--model",
+                "m",
+                "--nli-samples",
+                "1",
+            ),
+            *("--cache-dir", str(tmp_path / "cache"), "--engine", "brute-force"),
+        )
+    assert code == 1  # one record failed, the run went on
+    assert [row["topic"] for row in rows] == ["Marie Curie"]
+    (failure,) = [json.loads(line) for line in errors.read_text().splitlines()]
+    assert failure["line"] == 2 and "HTTP 503" in failure["message"] and "after 2 attempts" in failure["message"]
+
+
+def test_without_the_web_extra_the_service_says_what_to_install(monkeypatch, tmp_path):
+    import importlib.util
+
+    from fact_reasoner.stages import Stages, StageUnavailable
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trafilatura" else real(name, *a))
+    config = PipelineConfig(service_type="google", search_url="http://127.0.0.1:9/search", cache_dir=tmp_path)
+    with pytest.raises(StageUnavailable, match=r"pip install 'fact-reasoner-offline\[web\]'"):
+        Stages(config).preflight(retrieve=True)
