@@ -56,6 +56,17 @@ def make_uncached_retriever(config: "PipelineConfig", cache: RetrievalCache | No
         if not options.store:
             raise RetrievalError(f"--service-type {service} needs --store DIR (a store built by `fact-reasoner index`)")
         collection = options.collection or DEFAULT_COLLECTION
+        from .factscore_db import TopicBM25Retriever, is_topic_collection
+        from .store import StoreLayout
+
+        if is_topic_collection(StoreLayout.of(options.store, collection)):
+            # FActScore's Wikipedia: passages per article, ranked within the topic's article
+            if service != "bm25" or not options.topic_filter:
+                raise RetrievalError(
+                    f"collection {collection!r} holds FActScore's Wikipedia passages per article: use "
+                    "--service-type bm25 --topic-filter (each atom is matched against its record's topic article)"
+                )
+            return TopicBM25Retriever(options.store, collection)
         if service == "chroma":
             return ChromaRetriever(options.store, collection)
         if service == "bm25":
