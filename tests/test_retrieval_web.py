@@ -646,3 +646,21 @@ def test_without_the_web_extra_the_service_says_what_to_install(monkeypatch, tmp
     config = PipelineConfig(service_type="google", search_url="http://127.0.0.1:9/search", cache_dir=tmp_path)
     with pytest.raises(StageUnavailable, match=r"pip install 'fact-reasoner-offline\[web\]'"):
         Stages(config).preflight(retrieve=True)
+
+
+def test_the_benchmark_runs_and_a_rerun_sends_no_request():
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "scripts" / "benchmark_web_retrieval.py"
+    done = subprocess.run(
+        [sys.executable, str(script), "--atoms", "6", "--top-k", "2", "--delay", "0.01", "--pool", "5"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["requests"] == {"search": 6, "page": 5}  # one search per atom, one download per page
+    assert report["contexts"] == 12 and report["contexts_that_are_snippets"] == 0
+    assert report["rerun_requests"] == 0 and report["rerun_same_contexts"] is True

@@ -34,6 +34,11 @@ class RetrievalCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._connection = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
+        # WAL with synchronous=NORMAL: a commit costs microseconds instead of an fsync (a web
+        # record stores dozens of responses); an entry can be lost only to a power cut, and a
+        # lost cache entry is asked again.
+        self._connection.execute("PRAGMA journal_mode = WAL")
+        self._connection.execute("PRAGMA synchronous = NORMAL")
         self._connection.execute("CREATE TABLE IF NOT EXISTS retrieval (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._connection.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         self._connection.commit()
@@ -75,6 +80,13 @@ class RetrievalCache:
         value = json.dumps([r.model_dump() for r in results], ensure_ascii=False)
         with self._lock:
             self._connection.execute("INSERT OR REPLACE INTO retrieval (key, value) VALUES (?, ?)", (key, value))
+            self._connection.commit()
+
+    def put_many(self, items: Sequence[tuple[str, list[RetrievedContext]]]) -> None:
+        """Several results in one transaction."""
+        rows = [(key, json.dumps([r.model_dump() for r in results], ensure_ascii=False)) for key, results in items]
+        with self._lock:
+            self._connection.executemany("INSERT OR REPLACE INTO retrieval (key, value) VALUES (?, ?)", rows)
             self._connection.commit()
 
     def __len__(self) -> int:
@@ -150,11 +162,13 @@ class CachedRetriever:
         self.misses += len(missing)
         if missing:
             answers = retrieve_many(self.inner, missing, k, topic=topic, about=about)
+            new = []
             for query, results in zip(missing, answers):
                 key = self.cache.key(self.inner.identity, query, k, topic, about)
                 found[key] = results
                 if cacheable(results):
-                    self.cache.put(key, results)
+                    new.append((key, results))
+            self.cache.put_many(new)
         return [found[key] for key in keys]
 
     def stats(self) -> dict[str, int]:
