@@ -57,6 +57,10 @@ def default_cache_dir() -> Path:
 
 KRule = int | Literal["median", "half"]
 
+#: the web services' default endpoints (``--search-url``, ``--wikipedia-url``)
+DEFAULT_SEARCH_URL = "https://google.serper.dev/search"
+DEFAULT_WIKIPEDIA_URL = "https://en.wikipedia.org/w/api.php"
+
 
 class _Group(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -209,8 +213,9 @@ class RetrievalOptions(_Group):
 
     service_type: str = option(
         "supplied",
-        "where contexts come from: supplied (by the record; default), chroma, bm25, hybrid, "
-        "a registered retriever name or module:factory",
+        "where contexts come from: supplied (by the record; default), chroma, bm25, hybrid (a store "
+        "built by `fact-reasoner index`), google (web search, key in $SERPER_API_KEY), wikipedia "
+        "(alias langchain), a registered retriever name or module:factory",
     )
     top_k: Annotated[int, Field(ge=1)] = option(5, "contexts per atom")
     store: str | None = option(None, "retrieval store directory (see `fact-reasoner index`)")
@@ -223,6 +228,38 @@ class RetrievalOptions(_Group):
         False,
         "let the LLM summarise each context for its atom and drop irrelevant ones; its confidence "
         "scales the context prior",
+    )
+    search_url: str = option(
+        DEFAULT_SEARCH_URL,
+        "google: Serper-compatible search endpoint (POST {q, num}, key from $SERPER_API_KEY in "
+        "X-API-KEY), e.g. a proxy or a compatible service",
+        metavar="URL",
+    )
+    wikipedia_url: str = option(DEFAULT_WIKIPEDIA_URL, "wikipedia: MediaWiki API endpoint (api.php)", metavar="URL")
+    fetch_pages: bool = option(
+        True,
+        "google: use the search snippets only, do not download the linked pages",
+        flags=("--no-fetch-pages",),
+    )
+    passage_chars: Annotated[int, Field(ge=100)] = option(
+        1000,
+        "google, wikipedia: pages are cut into passages of whole sentences of at most this many characters",
+    )
+    max_page_bytes: Annotated[int, Field(ge=1000)] = option(
+        5_000_000,
+        "google: largest page downloaded; a larger one is replaced by its search snippet",
+    )
+    web_concurrency: Annotated[int, Field(ge=1)] = option(
+        8, "google, wikipedia: requests in flight per host", affects_results=False
+    )
+    web_timeout: Annotated[float, Field(gt=0)] = option(
+        20.0, "google, wikipedia: seconds to wait for an answer (connect and read)", affects_results=False
+    )
+    web_retries: Annotated[int, Field(ge=0)] = option(
+        3,
+        "google, wikipedia: retries of a request that got 429/5xx or (searches) no answer, with backoff "
+        "honouring Retry-After",
+        affects_results=False,
     )
 
 

@@ -29,5 +29,22 @@ class RecordFailed(RuntimeError):
         self.unreachable = unreachable
 
 
+def connect_reason(error: BaseException) -> str:
+    """``connection refused`` / ``unknown host`` …: the short reason behind a connect error
+    (shared by every HTTP client of the project, so their one-line messages agree)."""
+    text = str(error).lower()
+    for needle, reason in (
+        ("refused", "connection refused"),
+        ("name or service not known", "unknown host"),
+        ("nodename nor servname", "unknown host"),
+        ("temporary failure in name resolution", "unknown host"),
+        ("no route", "no route to host"),
+        ("unreachable", "network unreachable"),
+    ):
+        if needle in text:
+            return reason
+    return str(error) or type(error).__name__
+
+
 class OutputLocked(SetupError):
     """Another run is writing the same output file."""

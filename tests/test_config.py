@@ -52,6 +52,14 @@ OTHER_VALUES = {
     "retrieve_question": None,
     "query_builder": None,
     "summarise_contexts": None,
+    "search_url": "http://127.0.0.1:8080/search",
+    "wikipedia_url": "http://127.0.0.1:8080/w/api.php",
+    "fetch_pages": None,
+    "passage_chars": "500",
+    "max_page_bytes": "100000",
+    "web_concurrency": "2",
+    "web_timeout": "5",
+    "web_retries": "1",
     "cache_dir": "/tmp/elsewhere",
     "use_cache": None,
 }
@@ -127,6 +135,9 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "max_failed_pairs",
         "llm_timeout",
         "llm_retries",
+        "web_concurrency",
+        "web_timeout",
+        "web_retries",
     }
     for flag in config_flags():
         if not flag.visible or flag.dest == "reviser_prompt_version":

