@@ -155,6 +155,7 @@ class AlignNLI:
         model_path: str | Path | None = None,
         embedder: Embedder | None = None,
         batch_size: int = 256,
+        threads: int | None = None,
     ):
         folder = Path(model_path) if model_path else shipped_align_model_path()
         self.classifier, self.config = load_align_model(folder)
@@ -162,7 +163,9 @@ class AlignNLI:
         if embedder is None:
             from ..embeddings import shared_embedder
 
-            embedder = shared_embedder(self.config.get("embedder_path"))
+            # threads: ONNX Runtime's intra-op threads (None: all cores); a Ray actor sharing
+            # the cores with others gets its share
+            embedder = shared_embedder(self.config.get("embedder_path"), threads=threads)
         self.embedder = embedder
         self.batch_size = batch_size
         self.pairs_scored = 0
@@ -195,8 +198,8 @@ class AlignNLI:
 
 def make_align(config: "PipelineConfig") -> AlignNLI:
     """The ``align`` backend for a pipeline config: ``config.models.nli_model`` is the model folder
-    (None → the shipped one)."""
-    return AlignNLI(config.models.nli_model)
+    (None → the shipped one); ``config.models.threads`` the embedder's CPU threads."""
+    return AlignNLI(config.models.nli_model, threads=config.models.threads)
 
 
 __all__ = [
