@@ -100,7 +100,7 @@ def _portable(outcome: Outcome) -> Outcome:
     return outcome
 
 
-class _RecordWorker:
+class RecordWorker:
     """The actor: one :class:`~.base.Worker` (its state built on the first batch)."""
 
     def __init__(self, job: Job, config: Any, name: str) -> None:
@@ -223,7 +223,7 @@ class RayExecutor(Executor):
     def _add_slot(self) -> None:
         name = f"w{self._serial}"
         self._serial += 1
-        remote = self.ray.remote(_RecordWorker).options(
+        remote = self.ray.remote(RecordWorker).options(
             num_cpus=self._cpus_each, max_restarts=0, max_task_retries=0, runtime_env=self._runtime_env()
         )
         actor = remote.remote(self._job, self._config, name)

@@ -73,9 +73,17 @@ class AlignClassifier:
             raise ValueError(f"the last layer must have {len(LABELS)} outputs")
 
     def predict_proba(self, features: np.ndarray) -> np.ndarray:
+        """Probabilities of each row; a row's probabilities depend on that row alone.
+
+        Each layer multiplies row by row (vector × matrix): a matrix product over the whole
+        batch gives a row results that differ in the last bits (≈1e-7 here) with the rows
+        beside it, so a pair judged with other pairs — in another record, by another worker —
+        would not get exactly the same probability. The layers are small: 3,000 rows take
+        about 30 ms.
+        """
         x = (features - self.mean) / self.scale
         for i, (w, b) in enumerate(self.layers):
-            x = x @ w + b
+            x = (np.stack([row @ w for row in x]) if len(x) else np.zeros((0, w.shape[1]), np.float32)) + b
             if i < len(self.layers) - 1:
                 x = np.maximum(x, 0.0)
         x -= x.max(axis=1, keepdims=True)
