@@ -166,6 +166,21 @@ def test_workers_import_a_checkout_first_and_an_installed_package_as_installed(m
     assert ray_executor.worker_python_path() == []
 
 
+def test_workers_get_the_variables_settings_fall_back_to_but_no_api_key(monkeypatch):
+    require_extra("distributed")
+    from fact_reasoner.config import ExecutionOptions
+    from fact_reasoner.executors.ray_executor import RayExecutor
+
+    monkeypatch.setenv("FACT_REASONER_BASE_URL", "http://llm:8000/v1")
+    monkeypatch.setenv("FACT_REASONER_MODEL", "my-model")
+    monkeypatch.setenv("OPENAI_API_KEY", "secret")
+    monkeypatch.setenv("FACT_REASONER_API_KEY", "secret")
+    env = RayExecutor(ExecutionOptions(executor="ray"))._runtime_env()["env_vars"]  # type: ignore[index]
+    assert env["FACT_REASONER_BASE_URL"] == "http://llm:8000/v1" and env["FACT_REASONER_MODEL"] == "my-model"
+    assert env["PYTHONPATH"].split(os.pathsep)[0] == str(ROOT)
+    assert "secret" not in json.dumps(env)
+
+
 # -- the same results -------------------------------------------------------------------------
 
 

@@ -11,10 +11,11 @@
   ``--batch-size`` items. Each actor reserves ``CPUs / N`` CPUs of the cluster and, unless
   ``--threads`` is given, runs its models (ONNX Runtime, llama.cpp) with that many threads
   (at least 1), so N actors on N cores do not oversubscribe them.
-- **Same code on the workers.** When this process imports ``fact_reasoner`` from a source
-  checkout (not an installed package), the actors get that directory first on their
+- **Same code and defaults on the workers.** When this process imports ``fact_reasoner`` from
+  a source checkout (not an installed package), the actors get that directory first on their
   ``PYTHONPATH`` (a Ray ``runtime_env``); an installed package is imported as installed, so on
-  a cluster every node needs the same version.
+  a cluster every node needs the same version. The variables settings fall back to
+  (``FACT_REASONER_BASE_URL``, ``FACT_REASONER_MODEL`` …) go with them; API keys do not.
 - **Faults.** An item that fails is a failed item, as locally. An actor that dies (killed, out
   of memory, its machine lost) is replaced; its batches in flight go back to the queue and run
   on another actor, so no item is lost or done twice; a batch whose actors die
@@ -45,7 +46,7 @@ from .base import Executor, Job, Outcome, Worker, WorkerError, WorkerLost, Worke
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import ExecutionOptions
 
-__all__ = ["MAX_ATTEMPTS", "RayExecutor", "worker_python_path"]
+__all__ = ["FORWARDED_VARIABLES", "MAX_ATTEMPTS", "RayExecutor", "worker_python_path"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,18 @@ MAX_ATTEMPTS = 3
 #: batches queued on each actor, so it never waits for the driver between two batches
 DEPTH = 2
 INSTALL_HINT = "pip install 'fact-reasoner-offline[distributed]'"
+#: environment variables that settings fall back to; the driver's values go to the actors
+FORWARDED_VARIABLES = (
+    "FACT_REASONER_BASE_URL",
+    "FACT_REASONER_MODEL",
+    "OPENAI_BASE_URL",
+    "OPENAI_MODEL",
+    "FACT_REASONER_CACHE",
+    "FACT_REASONER_NO_INSTALL",
+    "MERLIN_PATH",
+    "HF_HUB_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+)
 
 
 def _import_ray() -> Any:
@@ -214,11 +227,16 @@ class RayExecutor(Executor):
         )
 
     def _runtime_env(self) -> dict[str, Any] | None:
+        """The actors' environment: this code first on ``PYTHONPATH``, and the driver's values of
+        the variables that settings default to (:data:`FORWARDED_VARIABLES`), so an actor on
+        another machine resolves the same server, model and cache directory. API keys are not
+        sent: on a cluster they come from the environment of each machine's ``ray start``."""
+        env = {name: os.environ[name] for name in FORWARDED_VARIABLES if name in os.environ}
         paths = worker_python_path(self.code_paths)
-        if not paths:
-            return None
-        inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in paths]
-        return {"env_vars": {"PYTHONPATH": os.pathsep.join(paths + inherited)}}
+        if paths:
+            inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p not in paths]
+            env["PYTHONPATH"] = os.pathsep.join(paths + inherited)
+        return {"env_vars": env} if env else None
 
     def _add_slot(self) -> None:
         name = f"w{self._serial}"
