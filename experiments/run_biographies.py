@@ -22,6 +22,11 @@ FR2's of FR3's; the baselines use FR1's pairs. Assessors run in the order FR1, b
 FR3 so the cheap ones finish first.
 
 ``--nli precomputed`` uses the ``relations`` that records carry (no model, no cache).
+
+``--executor ray`` spreads each assessor's records over Ray actors (``--workers``,
+``--batch-size``, ``--ray-address``); every actor holds its own NLI backend, engine and
+FactReasoner per version (:class:`BiographyJob`), and reports the NLI calls and cache hits of
+each record, so ``run.json`` adds up the same way. Rows are written as they come back.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +49,10 @@ import baselines as baseline_module  # noqa: E402
 
 from fact_reasoner.cli_options import add_config_arguments, config_from_args  # noqa: E402
 from fact_reasoner.config import PipelineConfig  # noqa: E402
+from fact_reasoner.errors import SetupError  # noqa: E402
+from fact_reasoner.executors import Job, describe_error, make_executor  # noqa: E402
 from fact_reasoner.io import NumberedRecord, ResultWriter, read_records  # noqa: E402
 from fact_reasoner.nli import PrecomputedNLI  # noqa: E402
-from fact_reasoner.nli.cache import CachedNLI  # noqa: E402
 from fact_reasoner.schema import InputRecord  # noqa: E402
 from fact_reasoner.stages import Stages  # noqa: E402
 
@@ -60,6 +67,65 @@ class CountingNLI:
         self.hits = 0
         self.backend_pairs = 0
         self.seconds = 0.0
+
+
+NLI_COUNTERS = ("requested", "hits", "backend_pairs", "seconds")
+
+
+def _nli_counts(nli: Any) -> dict[str, float]:
+    return {name: getattr(nli, name) for name in NLI_COUNTERS}
+
+
+class RunnerState:
+    """A worker's stages: one NLI backend (the model behind the pair cache, or the counter of a
+    precomputed run) shared by every assessor, one engine, one FactReasoner per FR version."""
+
+    def __init__(self, config: PipelineConfig, precomputed: bool) -> None:
+        self.config = config
+        self.precomputed = precomputed
+        # the pipeline's NLI stage: the model behind the pair cache (keyed by the backend's
+        # identity, so a retrained model or another prompt gets new keys)
+        self.nli: Any = CountingNLI() if precomputed else Stages(config).nli()
+        self.name = "precomputed" if precomputed else self.nli.name
+        self._fr: dict[int, Any] = {}
+        self._engine: Any = None
+
+    def fr(self, assessor: str) -> Any:
+        """The FactReasoner of an FR assessor (None for a baseline); one engine for every version."""
+        if not assessor.startswith("fr"):
+            return None
+        version = int(assessor[2])
+        if version not in self._fr:
+            from fact_reasoner.pipeline import FactReasoner
+
+            fr = FactReasoner(
+                self.config.with_options(version=version),
+                nli=None if self.precomputed else self.nli,
+                engine=self._engine,
+            )
+            self._engine = fr.engine
+            self._fr[version] = fr
+        return self._fr[version]
+
+
+@dataclass(frozen=True)
+class BiographyJob(Job[tuple[str, NumberedRecord], tuple[dict[str, Any], dict[str, float]]]):
+    """One assessor on one record, as any worker does it: the output row and the NLI counts
+    (pairs requested, cache hits, backend pairs and seconds) that record cost."""
+
+    config: PipelineConfig
+    median: float | None
+    precomputed: bool
+
+    def setup(self, config: PipelineConfig) -> RunnerState:
+        return RunnerState(config, self.precomputed)
+
+    def run(self, state: RunnerState, item: tuple[str, NumberedRecord]) -> tuple[dict[str, Any], dict[str, float]]:
+        assessor, record = item
+        before = _nli_counts(state.nli)
+        row = _assess(assessor, state.fr(assessor), record, state.nli, self.median, self.precomputed)
+        after = _nli_counts(state.nli)
+        return row, {name: after[name] - before[name] for name in NLI_COUNTERS}
 
 
 def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConfig]:
@@ -80,7 +146,7 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConf
     p.add_argument("--report", type=Path, metavar="HTML", help="also write the HTML report of all outputs")
     p.add_argument("--quiet", action="store_true")
     # The pipeline's settings; the FR version is per assessor and K is the dataset median here.
-    add_config_arguments(p, groups=("graph", "engine", "models", "cache"), exclude=("version",))
+    add_config_arguments(p, groups=("graph", "engine", "models", "cache", "execution"), exclude=("version",))
     # Prepared files usually carry no relations: this runner judges with the records' relations
     # only when asked, and otherwise needs --nli (llm, align, cross-encoder).
     p.set_defaults(nli="precomputed")
@@ -110,7 +176,6 @@ def _on_sigterm(signum: int, frame: Any) -> None:
 def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     from tqdm import tqdm
 
-    from fact_reasoner.pipeline import FactReasoner
     from fact_reasoner.progress import progress_bar
 
     items = list(read_records(args.input))
@@ -130,19 +195,18 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     median = statistics.median(len(r.record.atoms) for r in records) if records else None
 
     precomputed = config.models.nli == "precomputed"
-    if precomputed:
-        nli: CachedNLI | CountingNLI = CountingNLI()
-        nli_name = "precomputed"
-    else:
-        # the pipeline's NLI stage: the model behind the pair cache (keyed by the backend's
-        # identity, so a retrained model or another prompt gets new keys)
-        nli = Stages(config).nli()  # type: ignore[assignment]
-        nli_name = nli.name
+    state = RunnerState(config, precomputed)  # this process's stages (the local executor's)
+    nli_name = state.name
+    try:
+        executor = make_executor(config.execution, code_paths=[Path(__file__).resolve().parent])
+    except SetupError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    job = BiographyJob(config, median, precomputed)
     tag = _slug(args.tag or nli_name)
     stem = args.input.name.removesuffix(".jsonl").removesuffix(".json")
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
-    engine = None
     report_path = args.out_dir / f"{stem}.{tag}.run.json"
     session: dict[str, Any] = {
         "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
@@ -179,16 +243,9 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                 )
                 return 2
             todo = [r for r in records if r.key not in writer]
-            before = (nli.requested, nli.hits, nli.backend_pairs, nli.seconds)
+            used = dict.fromkeys(NLI_COUNTERS, 0.0)  # NLI counts of this assessor's records
             start = time.perf_counter()
             failures = 0
-            fr = None
-            if assessor.startswith("fr"):
-                fr = FactReasoner(
-                    config.with_options(version=int(assessor[2])),
-                    nli=None if precomputed else nli,
-                    engine=engine,
-                )
 
             def record_stats() -> dict[str, Any]:
                 stats = {
@@ -196,10 +253,10 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                     "skipped_already_done": len(records) - len(todo),
                     "failed": failures,
                     "seconds": round(time.perf_counter() - start, 3),
-                    "nli_pairs_requested": nli.requested - before[0],
-                    "nli_cache_hits": nli.hits - before[1],
-                    "nli_backend_calls": nli.backend_pairs - before[2],
-                    "nli_backend_seconds": round(nli.seconds - before[3], 3),
+                    "nli_pairs_requested": int(used["requested"]),
+                    "nli_cache_hits": int(used["hits"]),
+                    "nli_backend_calls": int(used["backend_pairs"]),
+                    "nli_backend_seconds": round(used["seconds"], 3),
                     "output": str(out_path),
                 }
                 session["assessors"][assessor] = stats
@@ -207,19 +264,20 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                 return stats
 
             done = 0
+            items = [(assessor, r) for r in todo]
             with writer, progress_bar(len(todo), desc=assessor, unit="bio", quiet=args.quiet or not todo) as bar:
-                for item in todo:
-                    try:
-                        row = _assess(assessor, fr, item, nli, median, precomputed)
-                    except (KeyboardInterrupt, _Stop):
-                        raise
-                    except Exception as error:  # one bad record must not stop the run
+                for outcome in executor.map(job, items, local_state=state):
+                    item = todo[outcome.index]
+                    if outcome.error is not None or outcome.value is None:  # one bad record must not stop the run
                         failures += 1
+                        problem = outcome.error or RuntimeError("no result")
                         tqdm.write(
-                            f"error: {item.path}:{item.line}: {assessor}: {type(error).__name__}: {error}",
-                            file=sys.stderr,
+                            f"error: {item.path}:{item.line}: {assessor}: {describe_error(problem)}", file=sys.stderr
                         )
                     else:
+                        row, counts = outcome.value
+                        for name in NLI_COUNTERS:
+                            used[name] += counts[name]
                         row["settings"] = settings
                         row["assessor"] = row.get("assessor") or assessor.upper()
                         row["cat"] = (item.record.model_extra or {}).get("cat")
@@ -229,11 +287,7 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                     # on disk after every record: a killed run still accounts for its work
                     record_stats()
                     bar.update(1)
-                    bar.set_postfix(
-                        nli_calls=nli.backend_pairs - before[2], cache_hits=nli.hits - before[1], refresh=False
-                    )
-                if fr is not None:
-                    engine = fr.engine  # reuse one engine instance across versions
+                    bar.set_postfix(nli_calls=int(used["backend_pairs"]), cache_hits=int(used["hits"]), refresh=False)
             stats = record_stats()
             with ResultWriter(out_path) as reread:
                 rows = list(reread.done.values())
@@ -242,7 +296,11 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                 print(f"{assessor}: {json.dumps(stats)}", file=sys.stderr)
     except (KeyboardInterrupt, _Stop):
         interrupted = True
+    except SetupError as error:  # no Ray worker could start
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     finally:
+        executor.close()
         signal.signal(signal.SIGTERM, previous_handler)
     report["interrupted"] = session["interrupted"] = interrupted
     session["finished"] = not interrupted

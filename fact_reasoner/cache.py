@@ -9,12 +9,20 @@ never judged again.
 
 Counters (``hits``, ``misses``, ``writes``) live on the :class:`ModelCache` object; backends add
 them to their own :meth:`stats`.
+
+Sharing: any number of processes on one machine may use one file at once (WAL mode, a 30 s
+busy timeout) — threads of a run, several runs, the Ray actors of one machine. SQLite's WAL
+needs a local disk: on a network filesystem (NFS, SMB, Lustre …) several machines writing one
+file can corrupt it, so each machine of a cluster keeps its own cache (the default
+``~/.cache/fact_reasoner`` is per machine) and opening a cache on a network filesystem logs a
+warning.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -22,7 +30,28 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+logger = logging.getLogger(__name__)
+
 CACHE_FILE_NAME = "model_calls.sqlite"
+#: filesystem types (as /proc/mounts names them) shared between machines over a network
+NETWORK_FILESYSTEMS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "lustre",
+        "ceph",
+        "glusterfs",
+        "fuse.glusterfs",
+        "fuse.sshfs",
+        "9p",
+        "gpfs",
+        "beegfs",
+        "afs",
+    }
+)
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS calls (
     key TEXT PRIMARY KEY,
@@ -34,6 +63,27 @@ CREATE TABLE IF NOT EXISTS calls (
     created REAL NOT NULL
 )
 """
+
+
+def filesystem_type(path: str | Path) -> str | None:
+    """The type of the filesystem holding ``path`` (``ext4``, ``nfs4`` …) from /proc/mounts;
+    None where that cannot be read (not Linux)."""
+    try:
+        mounts = Path("/proc/mounts").read_text().splitlines()
+    except OSError:
+        return None
+    target = Path(path).resolve()
+    best: tuple[int, str] | None = None
+    for line in mounts:
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        mount_point = Path(fields[1].replace("\\040", " "))
+        if (target == mount_point or mount_point in target.parents) and (
+            best is None or len(str(mount_point)) > best[0]
+        ):
+            best = (len(str(mount_point)), fields[2])
+    return best[1] if best else None
 
 
 def cache_key(backend: str, model: str, prompt_version: str, request: Mapping[str, Any]) -> str:
@@ -62,6 +112,15 @@ class ModelCache:
         self.path = Path(path) if path is not None else None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
+            kind = filesystem_type(self.path.parent)
+            if kind in NETWORK_FILESYSTEMS:
+                logger.warning(
+                    "the model-call cache %s is on a network filesystem (%s): SQLite's WAL needs a local "
+                    "disk, and several machines writing it can corrupt it; give each machine its own "
+                    "--cache-dir on a local disk",
+                    self.path,
+                    kind,
+                )
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(
             str(self.path) if self.path is not None else ":memory:",

@@ -14,11 +14,14 @@ import math
 import signal
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .cli_options import add_config_arguments, config_from_args
+from .config import PipelineConfig
 from .errors import OutputLocked, RecordFailed, SetupError
+from .executors import Job, describe_error, make_executor
 from .inference import InferenceError
 from .io import NumberedRecord, OutputError, RecordError, ResultWriter, dumps_line, read_records
 from .scores import describe_k, median_num_atoms, summarize_rows
@@ -147,6 +150,7 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
             retrieve=any(r.record.contexts is None for r in valid),
             judge=any(_needs_model_nli(assessor.config, r.record) for r in valid),
         )
+        executor = make_executor(assessor.config.execution)
     except (SetupError, InferenceError, ValueError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -154,11 +158,13 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     try:
         writer = ResultWriter(out_path, overwrite=args.overwrite)
     except (OutputLocked, OutputError) as error:
+        executor.close()
         print(f"error: {error}", file=sys.stderr)
         return 2
     previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
     if previous and previous != {json.dumps(settings, sort_keys=True)}:
         writer.close()
+        executor.close()
         print(
             f"error: {out_path} holds results made with other settings ({sorted(previous)[0]}); "
             "use --overwrite, or another --output-dir / --output-file",
@@ -179,6 +185,7 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     k_rule = assessor.config.scores.k
     if k_rule == "median" and median is None:
         k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
+    job = AssessJob(assessor.config, k_rule, median)
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     interrupted = False
     stop_error: Exception | None = None
@@ -186,35 +193,38 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     start = time.perf_counter()
     try:
         with progress_bar(len(todo), unit="record", quiet=args.quiet) as bar:
-            for item in todo:
-                try:
-                    result = _assess_one(assessor, item, k_rule, median)
-                except (KeyboardInterrupt, SetupError):
-                    raise
-                except RecordFailed as error:
-                    failures.append(RecordError(item.path, item.line, str(error)))
-                    tqdm.write(f"error: {failures[-1]}", file=sys.stderr)
-                    if error.unreachable and succeeded == 0:
-                        # a server down from the start: every record would wait through the
-                        # same retries; stop now with one message
-                        stop_error = error
-                        break
-                except Exception as error:  # one bad record must not stop the dataset
-                    failure = RecordError(item.path, item.line, f"{type(error).__name__}: {error}")
-                    failures.append(failure)
-                    tqdm.write(f"error: {failure}", file=sys.stderr)
-                else:
-                    row = result.model_dump(mode="json")
+            # results come back as they complete (in input order with the local executor)
+            for outcome in executor.map(job, todo, local_state=assessor):
+                item = todo[outcome.index]
+                problem = outcome.error
+                if problem is None:
+                    row: dict[str, Any] = outcome.value  # type: ignore[assignment]
                     row["source_line"] = item.line
                     writer.write(row)
                     succeeded += 1
+                elif isinstance(problem, SetupError):
+                    stop_error = problem
+                    break
+                elif isinstance(problem, RecordFailed):
+                    failures.append(RecordError(item.path, item.line, str(problem)))
+                    tqdm.write(f"error: {failures[-1]}", file=sys.stderr)
+                    if problem.unreachable and succeeded == 0:
+                        # a server down from the start: every record would wait through the
+                        # same retries; stop now with one message
+                        stop_error = problem
+                        break
+                else:  # one bad record must not stop the dataset
+                    failure = RecordError(item.path, item.line, describe_error(problem))
+                    failures.append(failure)
+                    tqdm.write(f"error: {failure}", file=sys.stderr)
                 bar.update(1)
     except KeyboardInterrupt:
         interrupted = True
-    except SetupError as error:
+    except SetupError as error:  # the executor itself could not run (no Ray worker started)
         stop_error = error
     finally:
         writer.close()
+        executor.close()
         signal.signal(signal.SIGTERM, previous_handler)
 
     _write_errors(errors_path, failures)
@@ -243,6 +253,8 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         failed_records=len(failures),
         interrupted=interrupted,
         seconds=time.perf_counter() - start,
+        executor=executor.name,
+        workers=executor.worker_summary(),
     )
     summary_path.write_text(dumps_line(summary))
     if not args.quiet:
@@ -270,8 +282,24 @@ def _write_errors(path: Path, failures: list[RecordError]) -> None:
             handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
 
 
-def _assess_one(assessor, item: NumberedRecord, k_rule, median):
-    return assessor.assess(item.record, k=k_rule, dataset_median_atoms=median, record_key=item.key)
+@dataclass(frozen=True)
+class AssessJob(Job[NumberedRecord, dict[str, Any]]):
+    """The assessment of one record, as any worker does it: the output row of
+    :meth:`FactReasoner.assess <fact_reasoner.pipeline.FactReasoner.assess>` with the run's K rule
+    and dataset median. Picklable: a Ray actor builds its own ``FactReasoner`` from ``config``."""
+
+    config: PipelineConfig
+    k: int | str
+    median: float | None
+
+    def setup(self, config: PipelineConfig) -> Any:
+        from .pipeline import FactReasoner
+
+        return FactReasoner(config)
+
+    def run(self, state: Any, item: NumberedRecord) -> dict[str, Any]:
+        result = state.assess(item.record, k=self.k, dataset_median_atoms=self.median, record_key=item.key)
+        return result.model_dump(mode="json")
 
 
 def _dataset_summary(rows) -> dict[str, Any]:
@@ -310,6 +338,15 @@ def _print_summary(summary: dict[str, Any], failures: list[RecordError], out_pat
     for key in keys:
         if summary.get(key) is not None:
             print(f"  {key:28s} {_fmt(summary[key])}", file=sys.stderr)
+    if summary.get("executor") != "local":
+        for name, worker in (summary.get("workers") or {}).items():
+            rate = worker.get("records_per_second")
+            print(
+                f"  worker {name:21s} {worker['records']} record(s), "
+                f"{'-' if rate is None else f'{rate:.3g}'} record(s)/s busy (pid {worker.get('pid', '?')} "
+                f"on {worker.get('node', '?')})",
+                file=sys.stderr,
+            )
     for failure in failures[:10]:
         print(f"  failed: {failure}", file=sys.stderr)
 

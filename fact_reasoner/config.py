@@ -8,7 +8,8 @@
     ├── engine     EngineOptions     inference engine, its options, merlin's
     ├── models     ModelOptions      LLM backend, NLI backend, atomizer and reviser prompts
     ├── retrieval  RetrievalOptions  where contexts come from
-    └── cache      CacheOptions      model-call cache
+    ├── cache      CacheOptions      model-call cache
+    └── execution  ExecutionOptions  where records run: this process, or Ray actors
 
 Each field carries its default, its constraint and its description. Everything else is derived
 from these declarations:
@@ -40,6 +41,7 @@ from .graph import GraphOptions
 __all__ = [
     "CacheOptions",
     "EngineOptions",
+    "ExecutionOptions",
     "GraphOptions",
     "ModelOptions",
     "PipelineConfig",
@@ -281,6 +283,38 @@ class CacheOptions(_Group):
     )
 
 
+class ExecutionOptions(_Group):
+    """Where the records of a dataset run are assessed: in this process, or spread over Ray actors
+    (:mod:`fact_reasoner.executors`). None of these can change a result."""
+
+    title: ClassVar[str] = "execution"
+
+    executor: Literal["local", "ray"] = option(
+        "local",
+        "where records are assessed: local (this process, in input order) or ray (batches sent to Ray "
+        "actors, each holding its own stages; needs the distributed extra; results come back in "
+        "completion order)",
+        affects_results=False,
+    )
+    ray_address: str | None = option(
+        None,
+        "ray: the cluster to use; default: start a local Ray instance on this machine; 'auto' joins the "
+        "cluster that `ray start` runs here; ray://HOST:10001 connects through Ray Client",
+        affects_results=False,
+    )
+    workers: Annotated[int, Field(ge=1)] | None = option(
+        None,
+        "ray: number of actors (default: one per CPU of the cluster)",
+        affects_results=False,
+    )
+    batch_size: Annotated[int, Field(ge=1)] = option(
+        4,
+        "ray: records sent to an actor at a time (larger batches cost less in messages, smaller ones "
+        "balance better and lose less work when a worker dies)",
+        affects_results=False,
+    )
+
+
 class PipelineConfig(BaseModel):
     """Every setting of a :class:`~fact_reasoner.pipeline.FactReasoner`, one group per concern."""
 
@@ -292,8 +326,9 @@ class PipelineConfig(BaseModel):
     models: ModelOptions = Field(default_factory=ModelOptions)
     retrieval: RetrievalOptions = Field(default_factory=RetrievalOptions)
     cache: CacheOptions = Field(default_factory=CacheOptions)
+    execution: ExecutionOptions = Field(default_factory=ExecutionOptions)
 
-    GROUPS: ClassVar[tuple[str, ...]] = ("graph", "scores", "engine", "models", "retrieval", "cache")
+    GROUPS: ClassVar[tuple[str, ...]] = ("graph", "scores", "engine", "models", "retrieval", "cache", "execution")
 
     @model_validator(mode="before")
     @classmethod

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -172,7 +173,8 @@ def build_bert_onnx(weights: BertWeights, path: str | Path, *, opset: int = 17) 
     onnx.checker.check_model(model)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
+    # a file of this process's own: workers building the same graph at once never share one
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     onnx.save(model, str(tmp))
     tmp.replace(path)
     return path

@@ -17,6 +17,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "bertscore": ("bert_score", "transformers"),
     "training": ("torch", "transformers"),
     "report": ("matplotlib",),
+    "distributed": ("ray",),
 }
 
 

@@ -52,3 +52,15 @@ def test_in_memory_cache_keeps_nothing_between_instances():
     one.put("k", {"x": 1}, backend="b", model="m", prompt_version="p", request={})
     assert one.get("k") == {"x": 1}
     assert ModelCache(None).get("k") is None
+
+
+def test_a_cache_on_a_network_filesystem_is_warned_about(tmp_path, monkeypatch, caplog):
+    import fact_reasoner.cache as cache_module
+
+    assert cache_module.filesystem_type(tmp_path) is not None  # read from /proc/mounts
+    caplog.set_level("WARNING", logger="fact_reasoner.cache")
+    ModelCache(tmp_path / "local.sqlite").close()
+    assert "network filesystem" not in caplog.text
+    monkeypatch.setattr(cache_module, "filesystem_type", lambda path: "nfs4")
+    ModelCache(tmp_path / "shared.sqlite").close()
+    assert "is on a network filesystem (nfs4)" in caplog.text and "its own --cache-dir" in caplog.text

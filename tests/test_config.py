@@ -62,6 +62,10 @@ OTHER_VALUES = {
     "web_retries": "1",
     "cache_dir": "/tmp/elsewhere",
     "use_cache": None,
+    "executor": "ray",
+    "ray_address": "auto",
+    "workers": "2",
+    "batch_size": "16",
 }
 
 
@@ -138,6 +142,11 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "web_concurrency",
         "web_timeout",
         "web_retries",
+        # where records run never changes what they give
+        "executor",
+        "ray_address",
+        "workers",
+        "batch_size",
     }
     for flag in config_flags():
         if not flag.visible or flag.dest == "reviser_prompt_version":

@@ -86,7 +86,7 @@ def register(subparsers) -> None:
     p.add_argument("--context-precision-mode", default="average_precision", choices=("average_precision", "mean"))
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     # The pipeline's own settings, minus the FR version: the metrics always build FR2 graphs.
-    add_config_arguments(p, groups=("graph", "engine", "models", "cache"), exclude=("version",))
+    add_config_arguments(p, groups=("graph", "engine", "models", "cache", "execution"), exclude=("version",))
     p.set_defaults(func=run, parser=p)
 
 
@@ -112,6 +112,8 @@ def build_metrics(args: argparse.Namespace) -> list:
 def run(args: argparse.Namespace) -> int:
     """Run ``fact-reasoner ragas``: evaluate the samples, write the results, print a summary."""
     from ..cli_options import config_from_args
+    from ..errors import SetupError
+    from ..executors import make_executor
     from .context import MetricContext
     from .evaluation import evaluate
 
@@ -119,14 +121,22 @@ def run(args: argparse.Namespace) -> int:
         metrics = build_metrics(args)
         config = config_from_args(args, args.parser, version=2)
         samples = read_samples(args.input_file)
-    except (ValueError, FileNotFoundError) as error:
+        executor = make_executor(config.execution)  # --executor ray without ray: say what to install
+    except (ValueError, FileNotFoundError, SetupError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     if args.limit is not None:
         samples = samples[: args.limit]
     output = args.output or args.input_file.with_name(args.input_file.stem + ".ragas.jsonl")
     context = MetricContext(config, atomizer=args.atomizer)
-    result = evaluate(samples, metrics, context=context, progress=not args.quiet, output=output)
+    try:
+        with executor:
+            result = evaluate(
+                samples, metrics, context=context, progress=not args.quiet, output=output, executor=executor
+            )
+    except SetupError as error:  # no Ray worker could start
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if args.csv:
         result.to_dataframe().to_csv(args.csv, index=False)
     if not args.quiet:

@@ -79,6 +79,11 @@ class MetricContext:
 
     # -- stages ---------------------------------------------------------------------------
     @property
+    def atomizer_choice(self) -> Any:
+        """The atomizer as given: ``"auto"``, ``"llm"``, ``"sentence"`` or an object."""
+        return self._atomizer_choice
+
+    @property
     def atoms(self) -> AtomStore:
         if self._atom_store is None:
             atomizer = self._make_atomizer(self._atomizer_choice)

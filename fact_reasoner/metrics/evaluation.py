@@ -3,6 +3,10 @@
 ``evaluate(samples, metrics)`` never drops a row: a sample that cannot be read, or a metric
 that raises, gives NaN with the error as the reason (``errors`` lists them). Results go to
 JSONL (:meth:`EvaluationResult.to_jsonl`) and to a pandas DataFrame (:meth:`to_dataframe`).
+
+The samples run through an executor (:mod:`fact_reasoner.executors`): in this process by
+default, or on Ray actors that each build their own :class:`~.context.MetricContext` from the
+config (:class:`SampleJob`). Either way the rows are written in sample order.
 """
 
 from __future__ import annotations
@@ -13,8 +17,9 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ..executors import Executor, Job, LocalExecutor, describe_error
 from .base import Metric, as_sample
 from .classification import AnswerClassification
 from .composite import RagasScore
@@ -26,6 +31,9 @@ from .results import MetricResult
 from .retrieval_metrics import ContextPrecision, ContextRecall
 from .sample import RagSample
 from .similarity import BertScoreF1, SemanticSimilarity
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..config import PipelineConfig
 
 METRICS: dict[str, type[Metric]] = {
     "faithfulness": Faithfulness,
@@ -192,6 +200,26 @@ def _evaluate_sample(
     return SampleEvaluation(index, sample, results, errors, time.perf_counter() - start)
 
 
+@dataclass(frozen=True)
+class SampleJob(Job[tuple[int, Any], tuple[SampleEvaluation, tuple[str, ...]]]):
+    """Every metric on one sample, as any worker does it: the sample's row and the context's
+    notes so far. Picklable: a Ray actor builds its own :class:`MetricContext` (stages, memos)
+    from ``config`` and the atomizer's name."""
+
+    config: "PipelineConfig"
+    atomizer: str
+    names: tuple[str, ...]
+    metrics: tuple[Metric, ...]
+
+    def setup(self, config: "PipelineConfig") -> MetricContext:
+        return MetricContext(config, atomizer=self.atomizer)
+
+    def run(self, state: MetricContext, item: tuple[int, Any]) -> tuple[SampleEvaluation, tuple[str, ...]]:
+        index, raw = item
+        evaluation = _evaluate_sample(index, raw, list(self.names), list(self.metrics), state)
+        return evaluation, tuple(state.notes)
+
+
 def evaluate(
     samples: Iterable[RagSample | dict],
     metrics: Sequence[Metric | str],
@@ -199,10 +227,14 @@ def evaluate(
     context: MetricContext | None = None,
     progress: bool = True,
     output: str | Path | None = None,
+    executor: Executor | None = None,
 ) -> EvaluationResult:
     """Score every sample with every metric; atoms, NLI judgements and graphs are shared.
 
     ``metrics`` are :class:`Metric` objects or names. ``output`` also writes the JSONL.
+    ``executor`` (default: this process) runs the samples; an executor other than the local one
+    builds each worker's context from ``context.config`` and its atomizer's name, so stages
+    injected into ``context`` are used only locally.
     """
     from ..progress import progress_bar
 
@@ -211,17 +243,44 @@ def evaluate(
         raise ValueError("no metrics to compute")
     names = _column_names(metric_objects)
     context = context or MetricContext()
-    samples = list(samples)
+    executor = executor or LocalExecutor()
+    choice = context.atomizer_choice
+    if not isinstance(executor, LocalExecutor) and not isinstance(choice, str):
+        raise ValueError("workers build their own atomizer: give it by name (auto, llm or sentence)")
+    job = SampleJob(context.config, choice if isinstance(choice, str) else "auto", tuple(names), tuple(metric_objects))
+    items = list(enumerate(samples))
     evaluations: list[SampleEvaluation] = []
-    with progress_bar(len(samples), desc="ragas", unit="sample", quiet=not progress) as bar:
-        for index, raw in enumerate(samples):
-            evaluations.append(_evaluate_sample(index, raw, names, metric_objects, context))
+    notes = list(context.notes)
+    with progress_bar(len(items), desc="ragas", unit="sample", quiet=not progress) as bar:
+        for outcome in executor.map(job, items, local_state=context):
+            index, raw = items[outcome.index]
+            if outcome.value is not None:
+                evaluation, worker_notes = outcome.value
+                notes += [note for note in worker_notes if note not in notes]
+            else:  # the worker holding it was lost: still one row, every metric NaN
+                problem = outcome.error or RuntimeError("no result")
+                evaluation = _failed_sample(index, raw, names, metric_objects, describe_error(problem))
+            evaluations.append(evaluation)
             bar.update(1)
     context.forget_results()
-    result = EvaluationResult(evaluations, names, list(context.notes))
+    evaluations.sort(key=lambda e: e.index)
+    result = EvaluationResult(evaluations, names, notes)
     if output is not None:
         result.to_jsonl(output)
     return result
+
+
+def _failed_sample(index: int, raw: Any, names: list[str], metrics: Sequence[Metric], message: str) -> SampleEvaluation:
+    try:
+        sample: RagSample | None = as_sample(raw)
+    except Exception:
+        sample = None
+    return SampleEvaluation(
+        index,
+        sample,
+        {n: MetricResult.nan(m.name, f"error: {message}", error=True) for n, m in zip(names, metrics)},
+        {"sample": message},
+    )
 
 
 __all__ = [
@@ -229,6 +288,7 @@ __all__ = [
     "EvaluationResult",
     "METRICS",
     "SampleEvaluation",
+    "SampleJob",
     "available_metrics",
     "evaluate",
     "make_metric",
