@@ -142,6 +142,13 @@ def main() -> None:
     parser.add_argument("--write-mix", help="build the mix, write it to this JSON file and stop")
     parser.add_argument("--resume", action="store_true", help="continue from <out>/last.pt")
     parser.add_argument("--max-steps", type=int, default=None, help="stop early (smoke runs)")
+    parser.add_argument(
+        "--anneal-to",
+        type=int,
+        default=None,
+        help="shorten the run: from the resumed step, decay the learning rate linearly to 0 at this step "
+        "and stop there (a run cut short still ends annealed; kept in the checkpoint)",
+    )
     parser.add_argument("--device", default="cpu", help="torch device (cpu, cuda)")
     parser.add_argument("--base-model", help="initial weights folder (overrides the config's base_model)")
     args = parser.parse_args()
@@ -232,10 +239,18 @@ def main() -> None:
     ]
     optimizer = torch.optim.AdamW(params, lr=config["learning_rate"])
     warmup = int(total_steps * config["warmup_fraction"])
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer,
-        lambda step: min((step + 1) / max(warmup, 1), max(0.0, (total_steps - step) / max(total_steps - warmup, 1))),
-    )
+    # A shortened run (--anneal-to) keeps the planned schedule up to the step it resumed at and then
+    # decays linearly to 0 at the new end, so that the weights it ends with are annealed.
+    anneal: dict = {}
+
+    def lr_factor(step: int) -> float:
+        planned = min((step + 1) / max(warmup, 1), max(0.0, (total_steps - step) / max(total_steps - warmup, 1)))
+        if anneal and step >= anneal["from_step"]:
+            span = max(anneal["end"] - anneal["from_step"], 1)
+            return anneal["from_factor"] * max(0.0, (anneal["end"] - step) / span)
+        return planned
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, lr_factor)
 
     step = 0
     ckpt = out / "last.pt"
@@ -246,6 +261,7 @@ def main() -> None:
         scheduler.load_state_dict(state["scheduler"])
         step = state["step"]
         torch.set_rng_state(state["torch_rng"])
+        anneal.update(state.get("anneal") or {})
         print(f"== resumed at step {step}", flush=True)
     elif args.resume:
         print(f"== nothing to resume in {out}: starting at step 0", flush=True)
@@ -256,7 +272,13 @@ def main() -> None:
     started = time.time()
     seen_since, loss_sum, loss_n = 0, 0.0, 0
     curve_path = out / "curve.jsonl"
-    stop_at = min(total_steps, args.max_steps) if args.max_steps else total_steps
+    if args.anneal_to is not None and args.anneal_to != anneal.get("end"):
+        if args.anneal_to <= step:
+            raise SystemExit(f"--anneal-to {args.anneal_to} must be after the resumed step {step}")
+        anneal.update(from_step=step, from_factor=lr_factor(step), end=args.anneal_to)
+        print(f"== annealing: learning rate x{anneal['from_factor']:.3f} at step {step} -> 0 at {args.anneal_to}", flush=True)
+    end = anneal.get("end", total_steps)
+    stop_at = min(end, args.max_steps) if args.max_steps else end
 
     def checkpoint() -> dict:
         accuracy, per_source = validation_accuracy(model, val_enc, val_allowed, val_sources, pad_id, device=args.device)
@@ -267,6 +289,7 @@ def main() -> None:
                 "scheduler": scheduler.state_dict(),
                 "step": step,
                 "torch_rng": torch.get_rng_state(),
+                "anneal": anneal,
             },
             out / "last.pt.tmp",
         )
