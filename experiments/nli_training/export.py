@@ -86,7 +86,9 @@ def int8_weights(source: Path, target: Path) -> Path:
     return target
 
 
-def export(checkpoint: Path, target: Path, max_length: int, weights_format: str = "fp16") -> Path:
+def export(
+    checkpoint: Path, target: Path, max_length: int, weights_format: str = "fp16", max_windows: int | None = None
+) -> Path:
     from fact_reasoner.onnx_bert import build_bert_onnx, load_bert_weights
 
     staging = target.with_name(target.name + ".staging")
@@ -121,6 +123,7 @@ def export(checkpoint: Path, target: Path, max_length: int, weights_format: str 
     }
     kept["fact_reasoner"] = {
         "max_length": max_length,
+        "max_windows": max_windows,
         "runtime": "onnxruntime",
         "weights": {"fp16": "fp16, cast to fp32 at load", "int8": "int8 (dynamic, per channel)"}.get(
             weights_format, "fp32"
@@ -151,7 +154,7 @@ def check(checkpoint: Path, target: Path, mix_path: Path, n: int = 600) -> dict:
     pairs = [(r["premise"], r["hypothesis"]) for r in rows[:n]]
     shipped = CrossEncoderNLI(target)
     exported = shipped.judge(pairs)
-    reference = CrossEncoderNLI(checkpoint, max_length=shipped.max_length).judge(pairs)
+    reference = CrossEncoderNLI(checkpoint, max_length=shipped.max_length, max_windows=shipped.max_windows).judge(pairs)
     deltas = [
         max(abs(a.probabilities[k] - b.probabilities[k]) for k in a.probabilities) for a, b in zip(exported, reference)
     ]
@@ -175,9 +178,14 @@ def main() -> None:
         default="fp16",
         help="how the weights are stored (default fp16: exact, 45 MB)",
     )
+    parser.add_argument(
+        "--max-windows",
+        type=int,
+        help="the backend scores only the N windows of a long premise sharing most words with the claim",
+    )
     parser.add_argument("--check-mix", type=Path, help="compare with the checkpoint on this mix's held-out pairs")
     args = parser.parse_args()
-    target = export(args.checkpoint, args.target, args.max_length, args.weights)
+    target = export(args.checkpoint, args.target, args.max_length, args.weights, args.max_windows)
     size = (target / "model.onnx").stat().st_size
     print(f"exported {target}: model.onnx {size / 1e6:.1f} MB")
     if args.check_mix:

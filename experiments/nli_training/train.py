@@ -276,7 +276,10 @@ def main() -> None:
         if args.anneal_to <= step:
             raise SystemExit(f"--anneal-to {args.anneal_to} must be after the resumed step {step}")
         anneal.update(from_step=step, from_factor=lr_factor(step), end=args.anneal_to)
-        print(f"== annealing: learning rate x{anneal['from_factor']:.3f} at step {step} -> 0 at {args.anneal_to}", flush=True)
+        print(
+            f"== annealing: learning rate x{anneal['from_factor']:.3f} at step {step} -> 0 at {args.anneal_to}",
+            flush=True,
+        )
     end = anneal.get("end", total_steps)
     stop_at = min(end, args.max_steps) if args.max_steps else end
 

@@ -4,8 +4,8 @@ ONNX Runtime with ``tokenizers`` — no torch.
 Which model (``model_path``):
 
 - ``None``: the model the package ships in ``fact_reasoner/models/nli-minilm-l6`` (trained by
-  ``experiments/nli_training/``; see its ``MODEL_CARD.md``): an int8 ONNX graph, its
-  ``tokenizer.json`` and ``config.json``;
+  ``experiments/nli_training/``; see its ``MODEL_CARD.md``): an ONNX graph with fp16
+  weights (cast to fp32 at load), its ``tokenizer.json`` and ``config.json``;
 - a folder with ``model.onnx`` + ``tokenizer.json`` + ``config.json`` (``id2label``): run as is;
 - a BERT checkpoint folder (transformers layout: ``config.json``, ``model.safetensors``,
   ``tokenizer.json``): its ONNX graph is written once from the weights
@@ -24,6 +24,9 @@ How a pair is judged:
    per-window probabilities ``p_w`` the pair gets ``e = max_w p_w(entailment)``,
    ``c = max_w p_w(contradiction)``, ``n = min_w p_w(neutral)``, renormalised — one window
    that entails (or contradicts) the hypothesis is enough, as for a long Wikipedia passage.
+   ``max_windows`` (default: the model's ``config.json`` ``fact_reasoner.max_windows``, else
+   all) keeps only the windows sharing most words with the hypothesis, bounding the cost of
+   very long premises.
 3. **Batching by length**: the windows of all pairs are sorted by token count and run in
    batches of ``batch_size`` with padding to the longest in the batch, then put back in order.
 4. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
@@ -176,9 +179,6 @@ class CrossEncoderNLI:
         config = json.loads((folder / "config.json").read_text()) if (folder / "config.json").is_file() else {}
         self.batch_size = batch_size
         self.max_tokens_per_batch = max_tokens_per_batch
-        if max_windows is not None and max_windows < 1:
-            raise ValueError("max_windows must be ≥ 1")
-        self.max_windows = max_windows
         self.threads = threads
         self.pairs_scored = 0
         self.windows_scored = 0
@@ -212,6 +212,13 @@ class CrossEncoderNLI:
         self.max_length = min(int(max_length or trained or DEFAULT_MAX_LENGTH), positions, 512)
         if self.max_length < 16:
             raise ValueError(f"max_length {self.max_length} is too short for NLI windows")
+        # Like the window length, the number of windows scored per premise defaults to what the
+        # model was exported with (None: every window).
+        if max_windows is None:
+            max_windows = config.get("fact_reasoner", {}).get("max_windows")
+        if max_windows is not None and int(max_windows) < 1:
+            raise ValueError("max_windows must be ≥ 1")
+        self.max_windows = int(max_windows) if max_windows is not None else None
         self.model_id = self._model.fingerprint
         plain = len(self.tokenizer.encode("a", add_special_tokens=False).ids)
         self._special_tokens = len(self.tokenizer.encode("a", "a").ids) - 2 * plain  # [CLS] … [SEP] … [SEP]
