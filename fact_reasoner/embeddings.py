@@ -186,10 +186,9 @@ class _OnnxEncoder:
     """ONNX Runtime + tokenizers: no torch."""
 
     def __init__(self, model_path: Path, onnx_dir: Path, threads: int | None):
-        import onnxruntime
         from tokenizers import Tokenizer
 
-        from .onnx_bert import build_bert_onnx, load_bert_weights
+        from .onnx_bert import build_bert_onnx, cpu_session, load_bert_weights
 
         self.pooling, max_tokens, self.normalise = _pooling_mode(model_path)
         self.tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
@@ -200,9 +199,7 @@ class _OnnxEncoder:
         if not graph.is_file():
             logger.info("building the ONNX graph of %s in %s", model_path.name, graph)
             build_bert_onnx(load_bert_weights(model_path), graph)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        self.session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(graph, threads)
 
     def encode(self, texts: list[str]) -> np.ndarray:
         batch = self.tokenizer.encode_batch(texts)

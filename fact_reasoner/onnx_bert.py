@@ -24,12 +24,28 @@ import math
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 __all__ = ["BertWeights", "bert_forward_numpy", "build_bert_onnx", "load_bert_weights"]
 
 _MASK_VALUE = -10000.0  # what BERT adds to the attention scores of padding positions
+
+
+def cpu_session(graph: str | Path, threads: int | None) -> Any:
+    """An ONNX Runtime CPU session with ``threads`` intra-op threads (None: every core).
+
+    Idle intra-op threads sleep instead of spinning: ONNX Runtime's default busy-wait between
+    operators takes whole cores from whatever shares the machine (a Ray raylet and driver, a
+    llama.cpp server, another worker), which on a small machine costs more than it saves.
+    """
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads or os.cpu_count() or 1
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
 
 
 class BertWeights:

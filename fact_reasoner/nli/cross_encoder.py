@@ -359,12 +359,14 @@ class _OnnxClassifier:
 
     def __init__(self, folder: Path, config: dict, onnx_dir: str | Path | None, threads: int | None):
         try:
-            import onnxruntime
+            import onnxruntime  # noqa: F401
             from tokenizers import Tokenizer
         except ImportError as error:
             raise SetupError(
                 "the cross-encoder needs onnxruntime and tokenizers: pip install 'fact-reasoner-offline[nli]'"
             ) from error
+        from ..onnx_bert import cpu_session
+
         graph = folder / "model.onnx"
         self.fingerprint = model_fingerprint(folder)
         if not graph.is_file():
@@ -375,9 +377,7 @@ class _OnnxClassifier:
             graph = cache / f"{self.fingerprint.replace('/', '_')}.classifier.onnx"
             if not graph.is_file():
                 build_bert_onnx(load_bert_weights(folder), graph)
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = threads or os.cpu_count() or 1
-        self.session = onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+        self.session = cpu_session(graph, threads)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.num_labels = int(self.session.get_outputs()[-1].shape[-1] or len(config.get("id2label") or {}) or 3)
         self.tokenizer = _truncating(Tokenizer.from_file(str(folder / "tokenizer.json")), 512)
