@@ -165,9 +165,10 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     if previous and previous != {json.dumps(settings, sort_keys=True)}:
         writer.close()
         executor.close()
+        other = json.loads(sorted(previous)[0])
         print(
-            f"error: {out_path} holds results made with other settings ({sorted(previous)[0]}); "
-            "use --overwrite, or another --output-dir / --output-file",
+            f"error: {out_path} holds results made with other settings "
+            f"({settings_difference(other, settings)}); use --overwrite, or another --output-dir / --output-file",
             file=sys.stderr,
         )
         return 2
@@ -263,6 +264,27 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         print(f"interrupted: {len(writer.done)} record(s) kept in {out_path}; rerun to resume", file=sys.stderr)
         return 130
     return 1 if failures else 0
+
+
+def settings_difference(before: Any, now: Any, limit: int = 6) -> str:
+    """The settings that differ, as ``group.field: before → now`` (at most ``limit`` of them)."""
+
+    def flat(value: Any, prefix: str = "") -> dict[str, Any]:
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for key, item in value.items():
+                out |= flat(item, f"{prefix}{key}.")
+            return out
+        return {prefix.rstrip("."): value}
+
+    old, new = flat(before), flat(now)
+    changes = [
+        f"{key}: {json.dumps(old.get(key))} in the file, {json.dumps(new.get(key))} now"
+        for key in sorted(old.keys() | new.keys())
+        if old.get(key) != new.get(key)
+    ]
+    more = f"; {len(changes) - limit} more" if len(changes) > limit else ""
+    return "; ".join(changes[:limit]) + more
 
 
 def _needs_model_nli(config: Any, record: Any) -> bool:

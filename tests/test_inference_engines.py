@@ -299,8 +299,11 @@ def test_engine_options_are_validated() -> None:
         NativeEngine(method="magic")  # type: ignore[arg-type]
     with pytest.raises(ValueError):
         NativeEngine(damping=1.0)
-    with pytest.raises(TypeError):
+    with pytest.raises(ValueError, match="unknown option no_such_option; it accepts method, "):
         make_engine("native", no_such_option=1)
+    with pytest.raises(ValueError, match="option sweeps must be an integer, got 2.5"):
+        make_engine("native", sweeps=2.5)
+    make_engine("native", damping=0)  # an int where a float is expected is fine
 
 
 def test_dense_and_sparse_loopy_bp_agree() -> None:

@@ -268,22 +268,24 @@ def test_atomizer_calls_that_fail_fail_the_record(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "flag",
+    "flag, changed",
     [
-        ["--min-relation-probability", "0.5"],
-        ["--engine-option", "method=exact"],
-        ["--model", "other"],
-        ["--backend", "openai"],
-        ["--no-revise"],
-        ["--atomizer-prompt-version", "v2"],
+        (["--min-relation-probability", "0.5"], "graph.min_relation_probability: 0.0 in the file, 0.5 now"),
+        (["--engine-option", "method=exact"], 'engine.options.method: null in the file, "exact" now'),
+        (["--model", "other"], 'models.model: null in the file, "other" now'),
+        (["--backend", "openai"], 'models.backend: "local" in the file, "openai" now'),
+        (["--no-revise"], "models.revise: true in the file, false now"),
+        (["--atomizer-prompt-version", "v2"], 'models.atomizer_prompt_version: "v1" in the file, "v2" now'),
     ],
 )
-def test_a_rerun_with_other_settings_is_refused(tmp_path, capsys, flag):
+def test_a_rerun_with_other_settings_is_refused(tmp_path, capsys, flag, changed):
     out = tmp_path / "out"
     assert main(["--input-file", str(EXAMPLE), "--output-dir", str(out), "--quiet"]) == 0
     code = main(["--input-file", str(EXAMPLE), "--output-dir", str(out), "--quiet", *flag])
     assert code == 2
-    assert "holds results made with other settings" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "holds results made with other settings" in err
+    assert f"({changed}); use --overwrite" in err  # only what differs, not the whole settings
 
 
 def test_an_edited_record_gets_a_new_result(tmp_path):
@@ -409,7 +411,18 @@ def test_invalid_engine_options_and_a_missing_merlin_stop_once_at_start_up(tmp_p
         ]
     )
     err = capsys.readouterr().err
-    assert code == 2 and err.count("error:") == 1 and "no_such_option" in err
+    assert code == 2 and err.count("error:") == 1 and "unknown option no_such_option" in err
+    assert "max_iterations" in err  # what the engine does accept
+    # a value of the wrong type is named with the option, not a TypeError from deep inside
+    for option, expected in (
+        ("max_iterations=lots", "max_iterations must be an integer, got 'lots'"),
+        ("damping=true", "damping must be a number, got True"),
+    ):
+        code = main(
+            ["--input-file", str(EXAMPLE), "--output-dir", str(tmp_path / "a"), "--quiet", "--engine-option", option]
+        )
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("error:") == 1 and expected in err, err
     code = main(
         [
             "--input-file",

@@ -11,6 +11,7 @@ bridge, a user's own) register a factory under a name::
 from __future__ import annotations
 
 import importlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -78,4 +79,35 @@ def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
         module_name, _, attribute = factory.partition(":")
         factory = getattr(importlib.import_module(module_name), attribute)
         _REGISTRY[name] = factory
-    return factory(**options)
+    _check_option_types(name, factory, options)
+    try:
+        return factory(**options)
+    except TypeError as error:  # an option of the right type the engine still cannot use
+        raise ValueError(f"engine {name!r}: {error}") from None
+
+
+def _check_option_types(name: str, factory: Callable[..., Any], options: dict[str, Any]) -> None:
+    """Reject an option whose value is not of its default's type (an int, float, bool or str
+    default), naming the option: ``max_iterations=lots`` fails here, not deep in the engine."""
+    try:
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values())
+    unknown = sorted(set(options) - set(parameters))
+    if unknown and not takes_any:
+        accepted = ", ".join(k for k, p in parameters.items() if p.kind is p.KEYWORD_ONLY or p.default is not p.empty)
+        raise ValueError(f"engine {name!r}: unknown option {', '.join(unknown)}; it accepts {accepted or 'none'}")
+    expected_names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+    for key, value in options.items():
+        parameter = parameters.get(key)
+        if parameter is None or parameter.default is inspect.Parameter.empty or parameter.default is None:
+            continue
+        kind = type(parameter.default)
+        if kind not in expected_names:
+            continue
+        ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
+        if kind is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            raise ValueError(f"engine {name!r}: option {key} must be {expected_names[kind]}, got {value!r}")
