@@ -184,11 +184,13 @@ class ModelOptions(_Group):
     nli: Literal["auto", "llm", "align", "cross-encoder", "precomputed"] = option(
         "auto",
         "NLI backend: auto (the record's relations if present, else the default judge), precomputed, "
-        "llm (the embedded LLM judge), align (the shipped alignment classifier), cross-encoder",
+        "llm (the embedded LLM judge), align (the shipped alignment classifier), cross-encoder (the shipped "
+        "MiniLM NLI model: fast)",
     )
     nli_model: str | None = option(
         None,
-        "align: model folder (default: the shipped one); cross-encoder: path or hub id",
+        "model folder for align or cross-encoder (default: the one the package ships); cross-encoder "
+        "also takes a hub id already in the local cache",
     )
     nli_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the LLM judge")
     nli_calibrate: bool = option(False, "contextual calibration of the LLM judge")

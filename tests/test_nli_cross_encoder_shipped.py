@@ -35,7 +35,7 @@ def test_files_size_and_settings():
 def test_judges_obvious_pairs_without_torch(tmp_path):
     """Entailed, negated and unrelated claims about one passage: the arg-max label of each, and
     the backend's defaults (window and window count) taken from the shipped config."""
-    require_extra("nli")
+    require_extra("embeddings")  # what the [nli] extra installs
     result = _run_without_torch(
         f"""
         import json

@@ -225,7 +225,11 @@ def main() -> None:
             from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
 
             model = CrossEncoderNLI(
-                args.nli_model, max_length=args.max_length, threads=args.threads, runtime=args.runtime
+                args.nli_model,
+                max_length=args.max_length,
+                threads=args.threads,
+                runtime=args.runtime,
+                max_windows=args.max_windows,
             )
             return CachedNLI(model)  # memo only: each distinct pair once
         config = PipelineConfig(

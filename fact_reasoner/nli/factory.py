@@ -4,7 +4,8 @@
   with ``config.models.nli_prompt_version``; the chat model comes from ``llm_factory()`` so nothing is
   loaded unless NLI actually runs.
 - ``cross-encoder``: ``fact_reasoner.nli.cross_encoder.make_cross_encoder(config)`` (imported
-  lazily; needs transformers and a local model given by ``config.models.nli_model``).
+  lazily): the MiniLM cross-encoder the package ships, or the model folder
+  ``config.models.nli_model`` names; ONNX Runtime and tokenizers (the ``nli`` extra), no torch.
 - ``align``: :class:`~fact_reasoner.nli.align.AlignNLI`, the small alignment-feature classifier
   the package ships (``config.models.nli_model`` names another model folder); needs the sentence
   embedder of the ``retrieval`` extra.
