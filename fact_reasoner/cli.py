@@ -267,7 +267,8 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
 
 
 def settings_difference(before: Any, now: Any, limit: int = 6) -> str:
-    """The settings that differ, as ``group.field: before → now`` (at most ``limit`` of them)."""
+    """The settings that differ, as ``group.field: <before> in the file, <now> now`` (at most
+    ``limit`` of them, then how many more)."""
 
     def flat(value: Any, prefix: str = "") -> dict[str, Any]:
         if isinstance(value, dict):

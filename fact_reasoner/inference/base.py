@@ -106,8 +106,7 @@ def _check_option_types(name: str, factory: Callable[..., Any], options: dict[st
         kind = type(parameter.default)
         if kind not in expected_names:
             continue
-        ok = isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))
-        if kind is float and isinstance(value, int) and not isinstance(value, bool):
-            ok = True
-        if not ok:
+        # bool is an int in Python, but true/false is never a count or a number here
+        allowed = (int, float) if kind is float else (kind,)
+        if isinstance(value, bool) is not (kind is bool) or not isinstance(value, allowed):
             raise ValueError(f"engine {name!r}: option {key} must be {expected_names[kind]}, got {value!r}")
