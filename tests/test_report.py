@@ -81,7 +81,7 @@ def test_report_shows_what_the_rows_wrote(results: tuple[list[Path], Path]) -> N
     table = re.search(r"<td class=\"\">FR1</td><td class=\"\">all</td>(.*?)</tr>", page).group(1)
     cells = re.findall(r"<td class=\"num\">([^<]*)</td>", table)
     assert cells[2] == ", ".join(str(k) for k in sorted({r["k"] for r in fr1}))
-    assert cells[7] == f"{sum(r['f1_k'] for r in fr1) / len(fr1):.3f}"
+    assert cells[8] == f"{sum(r['f1_k'] for r in fr1) / len(fr1):.3f}"
 
 
 def _load(browser: str, url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess:
