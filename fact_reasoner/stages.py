@@ -8,16 +8,21 @@ pipeline (:class:`~fact_reasoner.pipeline.FactReasoner`) and the RAG metrics
 same way wherever it is used.
 
 :func:`judge_and_infer` is the core both run: the NLI pairs a plan lists are judged, the
-judged relations become a factor graph, and an engine gives the posterior marginals.
+judged relations become a factor graph, and an engine gives the posterior marginals. Both run
+it with the same failure policy (:func:`check_judged`): when more NLI calls failed than
+``max_failed_pairs`` allows, the record (or the metric's sample) fails with
+:class:`~fact_reasoner.errors.RecordFailed` instead of being scored without its evidence.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import SetupError
+from .errors import RecordFailed, SetupError
 from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement
@@ -38,6 +43,8 @@ __all__ = [
     "StageUnavailable",
     "Stages",
     "available",
+    "check_judged",
+    "judge_and_build",
     "judge_and_infer",
     "judge_plan",
 ]
@@ -274,10 +281,66 @@ def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
     return JudgedPlan(relations, list(judgements))
 
 
+def check_judged(judged: JudgedPlan, pairs: int, max_failed_pairs: float) -> None:
+    """The one failure policy of judging: raise :class:`~fact_reasoner.errors.RecordFailed`
+    when the NLI calls that could not be made (server down, errors after retries) are more than
+    ``max_failed_pairs`` of the ``pairs``; counting them as neutral would score the record
+    without its evidence. Unreadable answers never fail (they are neutral and counted)."""
+    calls = judged.call_failures
+    if calls and len(calls) > max_failed_pairs * pairs:
+        raise RecordFailed(
+            f"NLI: {len(calls)} of {pairs} pair(s) could not be judged "
+            f"(more than --max-failed-pairs {max_failed_pairs:g}): {calls[0].reason}",
+            unreachable=all(j.unreachable for j in calls),
+        )
+
+
+@contextmanager
+def timed(timings: dict[str, float] | None, stage: str) -> Iterator[None]:
+    """Add the seconds the block takes to ``timings[stage]`` (nothing when ``timings`` is None)."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        if timings is not None:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+
+
+def judge_and_build(
+    plan: GraphPlan,
+    nli: NLIBackend,
+    options: GraphOptions | None = None,
+    *,
+    max_failed_pairs: float = 0.0,
+    timings: dict[str, float] | None = None,
+) -> tuple[JudgedPlan, BuiltGraph]:
+    """Judge the plan's pairs (failing as :func:`check_judged` says) and build its factor graph.
+
+    ``timings`` gets the seconds of ``nli`` and ``build``."""
+    with timed(timings, "nli"):
+        judged = judge_plan(plan, nli)
+    check_judged(judged, len(plan.pairs), max_failed_pairs)
+    with timed(timings, "build"):
+        built = build_graph(plan, judged.relations, options or GraphOptions(version=plan.version))
+    return judged, built
+
+
 def judge_and_infer(
-    plan: GraphPlan, nli: NLIBackend, engine: InferenceEngine, options: GraphOptions | None = None
+    plan: GraphPlan,
+    nli: NLIBackend,
+    engine: InferenceEngine,
+    options: GraphOptions | None = None,
+    *,
+    max_failed_pairs: float = 0.0,
+    timings: dict[str, float] | None = None,
 ) -> Reasoning:
-    """Judge the plan's pairs, build its factor graph and infer the marginals."""
-    judged = judge_plan(plan, nli)
-    built = build_graph(plan, judged.relations, options or GraphOptions(version=plan.version))
-    return Reasoning(judged, built, engine.infer(built.graph))
+    """Judge the plan's pairs, build its factor graph and infer the marginals: the core that
+    the pipeline and the RAG metrics both run.
+
+    Raises :class:`~fact_reasoner.errors.RecordFailed` when more NLI calls failed than
+    ``max_failed_pairs`` (a share of the pairs) allows. ``timings`` gets the seconds of
+    ``nli``, ``build`` and ``infer``."""
+    judged, built = judge_and_build(plan, nli, options, max_failed_pairs=max_failed_pairs, timings=timings)
+    with timed(timings, "infer"):
+        inference = engine.infer(built.graph)
+    return Reasoning(judged, built, inference)
