@@ -156,7 +156,7 @@ def _registered_names(flag: ConfigFlag) -> tuple[list[str], str]:
 
     descriptions = registry(flag.registry).descriptions()
     listed = "; ".join(f"{name}: {text}" if text else name for name, text in descriptions.items())
-    return list(descriptions), f" (registered: {listed})"
+    return list(descriptions), f"; choices: {listed}"
 
 
 def add_config_arguments(

@@ -24,7 +24,7 @@ from .brute_force import BruteForceEngine, brute_force_marginals
 ENGINES.register(
     "native",
     "fact_reasoner.inference.native:NativeEngine",
-    description="exact when affordable, else an approximation checked against exact inference (default)",
+    description="exact when affordable, else an approximation checked against exact inference",
     builtin=True,
 )
 ENGINES.register(

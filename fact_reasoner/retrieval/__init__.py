@@ -78,7 +78,7 @@ def _make_from_store(config: "PipelineConfig", cache: RetrievalCache | None = No
 
 _WEB_EXTRAS = (Extra("httpx", "web"), Extra("bm25s", "web"))
 
-RETRIEVERS.register("supplied", _make_supplied, description="the record's own contexts (default)", builtin=True)
+RETRIEVERS.register("supplied", _make_supplied, description="the record's own contexts", builtin=True)
 RETRIEVERS.register(
     "chroma",
     _make_from_store,
