@@ -171,6 +171,7 @@ class Registry(Generic[T]):
         self._entries: dict[str, Entry[T]] = {}
         self._aliases: dict[str, str] = {}
         self._loaded = False
+        self._loading = False
         self._lock = threading.RLock()
 
     def __repr__(self) -> str:
@@ -219,17 +220,20 @@ class Registry(Generic[T]):
         """Import the bundled plug-in modules and read the entry points, once."""
         if self._loaded:
             return
-        with self._lock:
-            if self._loaded:
-                return
-            self._loaded = True  # set first: a plug-in registering itself looks names up
-            for module in self.plugins:
-                try:
-                    importlib.import_module(module)
-                except ImportError as error:
-                    logger.warning("%s plug-in %s could not be loaded: %s", self.noun, module, error)
-            if self.entry_point_group:
-                self._load_entry_points(self.entry_point_group)
+        with self._lock:  # another thread waits here until the names are complete
+            if self._loaded or self._loading:
+                return  # _loading: a plug-in registering itself (same thread) looks names up
+            self._loading = True
+            try:
+                for module in self.plugins:
+                    try:
+                        importlib.import_module(module)
+                    except ImportError as error:
+                        logger.warning("%s plug-in %s could not be loaded: %s", self.noun, module, error)
+                if self.entry_point_group:
+                    self._load_entry_points(self.entry_point_group)
+            finally:
+                self._loaded, self._loading = True, False
 
     def _load_entry_points(self, group: str) -> None:
         from importlib.metadata import entry_points
