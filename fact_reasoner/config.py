@@ -201,16 +201,24 @@ class ModelOptions(_Group):
     def _registered_backend(cls, value: str) -> str:
         from .llm import LLM_BACKENDS
 
-        LLM_BACKENDS.entry(value)  # an unknown name raises, listing the backends
-        return value
+        return _one_of(LLM_BACKENDS.available(), value)
 
     @field_validator("nli")
     @classmethod
     def _registered_nli(cls, value: str) -> str:
         from .nli.factory import NLI_BACKENDS
 
-        NLI_BACKENDS.entry(value)
+        return _one_of(NLI_BACKENDS.available(), value)
+
+
+def _one_of(names: list[str], value: str) -> str:
+    """``value`` if it is one of the registered ``names``; else the error pydantic gives for a
+    fixed set of choices (these settings had one before their registries), naming them all."""
+    if value in names:
         return value
+    quoted = [repr(name) for name in names]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    raise ValueError(f"Input should be {listed}")
 
 
 class RetrievalOptions(_Group):

@@ -49,8 +49,13 @@ def test_every_kind_is_a_registry_with_described_builtins():
     [
         (lambda: make_engine("nope"), "unknown engine 'nope'; choose from: native, pgmpy, brute-force, merlin"),
         (lambda: PipelineConfig(engine="nope"), "unknown engine 'nope'; choose from: native"),
-        (lambda: PipelineConfig(nli="nope"), "unknown NLI backend 'nope'; choose from: llm, align, cross-encoder"),
-        (lambda: PipelineConfig(backend="nope"), "unknown LLM backend 'nope'; choose from: local, openai"),
+        # the config words it as pydantic did when these were fixed choices
+        (
+            lambda: PipelineConfig(nli="nope"),
+            "Input should be 'auto', 'llm', 'align', 'cross-encoder' or 'precomputed'",
+        ),
+        (lambda: PipelineConfig(backend="nope"), "Input should be 'local' or 'openai'"),
+        (lambda: NLI_BACKENDS.make("nope"), "unknown NLI backend 'nope'; choose from: auto, llm, align, cross-encoder"),
         (lambda: LLM_BACKENDS.make("nope"), "unknown LLM backend 'nope'; choose from: local, openai"),
     ],
 )

@@ -69,6 +69,12 @@ def _auto(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> 
 
 
 NLI_BACKENDS.register(
+    "auto",
+    _auto,
+    description=f"the record's relations if present, else {DEFAULT_NLI}",
+    builtin=True,
+)
+NLI_BACKENDS.register(
     "llm", _make_llm_judge, description="the LLM judge (the configured language model)", uses=("llm",), builtin=True
 )
 NLI_BACKENDS.register(
@@ -87,12 +93,6 @@ NLI_BACKENDS.register(
 )
 NLI_BACKENDS.register(
     "precomputed", _precomputed, description="the relations each record carries (no model)", builtin=True
-)
-NLI_BACKENDS.register(
-    "auto",
-    _auto,
-    description=f"the record's relations if present, else {DEFAULT_NLI}",
-    builtin=True,
 )
 
 
