@@ -2,8 +2,10 @@
 
 Every field of :class:`~fact_reasoner.config.PipelineConfig` becomes a flag: ``--<dest>`` with
 dashes (and the underscore spelling IBM's tool uses), its help text from the field's
-description, its choices from a ``Literal`` type, its default from the field (shown in
-``--help``, never repeated here). A flag that is not given leaves the setting at its default.
+description, its choices from a ``Literal`` type or, for a setting that names a backend
+(``--engine``, ``--nli``, ``--backend``, ``--service-type``), from that kind's registry
+(:mod:`fact_reasoner.registry`: the names and their descriptions, read when the parser is
+built), its default from the field (shown in ``--help``, never repeated here). A flag that is not given leaves the setting at its default.
 Values are checked by the config itself; a value it rejects is reported like any argparse
 error, naming the flag: ``argument --context-prior: Input should be less than 1``.
 

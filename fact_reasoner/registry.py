@@ -91,6 +91,12 @@ class Option:
     description, flag spelling, whether it changes results); ``argument`` is the factory's
     keyword it feeds, when not ``name``. The value is passed only when set (not ``None``) and
     only to the backend that declared it.
+
+    Engines use this today (the ``engine`` group: :data:`fact_reasoner.config.EngineOptions`).
+    The configuration is a fixed model built when :mod:`fact_reasoner.config` is first
+    imported, so only options registered by then become settings: those of the built-in
+    engines and of the bundled plug-ins (``merlin_bridge.plugin``). An engine registered later
+    or through an entry point takes its options as ``--engine-option KEY=VALUE``.
     """
 
     name: str
