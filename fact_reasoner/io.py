@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .errors import InputError, OutputError
 from .schema import InputRecord
 
 
@@ -73,10 +74,6 @@ def content_key(data: dict[str, Any]) -> str:
     keeps a result made from the old record."""
     canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:20]
-
-
-class InputError(ValueError):
-    """The input file cannot be read at all (missing, a directory, empty)."""
 
 
 def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
@@ -184,10 +181,6 @@ def _nan_to_none(value: Any) -> Any:
     return value
 
 
-class OutputError(ValueError):
-    """The output path cannot be used (a directory where a file is needed, or the reverse)."""
-
-
 class _OutputLock:
     """An exclusive ``flock`` on ``<output>.lock`` for as long as a run writes the output.
 
@@ -266,9 +259,11 @@ class ResultWriter:
             except json.JSONDecodeError:
                 if data[newline + 1 :].strip():
                     line = data.count(b"\n", 0, position) + 1
-                    raise ValueError(
-                        f"{self.path}:{line}: not valid JSON and not the last line; the output "
-                        "file was edited or corrupted — fix it or choose another output"
+                    raise OutputError(
+                        "not valid JSON and not the last line; the output file was edited or "
+                        "corrupted — fix it or choose another output",
+                        path=self.path,
+                        line=line,
                     ) from None
                 break
             if row is not None and self.key_field in row:

@@ -32,13 +32,14 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from ..errors import FactReasonerError
 from ..schema import Context
 
 if TYPE_CHECKING:
     from ..config import PipelineConfig
 
 
-class RetrievalError(RuntimeError):
+class RetrievalError(FactReasonerError, RuntimeError):
     """A retriever cannot answer (no index, missing dependency, bad configuration)."""
 
 
