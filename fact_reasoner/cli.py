@@ -23,7 +23,16 @@ from .config import PipelineConfig
 from .errors import OutputLocked, RecordFailed, SetupError
 from .executors import Job, describe_error, make_executor
 from .inference import InferenceError
-from .io import NumberedRecord, OutputError, RecordError, ResultWriter, dumps_line, read_records
+from .io import (
+    InputError,
+    NumberedRecord,
+    OutputError,
+    RecordError,
+    ResultWriter,
+    dumps_line,
+    read_contexts,
+    read_records,
+)
 from .scores import describe_k, median_num_atoms, summarize_rows
 
 #: Sub-commands contributed by other modules: name -> module with ``register(subparsers)``.
@@ -398,46 +407,14 @@ def export_models(args: argparse.Namespace, assessor) -> int:
     return status
 
 
-def _read_contexts(path: Path) -> list[Any]:
-    """``--contexts``: a JSON list or JSONL of ``{id?, title?, text}``; errors name file:line."""
-    from pydantic import ValidationError
-
-    from .io import describe_validation_error
-    from .schema import Context
-
-    text = path.read_text(encoding="utf-8-sig")
-    if path.suffix == ".json":
-        try:
-            numbered = list(enumerate(json.loads(text), start=1))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{error.lineno}: invalid JSON: {error.msg}") from None
-    else:
-        numbered = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    numbered.append((number, json.loads(line)))
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}:{number}: invalid JSON at column {error.colno}: {error.msg}") from None
-    contexts = []
-    for i, (number, row) in enumerate(numbered):
-        if not isinstance(row, dict):
-            raise ValueError(f"{path}:{number}: expected a JSON object with a `text`")
-        try:
-            contexts.append(Context.model_validate({"id": row.get("id", f"c{i}"), **row}))
-        except ValidationError as error:
-            raise ValueError(f"{path}:{number}: {describe_validation_error(error)}") from None
-    return contexts
-
-
 def run_single(args: argparse.Namespace, assessor) -> int:
     from .schema import InputRecord
 
     contexts = None
     if args.contexts:
         try:
-            contexts = _read_contexts(args.contexts)
-        except ValueError as error:
+            contexts = read_contexts(args.contexts)
+        except InputError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
     record = InputRecord(input=args.query or "", output=args.response, topic=args.topic, contexts=contexts)
