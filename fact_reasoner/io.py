@@ -3,7 +3,8 @@
 - :func:`read_records` reads JSONL (one record per line) or a JSON file holding one record or a
   list of records (IBM's example files are pretty-printed JSON). A line that is not valid JSON
   or not a valid record becomes a :class:`RecordError` naming the file, the line and the
-  field, and reading goes on.
+  field, and reading goes on. :func:`read_contexts` reads ``--contexts`` files the same way
+  but stops at the first passage it cannot read (:class:`~fact_reasoner.errors.InputError`).
 - :class:`ResultWriter` appends one JSON line per finished record, flushed and fsynced, so an
   interrupted run keeps everything written; on reopening it repairs a torn last line and
   reports the keys already done, so a rerun skips them.
@@ -24,7 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .schema import InputRecord
+from .errors import InputError, OutputError
+from .schema import Context, InputRecord
 
 
 @dataclass(frozen=True)
@@ -75,10 +77,6 @@ def content_key(data: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:20]
 
 
-class InputError(ValueError):
-    """The input file cannot be read at all (missing, a directory, empty)."""
-
-
 def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
     """Yield each record of ``path`` (JSONL or JSON) or an error naming file, line and field.
 
@@ -93,22 +91,66 @@ def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
         raise InputError(f"input file not found: {name}")
     if path.is_dir():
         raise InputError(f"{name} is a directory, not an input file (give a .jsonl or .json file)")
-    data = path.read_bytes()
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
+    data = _without_bom(path.read_bytes())
     if not data.strip():
         raise InputError(f"input file {name} is empty: nothing to assess")
     occurrences: Counter[str] = Counter()
-
-    def numbered(line: int, parsed: tuple[InputRecord, str] | RecordError) -> NumberedRecord | RecordError:
+    for item in _json_values(name, data, json_file=path.suffix == ".json"):
+        if isinstance(item, RecordError):
+            yield item
+            continue
+        line, value = item
+        parsed = _parse(name, line, value)
         if isinstance(parsed, RecordError):
-            return parsed
+            yield parsed
+            continue
         record, base = parsed
         occurrences[base] += 1
-        return NumberedRecord(name, line, f"{base}#{occurrences[base]}", record)
+        yield NumberedRecord(name, line, f"{base}#{occurrences[base]}", record)
 
+
+def read_contexts(path: str | Path) -> list[Context]:
+    """The evidence passages of ``--contexts``: JSONL, or a JSON list, of ``{id?, title?, text}``.
+
+    Read like :func:`read_records` (same JSON/JSONL rules, byte-order mark, line numbers), but a
+    passage that cannot be read raises :class:`InputError` at once, naming file and line: a
+    single assessment with part of its evidence missing would be a different assessment. A
+    passage without an ``id`` gets ``c<i>``, ``i`` its 0-based position; an empty file gives
+    no passages.
+    """
+    path = Path(path)
+    name = str(path)
+    data = _without_bom(path.read_bytes())
+    contexts = []
+    for position, item in enumerate(_json_values(name, data, json_file=path.suffix == ".json")):
+        if isinstance(item, RecordError):
+            raise InputError(item.message, path=name, line=item.line)
+        line, row = item
+        if not isinstance(row, dict):
+            raise InputError("expected a JSON object with a `text`", path=name, line=line)
+        try:
+            contexts.append(Context.model_validate({"id": row.get("id", f"c{position}"), **row}))
+        except ValidationError as error:
+            raise InputError(describe_validation_error(error), path=name, line=line) from None
+    return contexts
+
+
+def _without_bom(data: bytes) -> bytes:
+    return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
+
+
+def _json_values(name: str, data: bytes, *, json_file: bool) -> Iterator[tuple[int, Any] | RecordError]:
+    """Each top-level value of a JSON/JSONL file with the line it starts on, or a
+    :class:`RecordError` for a part that cannot be decoded.
+
+    A ``.json`` file (``json_file``), or one that starts with ``[``, is first read whole: a list
+    gives its elements, anything else the one value; a ``.json`` file that is really JSONL (its
+    whole text is not one JSON value but it starts with ``{``) is read as JSONL. JSONL gives
+    one value per non-blank line; a line that is not UTF-8 or not JSON is reported and the
+    next line is read.
+    """
     stripped = data.lstrip()
-    if path.suffix == ".json" or stripped.startswith(b"["):
+    if json_file or stripped.startswith(b"["):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -118,15 +160,14 @@ def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
         try:
             whole = json.loads(text)
         except json.JSONDecodeError as error:
-            if path.suffix == ".json" and not stripped.startswith(b"{"):
+            if json_file and not stripped.startswith(b"{"):
                 yield RecordError(name, error.lineno, f"invalid JSON: {error.msg}")
                 return
             whole = None  # a .json file that is really JSONL: fall through
         if whole is not None:
             items = whole if isinstance(whole, list) else [whole]
             starts = _item_start_lines(text, len(items)) if isinstance(whole, list) else [1]
-            for line, item in zip(starts, items):
-                yield numbered(line, _parse(name, line, item))
+            yield from zip(starts, items)
             return
     for number, raw_bytes in enumerate(data.split(b"\n"), start=1):
         if not raw_bytes.strip():
@@ -139,11 +180,11 @@ def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
             )
             continue
         try:
-            record_data = json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError as error:
             yield RecordError(name, number, f"invalid JSON at column {error.colno}: {error.msg}")
             continue
-        yield numbered(number, _parse(name, number, record_data))
+        yield number, value
 
 
 def _item_start_lines(text: str, count: int) -> list[int]:
@@ -182,10 +223,6 @@ def _nan_to_none(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_nan_to_none(v) for v in value]
     return value
-
-
-class OutputError(ValueError):
-    """The output path cannot be used (a directory where a file is needed, or the reverse)."""
 
 
 class _OutputLock:
@@ -266,9 +303,11 @@ class ResultWriter:
             except json.JSONDecodeError:
                 if data[newline + 1 :].strip():
                     line = data.count(b"\n", 0, position) + 1
-                    raise ValueError(
-                        f"{self.path}:{line}: not valid JSON and not the last line; the output "
-                        "file was edited or corrupted — fix it or choose another output"
+                    raise OutputError(
+                        "not valid JSON and not the last line; the output file was edited or "
+                        "corrupted — fix it or choose another output",
+                        path=self.path,
+                        line=line,
                     ) from None
                 break
             if row is not None and self.key_field in row:

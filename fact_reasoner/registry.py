@@ -51,6 +51,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from .errors import SettingsError
+
 logger = logging.getLogger(__name__)
 
 __all__ = ["KINDS", "Entry", "Extra", "Option", "Registry", "UnknownName", "available", "registry"]
@@ -61,8 +63,9 @@ DISTRIBUTION = "fact-reasoner-offline"
 T = TypeVar("T")
 
 
-class UnknownName(ValueError):
-    """A name no backend of the kind is registered under (the message lists the choices)."""
+class UnknownName(SettingsError):
+    """A name no backend of the kind is registered under (the message lists the choices); a
+    :class:`~fact_reasoner.errors.SettingsError`, so a ``ValueError`` too."""
 
 
 @dataclass(frozen=True)

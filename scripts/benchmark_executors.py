@@ -45,10 +45,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from fact_reasoner.cli import AssessJob
 from fact_reasoner.config import ExecutionOptions, PipelineConfig
 from fact_reasoner.executors import Executor, LocalExecutor
 from fact_reasoner.io import NumberedRecord, read_records
+from fact_reasoner.runner import AssessJob
 from fact_reasoner.scores import median_num_atoms
 
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"

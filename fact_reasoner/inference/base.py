@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import FactReasonerError, SettingsError
 from ..graph import FactorGraph
 from ..registry import Registry
 
@@ -35,7 +36,7 @@ class InferenceResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-class InferenceError(RuntimeError):
+class InferenceError(FactReasonerError, RuntimeError):
     """An engine could not produce marginals it can stand behind (never returns bad numbers)."""
 
 
@@ -79,6 +80,9 @@ def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
     ``name`` may also be a :class:`~fact_reasoner.config.PipelineConfig`: its ``engine`` group
     names the engine and gives the options (``options`` given here are added to them).
     Options an engine does not accept are an error, so a misspelt option is never ignored.
+    Every problem with the name or the options raises :class:`~fact_reasoner.errors.SettingsError`
+    (a ``ValueError``); an engine that cannot run at all (merlin's binary missing) raises its own
+    :class:`InferenceError`.
     """
     engine_group = getattr(name, "engine", None)
     if engine_group is not None and hasattr(engine_group, "engine_kwargs"):
@@ -88,7 +92,11 @@ def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
     try:
         return factory(**options)
     except TypeError as error:  # an option of the right type the engine still cannot use
-        raise ValueError(f"engine {name!r}: {error}") from None
+        raise SettingsError(f"engine {name!r}: {error}") from None
+    except SettingsError:
+        raise
+    except ValueError as error:  # the engine's own check of an option's value (damping in [0, 1))
+        raise SettingsError(str(error)) from error
 
 
 def _check_option_types(name: str, factory: Callable[..., Any], options: dict[str, Any]) -> None:
@@ -102,7 +110,7 @@ def _check_option_types(name: str, factory: Callable[..., Any], options: dict[st
     unknown = sorted(set(options) - set(parameters))
     if unknown and not takes_any:
         accepted = ", ".join(k for k, p in parameters.items() if p.kind is p.KEYWORD_ONLY or p.default is not p.empty)
-        raise ValueError(f"engine {name!r}: unknown option {', '.join(unknown)}; it accepts {accepted or 'none'}")
+        raise SettingsError(f"engine {name!r}: unknown option {', '.join(unknown)}; it accepts {accepted or 'none'}")
     expected_names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
     for key, value in options.items():
         parameter = parameters.get(key)
@@ -114,4 +122,4 @@ def _check_option_types(name: str, factory: Callable[..., Any], options: dict[st
         # bool is an int in Python, but true/false is never a count or a number here
         allowed = (int, float) if kind is float else (kind,)
         if isinstance(value, bool) is not (kind is bool) or not isinstance(value, allowed):
-            raise ValueError(f"engine {name!r}: option {key} must be {expected_names[kind]}, got {value!r}")
+            raise SettingsError(f"engine {name!r}: option {key} must be {expected_names[kind]}, got {value!r}")

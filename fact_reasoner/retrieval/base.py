@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from ..errors import FactReasonerError
 from ..registry import Registry
 from ..schema import Context
 
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
     from ..config import PipelineConfig
 
 
-class RetrievalError(RuntimeError):
+class RetrievalError(FactReasonerError, RuntimeError):
     """A retriever cannot answer (no index, missing dependency, bad configuration)."""
 
 

@@ -29,7 +29,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import connect_reason
+from ..errors import FactReasonerError, connect_reason
 
 logger = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class WebSettings:
     max_retry_after: float = 60.0
 
 
-class HTTPFailure(Exception):
+class HTTPFailure(FactReasonerError):
     """An API request that failed for good. ``unreachable``: the server could not be reached, or
     it rejected the key (every further request would fail the same way)."""
 
@@ -89,8 +89,8 @@ class Page:
         return self.status == "ok"
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(FactReasonerError):
+    """A page over ``max_page_bytes``: stops its download (caught within this module)."""
 
 
 class WebClient:
