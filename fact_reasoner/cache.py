@@ -20,7 +20,6 @@ warning.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import sqlite3
@@ -29,6 +28,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from .hashing import json_sha256
 
 logger = logging.getLogger(__name__)
 
@@ -92,13 +93,7 @@ def cache_key(backend: str, model: str, prompt_version: str, request: Mapping[st
     ``request`` holds the messages and every generation parameter; keys are sorted so that the
     same call always gives the same key whatever the dict order.
     """
-    canonical = json.dumps(
-        {"backend": backend, "model": model, "prompt_version": prompt_version, "request": request},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return json_sha256({"backend": backend, "model": model, "prompt_version": prompt_version, "request": request})
 
 
 class ModelCache:

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import codecs
-import hashlib
 import json
 import math
 import os
@@ -24,6 +23,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from .hashing import content_key
 from .schema import InputRecord
 
 
@@ -65,14 +65,6 @@ def _parse(path: str, line: int, data: Any) -> tuple[InputRecord, str] | RecordE
         return InputRecord.model_validate(data), content_key(data)
     except ValidationError as error:
         return RecordError(path, line, describe_validation_error(error))
-
-
-def content_key(data: dict[str, Any]) -> str:
-    """A key of the whole input record (every field, canonical JSON): a record whose atoms,
-    contexts, relations or any other field changed gets a new key, so a resumed run never
-    keeps a result made from the old record."""
-    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:20]
 
 
 class InputError(ValueError):

@@ -15,7 +15,6 @@ A result that contains a passage from a page that failed for a passing reason (a
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 import threading
@@ -23,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..hashing import SPACED_SEPARATORS, json_sha256
 from .base import RetrievedContext, Retriever
 
 
@@ -48,14 +48,14 @@ class RetrievalCache:
         parts: list[Any] = [identity, query, k, topic]
         if about is not None:
             parts.append({"about": about})
-        payload = json.dumps(parts, ensure_ascii=False)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        # sorting keys changes nothing here (one single-key dict); the spaced separators are
+        # those the keys were first written with
+        return json_sha256(parts, separators=SPACED_SEPARATORS)
 
     @staticmethod
     def response_key(*parts: Any) -> str:
         """The key of a web response: the endpoint and the request (never a secret)."""
-        payload = json.dumps(list(parts), ensure_ascii=False, sort_keys=True)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        return json_sha256(list(parts), separators=SPACED_SEPARATORS)
 
     def get_response(self, key: str) -> Any:
         """A stored response (JSON), or None."""
