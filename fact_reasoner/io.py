@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import codecs
 import json
-import math
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -24,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .hashing import content_key
+from .json_safe import json_safe
 from .schema import InputRecord
 
 
@@ -163,17 +163,7 @@ def _json_default(value: Any) -> Any:
 
 def dumps_line(data: dict) -> str:
     """One JSON line; NaN becomes null so every line is strict JSON."""
-    return json.dumps(_nan_to_none(data), default=_json_default, ensure_ascii=False) + "\n"
-
-
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _nan_to_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_nan_to_none(v) for v in value]
-    return value
+    return json.dumps(json_safe(data), default=_json_default, ensure_ascii=False) + "\n"
 
 
 class OutputError(ValueError):
