@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from ..errors import connect_reason
+from ..version import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +44,6 @@ PAGE_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
 
 def user_agent() -> str:
     """The User-Agent sent with every request: names the tool and what it does."""
-    from .. import __version__
-
     default = (
         f"fact-reasoner-offline/{__version__} (factuality evidence retrieval; "
         f"+https://pypi.org/project/fact-reasoner-offline/) httpx/{httpx.__version__}"
