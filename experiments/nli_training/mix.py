@@ -16,7 +16,7 @@ Rules, in order:
 2. Pairs are de-duplicated across sets on normalised (premise, hypothesis); the first set in
    ``LOADERS`` order keeps the pair. Where copies disagree, a 3-way label refines a compatible
    "not_entailment" (contradiction ⊂ not entailed); any other disagreement drops the pair.
-3. ``caps`` takes a seeded random subset of a set (0 leaves it out: see ``sources.joci``);
+3. ``caps`` takes a seeded random subset of a set (0 leaves it out: see JOCI in ``sources.CSV_SETS``);
    ``repeat`` lists sets whose rows are seen that many times per epoch (claim-vs-Wikipedia rows:
    what the engine judges).
 4. Synthetic contradictions: a year, number, month or nationality changed, or the main verb
