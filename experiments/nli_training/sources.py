@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from data import best_window, content_words, split_sentences
+from experiments.nli_training.data import best_window, content_words, split_sentences
 
 THREE_WAY = ("entailment", "neutral", "contradiction")
 TARGETS = THREE_WAY + ("not_entailment",)
@@ -794,7 +794,7 @@ def factscore_train(
       an NS atom is not supported by the article, so no part of it entails the atom. The same
       overlap filter applies, so the overlap alone does not give the label away.
     """
-    from data import factscore_atoms, factscore_chatgpt_passages
+    from experiments.nli_training.data import factscore_atoms, factscore_chatgpt_passages
 
     own = factscore_chatgpt_passages(data_dir)
     topic_passages = json.loads((data_dir / "factscore_bios_dev" / "topic_passages_dev.json").read_text())
