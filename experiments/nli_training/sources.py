@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import csv
 import hashlib
+import itertools
 import json
 import random
 import re
@@ -154,30 +155,6 @@ def lingnli(root: Path) -> list[Example]:
     return out
 
 
-MNLI_MATCHED_ROWS = 9815  # dev.csv = dev_matched (9,815 rows) then dev_mismatched (9,832)
-
-
-def mnli_dev(root: Path) -> list[Example]:
-    """MNLI dev: matched rows are training data; every mismatched row is held out (``mnli_mismatched``)."""
-    out = []
-    for i, r in enumerate(_csv_rows(root / "mnli_dev" / "dev.csv")):
-        label = _three_way(r["label"])
-        if not label:
-            continue
-        held = i >= MNLI_MATCHED_ROWS
-        out.append(
-            Example(
-                clean(r["premise"]),
-                clean(r["hypothesis"]),
-                label,
-                "mnli_mismatched" if held else "mnli_matched",
-                group=f"mnli:{clean(r['premise'])}",
-                split="mnli_mismatched" if held else "train",
-            )
-        )
-    return out
-
-
 def snli(root: Path) -> list[Example]:
     """SNLI dev trains; SNLI test is held out whole (``snli_test``). Text is e-SNLI's tokenised form."""
     folder = root / "esnli_snli_devtest"
@@ -233,12 +210,16 @@ def _binary(label: str) -> str | None:
 
 @dataclass(frozen=True)
 class CsvPart:
-    """One file of a CSV set: its name in the set's folder (``.tsv``: tab-separated), the
-    ``source`` its rows get, and whether their labels come from a rule (``synthetic``)."""
+    """One file of a CSV set, or a range of its rows: its name in the set's folder (``.tsv``:
+    tab-separated), the ``source`` its rows get, whether their labels come from a rule
+    (``synthetic``), the ``split`` they belong to (``train`` or a held-out set), and ``rows``
+    (the file's data rows to read, counted before any row is skipped; None: all)."""
 
     name: str
     source: str
     synthetic: bool = False
+    split: str = "train"
+    rows: slice | None = None
 
 
 def _clean_html(text: str) -> str:
@@ -265,14 +246,21 @@ class CsvSet:
         out = []
         for part in self.parts:
             delimiter = "\t" if part.name.endswith(".tsv") else ","
-            for r in _csv_rows(root / self.folder / part.name, delimiter=delimiter):
+            rows: Iterable[dict] = _csv_rows(root / self.folder / part.name, delimiter=delimiter)
+            if part.rows is not None:
+                rows = itertools.islice(rows, part.rows.start, part.rows.stop)
+            for r in rows:
                 label = self.read_label(r[label_column])
                 if not label:
                     continue
                 premise, hypothesis = self.text(r[premise_column]), self.text(r[hypothesis_column])
                 grouped = premise if self.group_by == "premise" else hypothesis
                 group = f"{self.group_prefix}:{grouped}"
-                out.append(Example(premise, hypothesis, label, part.source, group=group, synthetic=part.synthetic))
+                out.append(
+                    Example(
+                        premise, hypothesis, label, part.source, group=group, split=part.split, synthetic=part.synthetic
+                    )
+                )
         return out
 
 
@@ -281,10 +269,20 @@ def _parts(source: str, *names: str) -> tuple[CsvPart, ...]:
     return tuple(CsvPart(name, source) for name in names)
 
 
-SENTENCE_COLUMNS = ("sentence1", "sentence2", "label")
+MNLI_MATCHED_ROWS = 9815  # dev.csv = dev_matched (9,815 rows) then dev_mismatched (9,832)
 
 #: The sets that :class:`CsvSet` reads (why each label maps as it does: the comments).
 CSV_SETS = {
+    # MNLI dev: matched rows are training data; every mismatched row is held out (``mnli_mismatched``).
+    "mnli_dev": CsvSet(
+        "mnli_dev",
+        (
+            CsvPart("dev.csv", "mnli_matched", rows=slice(0, MNLI_MATCHED_ROWS)),
+            CsvPart("dev.csv", "mnli_mismatched", split="mnli_mismatched", rows=slice(MNLI_MATCHED_ROWS, None)),
+        ),
+        _three_way,
+        "mnli",
+    ),
     # Counterfactually-augmented SNLI (train, dev, test files): human-revised minimal pairs, 3-way.
     "cad_snli": CsvSet(
         "cad_snli",
@@ -315,7 +313,9 @@ CSV_SETS = {
     # hypothesis, as in the set each hypothesis comes with several premises.
     "scitail": CsvSet("scitail_dev", _parts("scitail", "dev.csv"), _binary, "scitail", group_by="hypothesis"),
     # GLUE RTE train + dev: 0 = entailment, 1 = not entailment.
-    "rte": CsvSet("rte", _parts("rte", "train.tsv", "dev.tsv"), _binary, "rte", columns=SENTENCE_COLUMNS),
+    "rte": CsvSet(
+        "rte", _parts("rte", "train.tsv", "dev.tsv"), _binary, "rte", columns=("sentence1", "sentence2", "label")
+    ),
     # MED (monotonicity): entailment / non-entailment; its 'neutral' is only 'not entailed'.
     "med": CsvSet("med", _parts("med", "MED.tsv"), _binary, "med", columns=("sentence1", "sentence2", "gold_label")),
 }
@@ -723,7 +723,7 @@ def factcheck_stance(nli_dir: Path, max_words: int) -> list[Example]:
 #: name → (loader, needs max_words). The mix (``mix.py``) decides how many rows of each it takes.
 LOADERS = {
     "lingnli": (lingnli, False),
-    "mnli_dev": (mnli_dev, False),
+    "mnli_dev": (CSV_SETS["mnli_dev"].load, False),
     "snli": (snli, False),
     "cad_snli": (CSV_SETS["cad_snli"].load, False),
     "conjnli": (CSV_SETS["conjnli"].load, False),
