@@ -13,9 +13,7 @@
 from __future__ import annotations
 
 import codecs
-import hashlib
 import json
-import math
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -26,6 +24,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from .errors import InputError, OutputError
+from .hashing import content_key
+from .json_safe import json_safe
 from .schema import Context, InputRecord
 
 
@@ -67,14 +67,6 @@ def _parse(path: str, line: int, data: Any) -> tuple[InputRecord, str] | RecordE
         return InputRecord.model_validate(data), content_key(data)
     except ValidationError as error:
         return RecordError(path, line, describe_validation_error(error))
-
-
-def content_key(data: dict[str, Any]) -> str:
-    """A key of the whole input record (every field, canonical JSON): a record whose atoms,
-    contexts, relations or any other field changed gets a new key, so a resumed run never
-    keeps a result made from the old record."""
-    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:20]
 
 
 def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
@@ -212,17 +204,7 @@ def _json_default(value: Any) -> Any:
 
 def dumps_line(data: dict) -> str:
     """One JSON line; NaN becomes null so every line is strict JSON."""
-    return json.dumps(_nan_to_none(data), default=_json_default, ensure_ascii=False) + "\n"
-
-
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _nan_to_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_nan_to_none(v) for v in value]
-    return value
+    return json.dumps(json_safe(data), default=_json_default, ensure_ascii=False) + "\n"
 
 
 class _OutputLock:

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
+from experiments import baselines
+from fact_reasoner import scores
+from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
+from fact_reasoner.report import plots, rows, tables
+from fact_reasoner.schema import InputRecord, Relation, RelationType
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
-
-import baselines  # noqa: E402
-
-from fact_reasoner import scores  # noqa: E402
-from fact_reasoner.nli import NLIJudgement, PrecomputedNLI  # noqa: E402
-from fact_reasoner.report import plots, rows, tables  # noqa: E402
-from fact_reasoner.schema import InputRecord, Relation, RelationType  # noqa: E402
 
 
 def test_ece_by_hand() -> None:

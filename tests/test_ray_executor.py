@@ -18,12 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_extra
 
 from fact_reasoner.cli import main
+from tests.helpers import require_extra
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 #: two actors on the two CPUs of the test instance, one record per batch
 RAY = ["--executor", "ray", "--workers", "2", "--batch-size", "1"]
@@ -249,7 +248,7 @@ def test_ragas_gives_the_local_rows_in_sample_order(ray_instance, tmp_path):
 
 
 def test_the_experiment_runner_gives_the_local_rows_and_counts(ray_instance, tmp_path):
-    import run_biographies as runner
+    from experiments import run_biographies as runner
 
     source = write_jsonl(tmp_path / "bios.jsonl", copies(4))
     base = [str(source), "--nli", "precomputed", "--quiet", "--assessors", "fr1", "factscore", "fr2"]

@@ -7,19 +7,16 @@ import json
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from experiments import run_biographies as runner
+from fact_reasoner.cli import main as cli_main
+from fact_reasoner.report import build_report, colour
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
-
-import run_biographies as runner  # noqa: E402
-
-from fact_reasoner.cli import main as cli_main  # noqa: E402
-from fact_reasoner.report import build_report, colour  # noqa: E402
 
 EVIL_ATOM = 'Marie Curie <script>alert("x")</script> & "friends".'
 EVIL_CONTEXT = '<img src=x onerror="alert(1)"> Curie was born on 7 November 1867 in Warsaw.'

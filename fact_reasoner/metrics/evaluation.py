@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..embeddings import EMBEDDER_EXTRAS
 from ..executors import Executor, Job, LocalExecutor, describe_error
+from ..json_safe import json_safe
 from ..registry import Extra, Registry
 from .base import Metric, as_sample
 from .classification import AnswerClassification
@@ -144,7 +145,7 @@ class EvaluationResult:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             for s in self.samples:
-                handle.write(json.dumps(_json_safe(s.row()), ensure_ascii=False) + "\n")
+                handle.write(json.dumps(json_safe(s.row()), ensure_ascii=False) + "\n")
         return path
 
     def summary(self) -> dict[str, Any]:
@@ -166,17 +167,6 @@ class EvaluationResult:
         seconds = [s.seconds for s in self.samples]
         out["seconds_per_sample"] = sum(seconds) / len(seconds) if seconds else float("nan")
         return out
-
-
-def _json_safe(value: Any) -> Any:
-    """NaN → None (JSON has no NaN)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def _column_names(metrics: Sequence[Metric]) -> list[str]:
