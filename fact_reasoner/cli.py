@@ -156,6 +156,7 @@ def _print_summary(summary: dict[str, Any], failures: Sequence[RecordError], out
         "mean_gold_factuality_score",
         "mae_factuality_score",
         "atom_accuracy",
+        "atom_balanced_accuracy",
         "atom_f1_supported",
         "atom_brier_score",
         "atom_ece",

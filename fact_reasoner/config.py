@@ -179,6 +179,16 @@ class ModelOptions(_Group):
         "model folder for align or cross-encoder (default: the one the package ships); cross-encoder "
         "also takes a hub id already in the local cache",
     )
+    nli_cascade_second: str = option(
+        "llm",
+        "cascade: the NLI backend that judges the pairs the cross-encoder is unsure of",
+        registry="nli",
+    )
+    nli_cascade_band: Annotated[float, Field(ge=0.0, le=0.5)] = option(
+        0.3,
+        "cascade: a pair goes to the second judge when the cross-encoder's P(entailment) or "
+        "P(contradiction) lies within this distance of 0.5 (0.3: between 0.2 and 0.8; 0: never)",
+    )
     nli_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the LLM judge")
     nli_calibrate: bool = option(False, "contextual calibration of the LLM judge")
     nli_samples: Annotated[int, Field(ge=1)] = option(
@@ -209,6 +219,13 @@ class ModelOptions(_Group):
         from .nli.factory import NLI_BACKENDS
 
         return _one_of(NLI_BACKENDS.available(), value)
+
+    @field_validator("nli_cascade_second")
+    @classmethod
+    def _registered_second_judge(cls, value: str) -> str:
+        from .nli.factory import NLI_BACKENDS, NOT_A_SECOND_JUDGE
+
+        return _one_of([name for name in NLI_BACKENDS.available() if name not in NOT_A_SECOND_JUDGE], value)
 
 
 def _one_of(names: list[str], value: str) -> str:

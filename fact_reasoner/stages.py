@@ -191,6 +191,7 @@ class Stages:
             kind = resolve_nli(config.models.nli)
             nli_entry = NLI_BACKENDS.entry(kind)
             needed += [(f"--nli {kind}", extra) for extra in nli_entry.extras]
+            checks.append(nli_entry)
             uses_llm |= "llm" in nli_entry.uses
         if uses_llm and self._llm is None:
             backend = config.models.backend

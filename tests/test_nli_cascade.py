@@ -115,3 +115,29 @@ def test_real_cascade_of_the_shipped_cross_encoder_and_align():
     for result, fast_result, was_sent in zip(results, fast_alone, sent):
         reference = next(expected) if was_sent else fast_result
         assert result.probabilities == pytest.approx(reference.probabilities)
+
+
+def test_cascade_from_the_config_and_its_start_up_check():
+    pytest.importorskip("onnxruntime")
+    from fact_reasoner.config import PipelineConfig
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from fact_reasoner.nli.factory import NLI_BACKENDS, make_model_nli
+    from fact_reasoner.registry import Extra
+    from fact_reasoner.stages import Stages, StageUnavailable
+
+    config = PipelineConfig(models={"nli": "cascade", "nli_cascade_second": "align", "nli_cascade_band": 0.25})
+    backend = make_model_nli(config)
+    assert isinstance(backend, CascadeNLI) and isinstance(backend.fast, CrossEncoderNLI)
+    assert backend.second.name == "align" and backend.band == (0.25, 0.75)
+    with pytest.raises(ValueError, match="nli_cascade_second"):
+        PipelineConfig(models={"nli": "cascade", "nli_cascade_second": "cascade"})
+    with pytest.raises(ValueError, match="nli_cascade_band"):
+        PipelineConfig(models={"nli_cascade_band": 0.7})
+    # a second judge whose package is missing stops the run at start-up, named
+    NLI_BACKENDS.register("needs-missing", lambda config, llm: None, extras=(Extra("no_such_module_xyz", "nli"),))
+    try:
+        missing = PipelineConfig(models={"nli": "cascade", "nli_cascade_second": "needs-missing"})
+        with pytest.raises(StageUnavailable, match="--nli-cascade-second needs-missing.*no_such_module_xyz"):
+            Stages(missing).preflight(judge=True)
+    finally:
+        NLI_BACKENDS.unregister("needs-missing")

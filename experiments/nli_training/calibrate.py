@@ -14,7 +14,9 @@ The factor graph multiplies the judge's probabilities, so they must mean what th
    bins) before and after, on (a) the top label of each validation row (correct iff the arg-max
    is allowed) and (b) the in-domain validation bags: the atom's ``max`` over its passages of
    P(entailment) — the engine's own windows — against "the atom is supported" (S).
-3. ``--write`` stores ``fact_reasoner.temperature`` in the model folder's ``config.json``, which
+   A second temperature is fitted on the bags themselves (binary NLL of S/NS with P(S) = the
+   bag's max P(entailment), windows combined as the backend does): the engine's own question.
+3. ``--write`` stores ``fact_reasoner.temperature`` (``--fit-on rows|bags`` chooses which) in the model folder's ``config.json``, which
    :class:`~fact_reasoner.nli.cross_encoder.CrossEncoderNLI` reads.
 
 Nothing here trains: the validation rows and bags never served to choose weights of this model
@@ -101,21 +103,59 @@ def top_label_ece(logits: np.ndarray, allowed: np.ndarray, temperature: float) -
     }
 
 
-def bag_scores(backend, bags: list[dict]) -> list[float]:
-    """Per bag: max over its passages of P(entailment), with the backend's own windows."""
-    pairs = [(p, b["atom"]) for b in bags for p in b["premises"]]
-    judged = []
-    for start in range(0, len(pairs), 64):
-        judged += backend.judge(pairs[start : start + 64])
-    scores, k = [], 0
-    for b in bags:
-        n = len(b["premises"])
-        scores.append(max((j.probabilities["entailment"] for j in judged[k : k + n]), default=0.0))
-        k += n
-    return scores
+class BagWindows:
+    """The window logits of every (passage, atom) pair of some bags, computed once, so that the
+    bags' scores under any temperature are cheap: the backend's own windows
+    (:meth:`~fact_reasoner.nli.cross_encoder.CrossEncoderNLI.selected_windows`), combined as the
+    backend combines them (:func:`~fact_reasoner.nli.cross_encoder.combine_windows`)."""
+
+    def __init__(self, backend, bags: list[dict]) -> None:
+        items: list[tuple[str, str]] = []
+        self.pair_of_item: list[int] = []
+        self.bag_of_pair: list[int] = []
+        for b_index, bag in enumerate(bags):
+            for premise in bag["premises"]:
+                for window in backend.selected_windows(premise, bag["atom"]):
+                    items.append((window, bag["atom"]))
+                    self.pair_of_item.append(len(self.bag_of_pair))
+                self.bag_of_pair.append(b_index)
+        self.logits = reorder(backend.logits(items), backend.label_names)
+        self.n_bags = len(bags)
+        self.supported = np.asarray([b["label"] == "S" for b in bags])
+
+    def scores(self, temperature: float) -> np.ndarray:
+        """Per bag: ``max`` over its pairs of the window-combined P(entailment) at ``temperature``."""
+        from fact_reasoner.nli.cross_encoder import combine_windows, softmax
+
+        probs = softmax(self.logits, temperature)
+        windows: list[list[dict[str, float]]] = [[] for _ in self.bag_of_pair]
+        for item, pair in enumerate(self.pair_of_item):
+            windows[pair].append(dict(zip(CLASSES, probs[item])))
+        out = np.zeros(self.n_bags)
+        for pair, bag in enumerate(self.bag_of_pair):
+            out[bag] = max(out[bag], combine_windows(windows[pair])["entailment"])
+        return out
+
+    def nll(self, temperature: float) -> float:
+        """Binary NLL of the bags' S/NS labels with P(S) = the bag's score."""
+        p = np.clip(self.scores(temperature), 1e-6, 1 - 1e-6)
+        return float(-np.mean(np.where(self.supported, np.log(p), np.log(1 - p))))
 
 
-def bag_ece(scores: list[float], bags: list[dict]) -> dict:
+def fit_bag_temperature(bag_windows: BagWindows, low: float = 0.25, high: float = 8.0) -> float:
+    """The ``T`` minimising :meth:`BagWindows.nll` (golden-section search on log T)."""
+    a, b = math.log(low), math.log(high)
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(30):
+        c, d = b - ratio * (b - a), a + ratio * (b - a)
+        if bag_windows.nll(math.exp(c)) <= bag_windows.nll(math.exp(d)):
+            b = d
+        else:
+            a = c
+    return math.exp((a + b) / 2)
+
+
+def bag_ece(scores: Sequence[float], bags: list[dict]) -> dict:
     supported = [b["label"] == "S" for b in bags]
     predicted = [s > 0.5 for s in scores]
     tp = sum(p and g for p, g in zip(predicted, supported))
@@ -136,9 +176,18 @@ def main() -> None:
     parser.add_argument("--indomain", type=Path, help="indomain.py's output (validation bags inside)")
     parser.add_argument("--val-rows", type=int, help="fit on a seeded sample of N validation rows")
     parser.add_argument("--threads", type=int)
+    parser.add_argument(
+        "--fit-on",
+        choices=("rows", "bags"),
+        default="rows",
+        help="which temperature --write stores: fitted on the mix's validation rows (default) or on the "
+        "in-domain validation bags (needs --indomain)",
+    )
     parser.add_argument("--write", action="store_true", help="store the fitted temperature in the model's config.json")
     parser.add_argument("--out", type=Path, help="write the measures as JSON here")
     args = parser.parse_args()
+    if args.fit_on == "bags" and not args.indomain:
+        parser.error("--fit-on bags needs --indomain")
 
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
 
@@ -158,9 +207,15 @@ def main() -> None:
     }
     if args.indomain:
         bags = json.loads(args.indomain.read_text())["bags"]["validation"]
-        report["bags_before"] = bag_ece(bag_scores(backend, bags), bags)
-        backend.temperature = temperature
-        report["bags_after"] = bag_ece(bag_scores(backend, bags), bags)
+        bag_windows = BagWindows(backend, bags)
+        report["bags_before"] = bag_ece(list(bag_windows.scores(1.0)), bags)
+        report["bags_with_row_temperature"] = bag_ece(list(bag_windows.scores(temperature)), bags)
+        bag_temperature = fit_bag_temperature(bag_windows)
+        report["bag_temperature"] = round(bag_temperature, 4)
+        report["bags_with_bag_temperature"] = bag_ece(list(bag_windows.scores(bag_temperature)), bags)
+        if args.fit_on == "bags":
+            temperature = bag_temperature
+    report["written_temperature"] = round(temperature, 4)
     text = json.dumps(report, indent=1)
     print(text)
     if args.out:

@@ -13,6 +13,10 @@ called as ``factory(config, llm_factory)``:
 - ``align``: :class:`~fact_reasoner.nli.align.AlignNLI`, the small alignment-feature classifier
   the package ships (``config.models.nli_model`` names another model folder); needs the sentence
   embedder of the ``retrieval`` extra.
+- ``cascade``: :class:`~fact_reasoner.nli.cascade.CascadeNLI`: the cross-encoder (``--nli-model``
+  names its model) decides the pairs it is sure of, ``config.models.nli_cascade_second`` (the LLM
+  judge by default) the pairs whose P(entailment) or P(contradiction) lies within
+  ``nli_cascade_band`` of 0.5.
 - ``precomputed``: built by the pipeline from each record's ``relations``; not here.
 """
 
@@ -60,6 +64,42 @@ def _make_cross_encoder(config: "PipelineConfig", llm_factory: "Callable[[], LLM
     return make_cross_encoder(config)
 
 
+#: backends that cannot be the cascade's second judge
+NOT_A_SECOND_JUDGE = ("auto", "cascade", "precomputed")
+
+
+def _make_cascade(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    from .cascade import CascadeNLI
+    from .cross_encoder import make_cross_encoder
+
+    models = config.models
+    # --nli-model names the fast judge's model, not the second judge's
+    second_config = config.model_copy(
+        update={"models": models.model_copy(update={"nli": models.nli_cascade_second, "nli_model": None})}
+    )
+    second = NLI_BACKENDS.make(models.nli_cascade_second, second_config, llm_factory)
+    band = (0.5 - models.nli_cascade_band, 0.5 + models.nli_cascade_band)
+    return CascadeNLI(make_cross_encoder(config), second, band=band)
+
+
+def _check_cascade(config: "PipelineConfig") -> None:
+    """Start-up check of ``cascade``: the second judge's extras (and its language model's)."""
+    from ..llm import LLM_BACKENDS
+    from ..stages import StageUnavailable
+
+    second = config.models.nli_cascade_second
+    entry = NLI_BACKENDS.entry(second)
+    needed = [(f"--nli-cascade-second {second}", extra) for extra in entry.extras]
+    if "llm" in entry.uses:
+        backend = config.models.backend
+        needed += [
+            (f"the {backend} language model (--backend {backend})", e) for e in LLM_BACKENDS.entry(backend).extras
+        ]
+    for what, extra in needed:
+        if extra.missing():
+            raise StageUnavailable(f"{what} needs the Python package {extra.module!r}: {extra.install_hint()}")
+
+
 def _precomputed(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
     raise ValueError("the 'precomputed' NLI backend is built per record from its relations (PrecomputedNLI)")
 
@@ -89,6 +129,14 @@ NLI_BACKENDS.register(
     _make_cross_encoder,
     description="the shipped MiniLM NLI model (ONNX Runtime: fast)",
     extras=(Extra("onnxruntime", "nli"), Extra("tokenizers", "nli")),
+    builtin=True,
+)
+NLI_BACKENDS.register(
+    "cascade",
+    _make_cascade,
+    description="the cross-encoder, and a second judge (--nli-cascade-second) for the pairs it is unsure of",
+    extras=(Extra("onnxruntime", "nli"), Extra("tokenizers", "nli")),
+    check=_check_cascade,
     builtin=True,
 )
 NLI_BACKENDS.register(
