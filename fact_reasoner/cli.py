@@ -24,6 +24,7 @@ from .errors import OutputLocked, RecordFailed, SetupError
 from .executors import Job, describe_error, make_executor
 from .inference import InferenceError
 from .io import NumberedRecord, OutputError, RecordError, ResultWriter, dumps_line, read_records
+from .io import write_errors as _write_errors
 from .scores import describe_k, median_num_atoms, summarize_rows
 
 #: Sub-commands contributed by other modules: name -> module with ``register(subparsers)``.
@@ -293,16 +294,6 @@ def _needs_model_nli(config: Any, record: Any) -> bool:
     if config.models.nli == "precomputed":
         return False
     return not (config.models.nli == "auto" and record.relations is not None)
-
-
-def _write_errors(path: Path, failures: list[RecordError]) -> None:
-    """This run's failed records (file, line, reason); no file when none failed."""
-    if not failures:
-        path.unlink(missing_ok=True)
-        return
-    with open(path, "w", encoding="utf-8") as handle:
-        for failure in failures:
-            handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
 
 
 @dataclass(frozen=True)

@@ -79,34 +79,51 @@ class InputError(ValueError):
     """The input file cannot be read at all (missing, a directory, empty)."""
 
 
-def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
-    """Yield each record of ``path`` (JSONL or JSON) or an error naming file, line and field.
+@dataclass(frozen=True)
+class RawRow:
+    """One input row as read (a JSON value, or a CSV row as a dict of its cells) and where it
+    came from: ``line`` is the file line it starts on; ``element`` its position in a JSON list
+    when several elements share that line."""
 
-    Resume keys are the record's content key (:func:`content_key`) plus its occurrence number,
-    so two identical records in one file are both processed. Lines are decoded one by one: a
-    line that is not UTF-8 is reported (file:line) and the others are read; a UTF-8 byte-order
-    mark is accepted. A missing file, a directory or an empty file raise :class:`InputError`.
+    path: str
+    line: int
+    data: Any
+    element: int | None = None
+
+    def error(self, message: str) -> RecordError:
+        """A :class:`RecordError` at this row (naming the list element when the line is shared)."""
+        where = f"element {self.element} of the list: " if self.element is not None else ""
+        return RecordError(self.path, self.line, where + message)
+
+
+#: CSV cells read as missing values, not as text (what pandas and spreadsheets write for none)
+MISSING_CSV_CELLS = frozenset({"", "nan", "none", "null"})
+
+
+def read_rows(path: str | Path) -> Iterator[RawRow | RecordError]:
+    """Yield each row of ``path`` with its line, or an error naming file and line.
+
+    JSONL (one value per line), JSON (one value, or a list: one row per element) and CSV (a
+    header, then one row per record: cells ``NaN``/``nan``/``None``/``null`` and empty cells
+    become ``None``; ``line`` is the file line the row starts on). Lines are decoded one by
+    one: a line that is not UTF-8 is reported (file:line) and the others are read; a UTF-8
+    byte-order mark is accepted. A missing file, a directory or an empty file raise
+    :class:`InputError`.
     """
     path = Path(path)
     name = str(path)
     if not path.exists():
         raise InputError(f"input file not found: {name}")
     if path.is_dir():
-        raise InputError(f"{name} is a directory, not an input file (give a .jsonl or .json file)")
+        raise InputError(f"{name} is a directory, not an input file")
     data = path.read_bytes()
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
     if not data.strip():
         raise InputError(f"input file {name} is empty: nothing to assess")
-    occurrences: Counter[str] = Counter()
-
-    def numbered(line: int, parsed: tuple[InputRecord, str] | RecordError) -> NumberedRecord | RecordError:
-        if isinstance(parsed, RecordError):
-            return parsed
-        record, base = parsed
-        occurrences[base] += 1
-        return NumberedRecord(name, line, f"{base}#{occurrences[base]}", record)
-
+    if path.suffix.lower() == ".csv":
+        yield from _csv_rows(name, data)
+        return
     stripped = data.lstrip()
     if path.suffix == ".json" or stripped.startswith(b"["):
         try:
@@ -123,10 +140,13 @@ def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
                 return
             whole = None  # a .json file that is really JSONL: fall through
         if whole is not None:
-            items = whole if isinstance(whole, list) else [whole]
-            starts = _item_start_lines(text, len(items)) if isinstance(whole, list) else [1]
-            for line, item in zip(starts, items):
-                yield numbered(line, _parse(name, line, item))
+            if not isinstance(whole, list):
+                yield RawRow(name, 1, whole)
+                return
+            starts = _item_start_lines(text, len(whole))
+            shared = {line for line, count in Counter(starts).items() if count > 1}
+            for position, (line, item) in enumerate(zip(starts, whole), start=1):
+                yield RawRow(name, line, item, position if line in shared else None)
             return
     for number, raw_bytes in enumerate(data.split(b"\n"), start=1):
         if not raw_bytes.strip():
@@ -139,11 +159,85 @@ def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
             )
             continue
         try:
-            record_data = json.loads(raw)
+            yield RawRow(name, number, json.loads(raw))
         except json.JSONDecodeError as error:
             yield RecordError(name, number, f"invalid JSON at column {error.colno}: {error.msg}")
+
+
+def _csv_rows(name: str, data: bytes) -> Iterator[RawRow | RecordError]:
+    """The rows of a CSV file as dicts (header = keys). Bytes that are not UTF-8 are kept as
+    surrogates while parsing, so only the rows holding them are reported."""
+    import csv
+    import io as text_io
+
+    text = data.decode("utf-8", errors="surrogateescape")
+    reader = csv.reader(text_io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as error:
+        raise InputError(f"{name}:1: no CSV header ({error})") from None
+    if any(_has_surrogates(cell) for cell in header):
+        raise InputError(f"{name}:1: the CSV header is not valid UTF-8")
+    header = [cell.strip() for cell in header]
+    line = reader.line_num + 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield RecordError(name, line, f"unreadable CSV row: {error}")
+            line = reader.line_num + 1
             continue
-        yield numbered(number, _parse(name, number, record_data))
+        start, line = line, reader.line_num + 1
+        if not any(cell.strip() for cell in cells):
+            continue
+        bad = next((cell for cell in cells if _has_surrogates(cell)), None)
+        if bad is not None:
+            byte = next(ord(ch) - 0xDC00 for ch in bad if 0xDC80 <= ord(ch) <= 0xDCFF)
+            yield RecordError(name, start, f"not valid UTF-8 (byte {byte:#04x})")
+            continue
+        if len(cells) > len(header):
+            yield RecordError(name, start, f"{len(cells)} cells for {len(header)} columns")
+            continue
+        row = {key: (None if cell.strip().lower() in MISSING_CSV_CELLS else cell) for key, cell in zip(header, cells)}
+        yield RawRow(name, start, row)
+
+
+def _has_surrogates(text: str) -> bool:
+    return any(0xDC80 <= ord(ch) <= 0xDCFF for ch in text)
+
+
+def numbered_keys() -> Any:
+    """A function giving each row's resume key: its content key (:func:`content_key`) plus its
+    occurrence number, so two identical rows in one file are both processed."""
+    occurrences: Counter[str] = Counter()
+
+    def key(data: dict[str, Any]) -> str:
+        base = content_key(data)
+        occurrences[base] += 1
+        return f"{base}#{occurrences[base]}"
+
+    return key
+
+
+def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
+    """Yield each record of ``path`` (JSONL or JSON) or an error naming file, line and field.
+
+    Rows come from :func:`read_rows`; resume keys from :func:`numbered_keys`. A missing file,
+    a directory or an empty file raise :class:`InputError`.
+    """
+    key = numbered_keys()
+    for row in read_rows(path):
+        if isinstance(row, RecordError):
+            yield row
+            continue
+        parsed = _parse(row.path, row.line, row.data)
+        if isinstance(parsed, RecordError):
+            yield row.error(parsed.message)
+            continue
+        record, _ = parsed
+        yield NumberedRecord(row.path, row.line, key(row.data), record)
 
 
 def _item_start_lines(text: str, count: int) -> list[int]:
@@ -157,6 +251,16 @@ def _item_start_lines(text: str, count: int) -> list[int]:
         lines.append(text.count("\n", 0, index) + 1)
         _, index = decoder.raw_decode(text, index)
     return lines
+
+
+def write_errors(path: Path, failures: list[RecordError]) -> None:
+    """A run's failed records as JSON lines ``{path, line, message}``; no file when none failed."""
+    if not failures:
+        path.unlink(missing_ok=True)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        for failure in failures:
+            handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
 
 
 def _json_default(value: Any) -> Any:
