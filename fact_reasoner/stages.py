@@ -154,17 +154,28 @@ class Stages:
             self._embedder = shared_embedder(threads=self.config.models.threads)
         return self._embedder
 
-    def preflight(self, *, atomize: bool = False, retrieve: bool = False, judge: bool = False) -> None:
+    def preflight(
+        self,
+        *,
+        atomize: bool = False,
+        retrieve: bool = False,
+        judge: bool = False,
+        llm: bool = False,
+        embed: bool = False,
+    ) -> None:
         """Check before any record that the stages a run needs can be set up: the engine (its
         options, merlin's binary) and the packages of the atomizer, retriever and NLI backend.
 
-        Raises :class:`StageUnavailable` (naming the extra to install) or the engine's own error,
+        ``llm`` and ``embed``: the run asks the language model / the sentence embedder itself
+        (RAG metrics). Raises :class:`StageUnavailable` (naming the extra to install) or the engine's own error,
         so a run stops once at start-up instead of failing every record the same way.
         """
         self.engine  # noqa: B018 - building it checks the engine's options now
         config = self.config
         needed: list[tuple[str, str, str]] = []  # (what, module, extra)
-        uses_llm = atomize and self._atomizer is None
+        uses_llm = (atomize and self._atomizer is None) or llm
+        if embed and self._embedder is None:
+            needed += _embedding_modules("the sentence embedder")
         if retrieve and self._retriever is None:
             service = config.retrieval.service_type
             if service in ("chroma", "hybrid"):

@@ -19,6 +19,13 @@ class Metric:
     """
 
     name: ClassVar[str] = "metric"
+    #: whether a sample without a response cannot be scored by this metric (most judge the answer)
+    needs_response: ClassVar[bool] = True
+
+    def needs(self) -> frozenset[str]:
+        """The stages the metric uses: ``atoms`` (claims), ``nli``, ``llm``, ``embedder``,
+        ``bert_score``; checked at start-up (:meth:`MetricContext.preflight`)."""
+        return frozenset({"atoms", "nli"})
 
     def score(self, sample: RagSample | dict, context: MetricContext | None = None) -> MetricResult:
         sample = as_sample(sample)

@@ -134,6 +134,37 @@ class MetricContext:
     def graph_options(self) -> GraphOptions:
         return self.config.graph
 
+    def preflight(self, metrics: Sequence[Any]) -> None:
+        """Check, before any sample, that the stages ``metrics`` need can be set up (the
+        packages of the NLI backend, the language model, the embedder, BERTScore): raises
+        :class:`~fact_reasoner.stages.StageUnavailable` naming the metric and the extra to
+        install, instead of every sample failing the same way."""
+        import importlib.util
+
+        from ..stages import StageUnavailable
+
+        for metric in metrics:
+            needs = metric.needs()
+            uses_llm_atoms = "atoms" in needs and self._atomizer_choice == "llm"
+            if "nli" in needs and self.config.models.nli == "precomputed" and self.stages._nli is None:
+                raise StageUnavailable(
+                    f"{metric.name}: --nli precomputed has no relations for RAG samples; "
+                    "use --nli align, cross-encoder or llm"
+                )
+            try:
+                self.stages.preflight(
+                    atomize=uses_llm_atoms,
+                    judge="nli" in needs,
+                    llm="llm" in needs,
+                    embed="embedder" in needs,
+                )
+            except StageUnavailable as error:
+                raise StageUnavailable(f"{metric.name}: {error}") from None
+            if "bert_score" in needs and importlib.util.find_spec("bert_score") is None:
+                raise StageUnavailable(
+                    f"{metric.name} needs the Python package 'bert_score': pip install 'fact-reasoner-offline[bertscore]'"
+                )
+
     # -- shared computations -------------------------------------------------------------
     def claims(self, text: str | None, question: str | None = None) -> list[str]:
         return self.atoms.claims(text, question)
