@@ -26,6 +26,7 @@ import argparse
 import base64
 import datetime as _dt
 import html
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +44,8 @@ from .tables import (
     line_values,
     summary_table,
 )
+
+logger = logging.getLogger(__name__)
 
 SNIPPET_CHARS = 220
 
@@ -303,6 +306,24 @@ def _record_html(
     )
 
 
+def _check_input_matches(input_file: Path, keys: Sequence[str], input_keys: set[str]) -> None:
+    """``--input-file`` must be the input of these results: none of its records matching is an
+    error (their context texts would silently be missing); some missing, a warning."""
+    matched = sum(1 for key in keys if key in input_keys)
+    if matched == 0:
+        raise ValueError(
+            f"--input-file {input_file}: none of its records matches the {len(keys)} result(s) "
+            "(another input, or records edited since the run); give the file the results came from"
+        )
+    if matched < len(keys):
+        logger.warning(
+            "--input-file %s: %d of %d result(s) have no record there (their context texts are not shown)",
+            input_file,
+            len(keys) - matched,
+            len(keys),
+        )
+
+
 def build_report(
     results: Sequence[Path],
     input_file: Path | None = None,
@@ -314,6 +335,7 @@ def build_report(
     named = read_rows(results)
     groups = group_rows(named)
     texts = ContextTexts.from_input(input_file) if input_file is not None else ContextTexts()
+    input_keys = set(texts.by_record)
     keys: list[str] = []
     by_key: dict[str, dict[str, dict[str, Any]]] = {}
     for label, rows in groups.items():
@@ -325,6 +347,8 @@ def build_report(
             by_key[key][label] = row
             if isinstance(row.get("contexts"), list):
                 texts.add(key, row["contexts"])
+    if input_file is not None:
+        _check_input_matches(input_file, keys, input_keys)
     common, left_out = restrict_to_common(groups)
     lines = summary_table(common)
     has_gold = any(line.summary.num_gold_atoms for line in lines)

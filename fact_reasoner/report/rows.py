@@ -65,13 +65,15 @@ def _assessor_order(label: str) -> tuple[int, str]:
 
 
 def read_rows(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
-    """Rows of result JSONL files as ``(file stem, row)``; a bad line names file and line."""
+    """Rows of result JSONL files as ``(file stem, row)``; a bad line names file and line, a file
+    without rows is an error (a report of nothing would look like a finished one)."""
     out = []
     for path in paths:
         path = Path(path)
         if not path.exists():
             raise FileNotFoundError(f"results file not found: {path}")
         stem = path.name.removesuffix(".jsonl")
+        found = False
         with open(path, encoding="utf-8") as handle:
             for number, raw in enumerate(handle, start=1):
                 if not raw.strip():
@@ -83,4 +85,7 @@ def read_rows(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
                 if not isinstance(row, dict) or not isinstance(row.get("atoms"), list):
                     raise ValueError(f"{path}:{number}: not a result row (no 'atoms' list)")
                 out.append((stem, row))
+                found = True
+        if not found:
+            raise ValueError(f"{path}: no result rows (the file is empty): nothing to report")
     return out
