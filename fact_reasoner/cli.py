@@ -345,6 +345,7 @@ def _print_summary(summary: dict[str, Any], failures: list[RecordError], out_pat
         "atom_f1_supported",
         "atom_brier_score",
         "atom_ece",
+        "records_without_contexts",
         "failed_records",
         "seconds",
     ]
@@ -422,6 +423,9 @@ def _read_contexts(path: Path) -> list[Any]:
 
 
 def run_single(args: argparse.Namespace, assessor) -> int:
+    from pydantic import ValidationError
+
+    from .io import describe_validation_error
     from .schema import InputRecord
 
     contexts = None
@@ -431,7 +435,14 @@ def run_single(args: argparse.Namespace, assessor) -> int:
         except ValueError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-    record = InputRecord(input=args.query or "", output=args.response, topic=args.topic, contexts=contexts)
+    try:
+        record = InputRecord(input=args.query or "", output=args.response, topic=args.topic, contexts=contexts)
+    except ValidationError as error:  # an empty --response: nothing to assess
+        print(
+            f"error: --response: {describe_validation_error(error).replace('record: Value error, ', '')}",
+            file=sys.stderr,
+        )
+        return 2
     assessor.stages.preflight(atomize=True, retrieve=contexts is None, judge=True)
     result = assessor.assess(record)
     line = dumps_line(result.model_dump(mode="json"))
@@ -477,8 +488,11 @@ def _path_problems(args: argparse.Namespace) -> list[str]:
         problems.append(f"argument --input-file: {args.input_file} is a directory, not a file")
     if args.output_file is not None and args.output_file.is_dir():
         problems.append(f"argument --output-file: {args.output_file} is a directory, not a file")
-    if args.output_file is None and args.output_dir.exists() and not args.output_dir.is_dir():
-        problems.append(f"argument --output-dir: {args.output_dir} is a file, not a directory")
+    output = args.output_file if args.output_file is not None else args.output_dir / "x"
+    parent = next((p for p in output.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        flag = "--output-file" if args.output_file is not None else "--output-dir"
+        problems.append(f"argument {flag}: {parent} is a file, not a directory")
     if args.contexts is not None and not args.contexts.is_file():
         problems.append(f"argument --contexts: {args.contexts} is not a file")
     return problems

@@ -141,9 +141,18 @@ class FactReasoner:
         """
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)
+        if self.config.models.nli == "precomputed" and record.relations is None:
+            # scoring it would count every pair as neutral: a record without its NLI is not assessed
+            raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
         timings: dict[str, float] = {}
         atoms = self._atoms(record, timings)
         contexts, atoms = self._contexts(record, atoms, timings)
+        if atoms and not contexts:
+            _warn_once(
+                "no_contexts",
+                f"a record with {len(atoms)} atom(s) has no contexts: every atom stays at its prior "
+                "(not supported); further ones are only counted (summary: records_without_contexts)",
+            )
         plan = plan_graph(atoms, contexts, self.config.graph.version)
         with _timed(timings, "nli"):
             judged = judge_plan(plan, self._nli_for(record, plan)) if plan.pairs else JudgedPlan([], [])
