@@ -100,6 +100,7 @@ def main() -> None:
     if not (args.models / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").is_file():
         raise SystemExit(f"the model is not installed in {args.models}: run scripts/prepare_local_model.py first")
     extra = shlex.split(args.args)
+    os.environ["FACT_REASONER_MODELS"] = str(args.models)  # the model store, whatever --cache-dir
     work = Path(tempfile.mkdtemp(prefix="fr-bench-llm-"))
     baseline_dir = work / "baseline"
     subprocess.run(["git", "worktree", "add", "-q", "--detach", str(baseline_dir), args.baseline], cwd=ROOT, check=True)

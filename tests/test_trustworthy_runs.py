@@ -668,3 +668,29 @@ def test_a_nan_probability_is_reported_as_nan(tmp_path):
     assert "relations.0.probability: Input should be a finite number" in str(error)
     assert "less than or equal" not in str(error)
 
+
+def test_cache_dir_does_not_move_the_model_store(tmp_path, monkeypatch):
+    """A model installed in the model store (a sparse file of the default model's size, with its
+    verification side file) is where a run with another --cache-dir looks: nothing is assembled
+    into ``<cache-dir>/models``."""
+    from fact_reasoner.config import PipelineConfig
+    from fact_reasoner.llm import make_llm, models
+
+    spec = models.LOCAL_MODELS[models.DEFAULT_LOCAL_MODEL]
+    store = tmp_path / "model-store"
+    store.mkdir()
+    installed = store / spec.file_name
+    with open(installed, "wb") as handle:
+        handle.truncate(spec.size)
+    stat = installed.stat()
+    models._marker(installed).write_text(
+        json.dumps({"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+    )
+    monkeypatch.setenv("FACT_REASONER_MODELS", str(store))
+    monkeypatch.setenv("FACT_REASONER_NO_INSTALL", "1")
+    assert models.resolve_local_model(None).path == installed
+    calls = tmp_path / "calls"
+    llm = make_llm(PipelineConfig().with_options(backend="local", cache_dir=calls))
+    with pytest.raises(RuntimeError):  # it loads the store's file, which is no real GGUF
+        llm._start()
+    assert not (calls / "models").exists()  # not installed again under --cache-dir
