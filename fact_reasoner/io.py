@@ -406,3 +406,29 @@ class ResultWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class InOrderWriter:
+    """Writes rows through a :class:`ResultWriter` in input order when they finish out of order
+    (Ray workers): the row of position *i* is written once every earlier position is done
+    (``None`` marks a position with no row: a failed one). :meth:`flush` writes whatever is
+    held, in order, when the run stops early, so a computed row is never lost."""
+
+    def __init__(self, writer: ResultWriter) -> None:
+        self.writer = writer
+        self._held: dict[int, dict | None] = {}
+        self._next = 0
+
+    def put(self, position: int, row: dict | None) -> None:
+        self._held[position] = row
+        while self._next in self._held:
+            ready = self._held.pop(self._next)
+            if ready is not None:
+                self.writer.write(ready)
+            self._next += 1
+
+    def flush(self) -> None:
+        for position in sorted(self._held):
+            ready = self._held.pop(position)
+            if ready is not None:
+                self.writer.write(ready)

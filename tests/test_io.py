@@ -50,3 +50,17 @@ def test_nan_is_written_as_null():
         "score": None,
         "nested": [None, 1.0],
     }
+
+
+def test_rows_finished_out_of_order_are_written_in_input_order(tmp_path):
+    from fact_reasoner.io import InOrderWriter, ResultWriter
+
+    with ResultWriter(tmp_path / "out.jsonl", key_field="k") as writer:
+        in_order = InOrderWriter(writer)
+        in_order.put(2, {"k": "c"})
+        in_order.put(1, None)  # a failed position: nothing written, the next ones not held up
+        assert not (tmp_path / "out.jsonl").read_text()
+        in_order.put(0, {"k": "a"})
+        in_order.put(4, {"k": "e"})  # 3 never comes (interrupted): flushed anyway
+        in_order.flush()
+    assert [json.loads(x)["k"] for x in (tmp_path / "out.jsonl").read_text().splitlines()] == ["a", "c", "e"]

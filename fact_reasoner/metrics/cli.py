@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .evaluation import _column_names, available_metrics, make_metric
+from .evaluation import available_metrics, column_names, make_metric
 
 DEFAULT_METRICS = "faithfulness,factual_correctness,context_precision,context_recall,answer_relevance,ragas_score"
 
@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     from ..cli_options import config_from_args
     from ..errors import OutputLocked, SetupError
     from ..executors import make_executor
-    from ..io import InputError, OutputError, RecordError, ResultWriter, write_errors
+    from ..io import InOrderWriter, InputError, OutputError, RecordError, ResultWriter, write_errors
     from ..progress import progress_bar
     from .context import MetricContext
     from .evaluation import iter_evaluations
@@ -180,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
     settings = {
         "pipeline": config.settings(),
         "atomizer": args.atomizer,
-        "metrics": {name: m.key for name, m in zip(_column_names(metrics), metrics)},
+        "metrics": {name: m.key for name, m in zip(column_names(metrics), metrics)},
     }
     try:
         writer = ResultWriter(out_path, key_field="sample_key", overwrite=args.overwrite)
@@ -207,12 +207,13 @@ def run(args: argparse.Namespace) -> int:
     if len(todo) < len(valid) and not args.quiet:
         print(f"resuming: {len(valid) - len(todo)} sample(s) already in {out_path}", file=sys.stderr)
 
-    names = _column_names(metrics)
+    names = column_names(metrics)
     items = [(position, item.sample) for position, item in enumerate(todo)]
     previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     interrupted = False
     stop_error: Exception | None = None
     notes: list[str] = []
+    in_order = InOrderWriter(writer)  # Ray workers finish out of order; the file keeps the input's
     try:
         with progress_bar(len(todo), desc="ragas", unit="sample", quiet=args.quiet or not todo) as bar:
             for position, evaluation, worker_notes in iter_evaluations(items, metrics, context, executor):
@@ -222,16 +223,20 @@ def run(args: argparse.Namespace) -> int:
                     reasons = "; ".join(f"{name}: {error}" for name, error in evaluation.errors.items())
                     failures.append(RecordError(item.path, item.line, f"not computed: {reasons}"))
                     tqdm.write(f"error: {failures[-1]}", file=sys.stderr)
+                    in_order.put(position, None)
                 else:
                     row = evaluation.row()
                     row.pop("index")
-                    writer.write({"sample_key": item.key, "source_line": item.line, **row, "settings": settings})
+                    in_order.put(
+                        position, {"sample_key": item.key, "source_line": item.line, **row, "settings": settings}
+                    )
                 bar.update(1)
     except KeyboardInterrupt:
         interrupted = True
     except SetupError as error:  # a stage that cannot be set up, or no Ray worker started
         stop_error = error
     finally:
+        in_order.flush()
         writer.close()
         executor.close()
         signal.signal(signal.SIGTERM, previous_handler)

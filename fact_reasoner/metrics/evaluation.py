@@ -164,7 +164,8 @@ def _json_safe(value: Any) -> Any:
     return value
 
 
-def _column_names(metrics: Sequence[Metric]) -> list[str]:
+def column_names(metrics: Sequence[Metric]) -> list[str]:
+    """One column name per metric: its name, then `name_2`, `name_3` … for repeats."""
     names: list[str] = []
     seen: dict[str, int] = {}
     for metric in metrics:
@@ -262,7 +263,7 @@ def evaluate(
             bar.update(1)
     context.forget_results()
     evaluations.sort(key=lambda e: e.index)
-    result = EvaluationResult(evaluations, _column_names(metric_objects), notes)
+    result = EvaluationResult(evaluations, column_names(metric_objects), notes)
     if output is not None:
         result.to_jsonl(output)
     return result
@@ -280,7 +281,7 @@ def iter_evaluations(
     A sample whose worker was lost gives a row of failures; a stage that cannot be set up
     raises :class:`~fact_reasoner.errors.SetupError`.
     """
-    names = _column_names(metrics)
+    names = column_names(metrics)
     choice = context.atomizer_choice
     if not isinstance(executor, LocalExecutor) and not isinstance(choice, str):
         raise ValueError("workers build their own atomizer: give it by name (auto, llm or sentence)")
