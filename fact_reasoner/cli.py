@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .cli_options import add_config_arguments, config_from_args
+from .cli_options import positive_int as _positive_int
 from .config import PipelineConfig
 from .errors import OutputLocked, RecordFailed, SetupError
 from .executors import Job, describe_error, make_executor
@@ -54,16 +55,6 @@ examples:
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
 other commands: fact-reasoner index --help | ragas --help | report --help
 """
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
-    return value
 
 
 def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..cli_options import positive_int
 from .evaluation import available_metrics, column_names, make_metric
 
 DEFAULT_METRICS = "faithfulness,factual_correctness,context_precision,context_recall,answer_relevance,ragas_score"
@@ -56,7 +57,7 @@ def register(subparsers) -> None:
         help="JSONL results, resumed on rerun (default: <input>.ragas.jsonl); failures: <output>.errors.jsonl",
     )
     p.add_argument("--csv", type=Path, help="also write the per-sample score table as CSV")
-    p.add_argument("--limit", type=_positive_int, help="evaluate at most this many samples (≥ 1)")
+    p.add_argument("--limit", type=positive_int, help="evaluate at most this many samples (≥ 1)")
     p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument(
         "--atomizer",
@@ -96,16 +97,6 @@ def build_metrics(args: argparse.Namespace) -> list:
         metric = make_metric(name)
         metrics.append(make_metric(name, **params.get(metric.name, {})))
     return metrics
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
-    return value
 
 
 class _Terminated(KeyboardInterrupt):
