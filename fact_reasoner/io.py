@@ -348,6 +348,7 @@ class ResultWriter:
             if overwrite and self.path.exists():
                 self.path.unlink()
             self.done: dict[str, dict] = {}
+            self._in_write = False
             self.repaired = self._load_and_repair()
             self._handle = open(self.path, "a", encoding="utf-8")
         except BaseException:
@@ -390,15 +391,22 @@ class ResultWriter:
 
     def write(self, row: dict) -> None:
         line = dumps_line(row)
+        self._in_write = True  # stays set if an interrupt lands mid-write (see close)
         self._handle.write(line)
         self._handle.flush()
         os.fsync(self._handle.fileno())
         if self.key_field in row:
             self.done[row[self.key_field]] = json.loads(line)
+        self._in_write = False
 
     def close(self) -> None:
         if not self._handle.closed:
             self._handle.close()
+            if self._in_write:
+                # interrupted between writing a line and recording it: ``done`` is what the
+                # file holds (what a rerun will skip), read back while the lock is still held
+                self.done = {}
+                self._load_and_repair()
         self._lock.release()
 
     def __enter__(self) -> "ResultWriter":
