@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Atomizer (and Reviser) against the human atoms of FActScore ChatGPT dev biographies.
 
-    nice -n 19 python experiments/eval_atomizer.py --bios 2 --version v1 --out outputs/eval_atomizer.json
+    nice -n 19 python -m experiments.eval_atomizer --bios 2 --version v1 --out outputs/eval_atomizer.json
 
 Takes the ``--bios`` shortest annotated biographies (fewest sentences) so the run fits a small
 CPU. For each: seconds to atomize (cold cache), seconds to revise, number of model atoms vs
@@ -18,19 +18,16 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fact_reasoner.atomizer import Atomizer  # noqa: E402
-from fact_reasoner.cache import ModelCache  # noqa: E402
-from fact_reasoner.config import PipelineConfig  # noqa: E402
-from fact_reasoner.llm import make_llm  # noqa: E402
-from fact_reasoner.reviser import Reviser  # noqa: E402
+from fact_reasoner.atomizer import Atomizer
+from fact_reasoner.cache import ModelCache
+from fact_reasoner.config import PipelineConfig
+from fact_reasoner.llm import make_llm
+from fact_reasoner.reviser import Reviser
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

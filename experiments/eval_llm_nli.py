@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Accuracy and speed of the LLM NLI judge on the shared NLI sets and on FActScore S/NS.
 
-    nice -n 19 python experiments/eval_llm_nli.py --n 40 --fs-atoms 30 --versions v1 \
+    nice -n 19 python -m experiments.eval_llm_nli --n 40 --fs-atoms 30 --versions v1 \
         --out outputs/eval_llm_nli.json [--backend local --model qwen2.5-coder-1.5b-instruct]
 
 Sets (from ../shared/data), a stratified random subsample of ``--n`` items each (seed 0):
@@ -35,12 +35,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fact_reasoner.cache import ModelCache  # noqa: E402
-from fact_reasoner.config import PipelineConfig  # noqa: E402
-from fact_reasoner.llm import make_llm  # noqa: E402
-from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions, calibrated  # noqa: E402
+from fact_reasoner.cache import ModelCache
+from fact_reasoner.config import PipelineConfig
+from fact_reasoner.llm import make_llm
+from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions, calibrated
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

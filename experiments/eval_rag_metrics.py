@@ -11,7 +11,7 @@
 
 Seconds per sample are wall-clock for the whole metric computation (atoms, NLI, inference).
 
-    nice -n 19 .venv/bin/python experiments/eval_rag_metrics.py --halubench 40 --wikieval \
+    nice -n 19 .venv/bin/python -m experiments.eval_rag_metrics --halubench 40 --wikieval \
         --atomizer sentence --max-context-words 300 --out experiments/results/rag_metrics.json
 """
 
@@ -27,12 +27,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-DATA = ROOT.parent / "shared" / "data" / "rag"
+from fact_reasoner.config import PipelineConfig
+from fact_reasoner.metrics import AnswerRelevance, Faithfulness, MetricContext
 
-from fact_reasoner.config import PipelineConfig  # noqa: E402
-from fact_reasoner.metrics import AnswerRelevance, Faithfulness, MetricContext  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "rag"
 
 
 def chunk_words(text: str, size: int) -> list[str]:

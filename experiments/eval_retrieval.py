@@ -16,7 +16,7 @@ Queries: the atom text, and the topic (person) + atom text (FActScore's own quer
 With the topic filter a random ranking of the person's n passages gets E[R@k] = min(k, n)/n,
 reported as ``random``.
 
-    nice -n 19 .venv/bin/python experiments/eval_retrieval.py --out experiments/results/retrieval_dev.json
+    nice -n 19 .venv/bin/python -m experiments.eval_retrieval --out experiments/results/retrieval_dev.json
 """
 
 from __future__ import annotations
@@ -24,26 +24,24 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import sys
 import time
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from fact_reasoner.embeddings import shared_embedder  # noqa: E402
-from fact_reasoner.retrieval.base import RetrievedContext  # noqa: E402
-from fact_reasoner.retrieval.corpus import document_hash  # noqa: E402
-from fact_reasoner.retrieval.records import topic_query  # noqa: E402
-from fact_reasoner.retrieval.retrievers import (  # noqa: E402
+from fact_reasoner.embeddings import shared_embedder
+from fact_reasoner.retrieval.base import RetrievedContext
+from fact_reasoner.retrieval.corpus import document_hash
+from fact_reasoner.retrieval.records import topic_query
+from fact_reasoner.retrieval.retrievers import (
     BM25Retriever,
     ChromaRetriever,
     HybridRetriever,
     reciprocal_rank_fusion,
 )
-from fact_reasoner.retrieval.store import build_index  # noqa: E402
+from fact_reasoner.retrieval.store import build_index
+
+ROOT = Path(__file__).resolve().parents[1]
 
 DATA = ROOT.parent / "shared" / "data" / "factscore_bios_dev"
 

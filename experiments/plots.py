@@ -1,7 +1,7 @@
 """PNG plots of agreement with gold: reliability diagram, predicted vs gold precision per
 response, distributions of atom posteriors by gold label (matplotlib, Agg backend).
 
-    python experiments/plots.py runs/factscore/out/chatgpt_dev.TAG.*.jsonl --out-dir experiments/results/plots
+    python -m experiments.plots runs/factscore/out/chatgpt_dev.TAG.*.jsonl --out-dir experiments/results/plots
 """
 
 from __future__ import annotations

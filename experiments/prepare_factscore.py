@@ -29,7 +29,7 @@ biographies it was not trained on.
 
 Usage::
 
-    python experiments/prepare_factscore.py \\
+    python -m experiments.prepare_factscore \\
         --generations ../shared/data/factscore_bios_dev/ChatGPT.jsonl \\
         --passages ../shared/data/factscore_bios_dev/passages_bm25_ChatGPT_dev.jsonl \\
         --out runs/factscore/chatgpt_dev.jsonl

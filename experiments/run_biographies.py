@@ -2,7 +2,7 @@
 
 One command, one NLI backend, one output JSONL per assessor::
 
-    python experiments/run_biographies.py runs/factscore/chatgpt_dev.jsonl \\
+    python -m experiments.run_biographies runs/factscore/chatgpt_dev.jsonl \\
         --nli cross-encoder --nli-model PATH --out-dir runs/factscore/out \\
         --tables experiments/results/chatgpt_dev_cross-encoder
 
@@ -43,18 +43,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-import baselines as baseline_module  # noqa: E402
-
-from fact_reasoner.cli_options import add_config_arguments, config_from_args  # noqa: E402
-from fact_reasoner.config import PipelineConfig  # noqa: E402
-from fact_reasoner.errors import SetupError  # noqa: E402
-from fact_reasoner.executors import Job, describe_error, make_executor  # noqa: E402
-from fact_reasoner.io import NumberedRecord, ResultWriter, read_records  # noqa: E402
-from fact_reasoner.nli import PrecomputedNLI  # noqa: E402
-from fact_reasoner.schema import InputRecord  # noqa: E402
-from fact_reasoner.stages import Stages  # noqa: E402
+from experiments import baselines as baseline_module
+from fact_reasoner.cli_options import add_config_arguments, config_from_args
+from fact_reasoner.config import PipelineConfig
+from fact_reasoner.errors import SetupError
+from fact_reasoner.executors import Job, describe_error, make_executor
+from fact_reasoner.io import NumberedRecord, ResultWriter, read_records
+from fact_reasoner.nli import PrecomputedNLI
+from fact_reasoner.schema import InputRecord
+from fact_reasoner.stages import Stages
 
 ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3")
 
@@ -198,7 +195,8 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     state = RunnerState(config, precomputed)  # this process's stages (the local executor's)
     nli_name = state.name
     try:
-        executor = make_executor(config.execution, code_paths=[Path(__file__).resolve().parent])
+        # the folder holding the experiments package: Ray workers import this module's job by name
+        executor = make_executor(config.execution, code_paths=[Path(__file__).resolve().parents[1]])
     except SetupError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -310,7 +308,7 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
         return 130
     failed = sum(s["failed"] for s in report["assessors"].values())
     existing = [p for p in outputs if p.exists()]
-    import tables
+    from experiments import tables
 
     markdown = tables.write_tables(existing, args.tables) if args.tables else tables.render(existing)
     if args.report:

@@ -1,6 +1,6 @@
 """Tables of agreement with gold S/NS labels, per assessor (and rarity tier), Markdown and CSV.
 
-    python experiments/tables.py runs/factscore/out/chatgpt_dev.TAG.*.jsonl \\
+    python -m experiments.tables runs/factscore/out/chatgpt_dev.TAG.*.jsonl \\
         --out experiments/results/chatgpt_dev_TAG
 
 writes ``PREFIX.md`` (our table, per-tier table, and the paper's published Table 3 beside it)

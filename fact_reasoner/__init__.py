@@ -16,8 +16,7 @@ from .inference import make_engine
 from .pipeline import FactReasoner, GraphBuild
 from .schema import Atom, Context, InputRecord, OutputRecord, Relation
 from .stages import Stages, available
-
-__version__ = "0.1.0"
+from .version import __version__ as __version__  # the alias re-exports it (PEP 484)
 
 __all__ = [
     "Atom",

@@ -20,15 +20,16 @@ warning.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from .hashing import json_sha256
+from .sqlite_store import SQLiteStore
 
 logger = logging.getLogger(__name__)
 
@@ -92,13 +93,7 @@ def cache_key(backend: str, model: str, prompt_version: str, request: Mapping[st
     ``request`` holds the messages and every generation parameter; keys are sorted so that the
     same call always gives the same key whatever the dict order.
     """
-    canonical = json.dumps(
-        {"backend": backend, "model": model, "prompt_version": prompt_version, "request": request},
-        sort_keys=True,
-        ensure_ascii=False,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    return json_sha256({"backend": backend, "model": model, "prompt_version": prompt_version, "request": request})
 
 
 class ModelCache:
@@ -121,16 +116,8 @@ class ModelCache:
                     self.path,
                     kind,
                 )
-        self._lock = threading.Lock()
-        self._conn = sqlite3.connect(
-            str(self.path) if self.path is not None else ":memory:",
-            check_same_thread=False,
-            timeout=30.0,
-        )
-        if self.path is not None:
-            self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(_SCHEMA)
-        self._conn.commit()
+        self._store = SQLiteStore(self.path, [_SCHEMA])
+        self._lock = threading.Lock()  # the counters'
         self.hits = 0
         self.misses = 0
         self.writes = 0
@@ -141,8 +128,8 @@ class ModelCache:
         return cls(Path(cache_dir) / CACHE_FILE_NAME)
 
     def get(self, key: str) -> dict[str, Any] | None:
+        row = self._store.fetch_one("SELECT response FROM calls WHERE key = ?", (key,))
         with self._lock:
-            row = self._conn.execute("SELECT response FROM calls WHERE key = ?", (key,)).fetchone()
             if row is None:
                 self.misses += 1
                 return None
@@ -159,29 +146,26 @@ class ModelCache:
         prompt_version: str,
         request: Mapping[str, Any],
     ) -> None:
+        self._store.write(
+            "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (
+                key,
+                backend,
+                model,
+                prompt_version,
+                json.dumps(request, sort_keys=True, ensure_ascii=False),
+                json.dumps(response, ensure_ascii=False),
+                time.time(),
+            ),
+        )
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO calls VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    key,
-                    backend,
-                    model,
-                    prompt_version,
-                    json.dumps(request, sort_keys=True, ensure_ascii=False),
-                    json.dumps(response, ensure_ascii=False),
-                    time.time(),
-                ),
-            )
-            self._conn.commit()
             self.writes += 1
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0])
+        return self._store.count("calls")
 
     def stats(self) -> dict[str, int]:
         return {"cache_hits": self.hits, "cache_misses": self.misses, "cache_writes": self.writes}
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        self._store.close()

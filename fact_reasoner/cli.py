@@ -3,30 +3,31 @@
 The default command assesses a dataset (or one response) and writes one JSON line per record.
 Other commands (``index``, ``ragas``, ``report``) are contributed by their modules through a
 ``register(subparsers)`` function, so each lives beside the stage it belongs to.
+
+This module only parses arguments and prints: the dataset run itself is
+:func:`fact_reasoner.runner.run_dataset`, whose :class:`~fact_reasoner.runner.RunReport` is
+printed here. Any project error (:class:`~fact_reasoner.errors.FactReasonerError`) that ends a
+command is caught once, in :func:`main`, and printed as one line ``error: <message>``; the exit
+status is the error's ``exit_code``.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import json
+import logging
 import math
-import signal
 import sys
-import time
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from . import runner
 from .cli_options import add_config_arguments, config_from_args
 from .cli_options import positive_int as _positive_int
-from .config import PipelineConfig
-from .errors import OutputLocked, RecordFailed, SetupError
-from .executors import Job, describe_error, make_executor
-from .inference import InferenceError
-from .io import NumberedRecord, OutputError, RecordError, ResultWriter, dumps_line, read_records
-from .io import write_errors as _write_errors
-from .scores import describe_k, median_num_atoms, summarize_rows
+from .errors import FactReasonerError, InputError, SetupError
+from .io import RecordError, dumps_line, read_contexts
+from .scores import describe_k
 
 #: Sub-commands contributed by other modules: name -> module with ``register(subparsers)``.
 PLUGIN_COMMANDS = {
@@ -96,223 +97,36 @@ def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argpar
     return p
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: stop after the current write, keep everything written."""
-
-
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated()
-
-
-def output_path(args: argparse.Namespace, version: int) -> Path:
-    if args.output_file:
-        return args.output_file
-    stem = args.input_file.name
-    for suffix in (".jsonl", ".json"):
-        if stem.endswith(suffix):
-            stem = stem[: -len(suffix)]
-    return args.output_dir / f"{stem}.fr{version}.jsonl"
-
-
 def run_dataset(args: argparse.Namespace, assessor) -> int:
-    from tqdm import tqdm
-
-    from .progress import progress_bar
-
-    out_path = output_path(args, assessor.config.graph.version)
-    errors_path = out_path.with_suffix(".errors.jsonl")
-    summary_path = out_path.with_suffix(".summary.json")
+    """The dataset run (:func:`fact_reasoner.runner.run_dataset`) with the command's options,
+    its report printed on stderr. Exit status: 0 every record done, 1 some record failed or
+    could not be read, 2 the run stopped (a stage could not be set up, the server was down),
+    130 interrupted (Ctrl-C, SIGTERM)."""
     if args.export_uai:
         return export_models(args, assessor)
-
-    records = list(read_records(args.input_file))
-    input_keys = {r.key for r in records if isinstance(r, NumberedRecord)}
-    if args.limit is not None:
-        records = records[: args.limit]
-    valid = [r for r in records if isinstance(r, NumberedRecord)]
-    bad = [r for r in records if isinstance(r, RecordError)]
-    atom_counts = [len(r.record.atoms) for r in valid if r.record.atoms is not None]
-    median = median_num_atoms(atom_counts)
-    settings = assessor.settings()
-    # Everything the records will need is checked now, once: a missing package, a bad engine
-    # option or a missing merlin binary stops the run before any record.
-    try:
-        assessor.stages.preflight(
-            atomize=any(r.record.atoms is None for r in valid),
-            retrieve=any(r.record.contexts is None for r in valid),
-            judge=any(_needs_model_nli(assessor.config, r.record) for r in valid),
-        )
-        executor = make_executor(assessor.config.execution)
-    except (SetupError, InferenceError, ValueError, TypeError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-
-    try:
-        writer = ResultWriter(out_path, overwrite=args.overwrite)
-    except (OutputLocked, OutputError) as error:
-        executor.close()
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
-    if previous and previous != {json.dumps(settings, sort_keys=True)}:
-        writer.close()
-        executor.close()
-        other = json.loads(sorted(previous)[0])
-        print(
-            f"error: {out_path} holds results made with other settings "
-            f"({settings_difference(other, settings)}); use --overwrite, or another --output-dir / --output-file",
-            file=sys.stderr,
-        )
-        return 2
-    if writer.repaired and not args.quiet:
-        print(f"note: removed a torn last line from {out_path} (an interrupted write)", file=sys.stderr)
-
-    failures: list[RecordError] = list(bad)
-    for unreadable in bad:
-        print(f"error: {unreadable}", file=sys.stderr)
-    todo = [r for r in valid if r.key not in writer]
-    skipped = len(valid) - len(todo)
-    if skipped and not args.quiet:
-        print(f"resuming: {skipped} record(s) already in {out_path}", file=sys.stderr)
-
-    k_rule = assessor.config.scores.k
-    if k_rule == "median" and median is None:
-        k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
-    job = AssessJob(assessor.config, k_rule, median)
-    previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
-    interrupted = False
-    stop_error: Exception | None = None
-    succeeded = 0
-    start = time.perf_counter()
-    try:
-        with progress_bar(len(todo), unit="record", quiet=args.quiet) as bar:
-            # results come back as they complete (in input order with the local executor)
-            for outcome in executor.map(job, todo, local_state=assessor):
-                item = todo[outcome.index]
-                problem = outcome.error
-                if problem is None:
-                    row: dict[str, Any] = outcome.value  # type: ignore[assignment]
-                    row["source_line"] = item.line
-                    writer.write(row)
-                    succeeded += 1
-                elif isinstance(problem, SetupError):
-                    stop_error = problem
-                    break
-                elif isinstance(problem, RecordFailed):
-                    failures.append(RecordError(item.path, item.line, str(problem)))
-                    tqdm.write(f"error: {failures[-1]}", file=sys.stderr)
-                    if problem.unreachable and succeeded == 0:
-                        # a server down from the start: every record would wait through the
-                        # same retries; stop now with one message
-                        stop_error = problem
-                        break
-                else:  # one bad record must not stop the dataset
-                    failure = RecordError(item.path, item.line, describe_error(problem))
-                    failures.append(failure)
-                    tqdm.write(f"error: {failure}", file=sys.stderr)
-                bar.update(1)
-    except KeyboardInterrupt:
-        interrupted = True
-    except SetupError as error:  # the executor itself could not run (no Ray worker started)
-        stop_error = error
-    finally:
-        writer.close()
-        executor.close()
-        signal.signal(signal.SIGTERM, previous_handler)
-
-    _write_errors(errors_path, failures)
-    if stop_error is not None:
-        print(f"error: {stop_error}", file=sys.stderr)
-        print(
-            f"stopped: {len(writer.done)} record(s) kept in {out_path}; fix the cause and rerun to resume",
-            file=sys.stderr,
-        )
-        return 2
-    # the records of this input only: a record edited since an earlier run has a new key, and
-    # its old result (still in the file) no longer describes it
-    current = [writer.done[r.key] for r in valid if r.key in writer.done]
-    stale = len(set(writer.done) - input_keys)
-    if stale and not args.quiet:
-        print(
-            f"note: {stale} result(s) in {out_path} belong to records no longer in the input (left out of the summary)",
-            file=sys.stderr,
-        )
-    summary = _dataset_summary(current)
-    summary.update(
-        input_file=str(args.input_file),
-        output_file=str(out_path),
+    report = runner.run_dataset(
+        assessor,
+        args.input_file,
+        output_dir=args.output_dir,
+        output_file=args.output_file,
         dataset_name=args.dataset_name,
-        settings=settings,
-        failed_records=len(failures),
-        interrupted=interrupted,
-        seconds=time.perf_counter() - start,
-        executor=executor.name,
-        workers=executor.worker_summary(),
+        overwrite=args.overwrite,
+        limit=args.limit,
+        progress=not args.quiet,
     )
-    summary_path.write_text(dumps_line(summary))
-    if not args.quiet:
-        _print_summary(summary, failures, out_path)
-    if interrupted:
-        print(f"interrupted: {len(writer.done)} record(s) kept in {out_path}; rerun to resume", file=sys.stderr)
+    if report.stopped_by is not None:
+        print(f"error: {report.stopped_by}", file=sys.stderr)
+        print(
+            f"stopped: {report.kept} record(s) kept in {report.output_file}; fix the cause and rerun to resume",
+            file=sys.stderr,
+        )
+        return 2
+    if not args.quiet and report.summary is not None:
+        _print_summary(report.summary, report.failures, report.output_file)
+    if report.interrupted:
+        print(f"interrupted: {report.kept} record(s) kept in {report.output_file}; rerun to resume", file=sys.stderr)
         return 130
-    return 1 if failures else 0
-
-
-def settings_difference(before: Any, now: Any, limit: int = 6) -> str:
-    """The settings that differ, as ``group.field: <before> in the file, <now> now`` (at most
-    ``limit`` of them, then how many more)."""
-
-    def flat(value: Any, prefix: str = "") -> dict[str, Any]:
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for key, item in value.items():
-                out |= flat(item, f"{prefix}{key}.")
-            return out
-        return {prefix.rstrip("."): value}
-
-    old, new = flat(before), flat(now)
-    changes = [
-        f"{key}: {json.dumps(old.get(key))} in the file, {json.dumps(new.get(key))} now"
-        for key in sorted(old.keys() | new.keys())
-        if old.get(key) != new.get(key)
-    ]
-    more = f"; {len(changes) - limit} more" if len(changes) > limit else ""
-    return "; ".join(changes[:limit]) + more
-
-
-def _needs_model_nli(config: Any, record: Any) -> bool:
-    """Whether a record will ask the NLI model (not only its own relations)."""
-    if config.models.nli == "precomputed":
-        return False
-    return not (config.models.nli == "auto" and record.relations is not None)
-
-
-@dataclass(frozen=True)
-class AssessJob(Job[NumberedRecord, dict[str, Any]]):
-    """The assessment of one record, as any worker does it: the output row of
-    :meth:`FactReasoner.assess <fact_reasoner.pipeline.FactReasoner.assess>` with the run's K rule
-    and dataset median. Picklable: a Ray actor builds its own ``FactReasoner`` from ``config``."""
-
-    config: PipelineConfig
-    k: int | str
-    median: float | None
-
-    def setup(self, config: PipelineConfig) -> Any:
-        from .pipeline import FactReasoner
-
-        return FactReasoner(config)
-
-    def run(self, state: Any, item: NumberedRecord) -> dict[str, Any]:
-        result = state.assess(item.record, k=self.k, dataset_median_atoms=self.median, record_key=item.key)
-        return result.model_dump(mode="json")
-
-
-def _dataset_summary(rows) -> dict[str, Any]:
-    """The one dataset summary (:func:`~fact_reasoner.scores.summarize_rows`) of the written rows."""
-    rows = list(rows)
-    out = summarize_rows(rows).as_dict()
-    out["engines"] = sorted({row["engine"]["algorithm"] for row in rows})
-    return out
+    return 1 if report.failures else 0
 
 
 def _fmt(value: Any) -> str:
@@ -323,7 +137,7 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _print_summary(summary: dict[str, Any], failures: list[RecordError], out_path: Path) -> None:
+def _print_summary(summary: dict[str, Any], failures: Sequence[RecordError], out_path: Path) -> None:
     keys = [
         "num_records",
         "num_atoms",
@@ -333,6 +147,7 @@ def _print_summary(summary: dict[str, Any], failures: list[RecordError], out_pat
         "mean_gold_factuality_score",
         "mae_factuality_score",
         "atom_accuracy",
+        "atom_balanced_accuracy",
         "atom_f1_supported",
         "atom_brier_score",
         "atom_ece",
@@ -358,59 +173,13 @@ def _print_summary(summary: dict[str, Any], failures: list[RecordError], out_pat
 
 
 def export_models(args: argparse.Namespace, assessor) -> int:
-    """``--export-uai DIR``: write every record's model as UAI files, run no inference."""
-    from merlin_bridge.uai import export_graph
-
-    args.export_uai.mkdir(parents=True, exist_ok=True)
-    status = 0
-    for item in read_records(args.input_file):
-        if isinstance(item, RecordError):
-            print(f"error: {item}", file=sys.stderr)
-            status = 1
-            continue
-        try:
-            built, _, _ = assessor.build(item.record)
-        except Exception as error:
-            print(f"error: {item.path}:{item.line}: {type(error).__name__}: {error}", file=sys.stderr)
-            status = 1
-            continue
-        stem = args.export_uai / f"line{item.line:05d}.fr{assessor.config.graph.version}"
-        written = export_graph(built.graph, stem)
-        if not args.quiet:
+    """``--export-uai DIR`` (:func:`fact_reasoner.runner.export_models`): the files written, one
+    record per line on stdout; 1 when a record could not be read or built."""
+    exported = runner.export_models(assessor, args.input_file, args.export_uai)
+    if not args.quiet:
+        for written in exported.files:
             print(" ".join(str(p) for p in written))
-    return status
-
-
-def _read_contexts(path: Path) -> list[Any]:
-    """``--contexts``: a JSON list or JSONL of ``{id?, title?, text}``; errors name file:line."""
-    from pydantic import ValidationError
-
-    from .io import describe_validation_error
-    from .schema import Context
-
-    text = path.read_text(encoding="utf-8-sig")
-    if path.suffix == ".json":
-        try:
-            numbered = list(enumerate(json.loads(text), start=1))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}:{error.lineno}: invalid JSON: {error.msg}") from None
-    else:
-        numbered = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if line.strip():
-                try:
-                    numbered.append((number, json.loads(line)))
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}:{number}: invalid JSON at column {error.colno}: {error.msg}") from None
-    contexts = []
-    for i, (number, row) in enumerate(numbered):
-        if not isinstance(row, dict):
-            raise ValueError(f"{path}:{number}: expected a JSON object with a `text`")
-        try:
-            contexts.append(Context.model_validate({"id": row.get("id", f"c{i}"), **row}))
-        except ValidationError as error:
-            raise ValueError(f"{path}:{number}: {describe_validation_error(error)}") from None
-    return contexts
+    return 1 if exported.failures else 0
 
 
 def run_single(args: argparse.Namespace, assessor) -> int:
@@ -419,21 +188,13 @@ def run_single(args: argparse.Namespace, assessor) -> int:
     from .io import describe_validation_error
     from .schema import InputRecord
 
-    contexts = None
-    if args.contexts:
-        try:
-            contexts = _read_contexts(args.contexts)
-        except ValueError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+    contexts = read_contexts(args.contexts) if args.contexts else None
     try:
         record = InputRecord(input=args.query or "", output=args.response, topic=args.topic, contexts=contexts)
     except ValidationError as error:  # an empty --response: nothing to assess
-        print(
-            f"error: --response: {describe_validation_error(error).replace('record: Value error, ', '')}",
-            file=sys.stderr,
-        )
-        return 2
+        raise InputError(
+            f"--response: {describe_validation_error(error).replace('record: Value error, ', '')}"
+        ) from None
     assessor.stages.preflight(atomize=True, retrieve=contexts is None, judge=True)
     result = assessor.assess(record)
     line = dumps_line(result.model_dump(mode="json"))
@@ -457,19 +218,8 @@ def assess_main(argv: list[str]) -> int:
 
     assessor = FactReasoner(config)
     if args.response is not None:
-        try:
-            return run_single(args, assessor)
-        except (SetupError, InferenceError, OutputError) as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
-        except RecordFailed as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 1
-    try:
-        return run_dataset(args, assessor)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        return run_single(args, assessor)
+    return run_dataset(args, assessor)
 
 
 def _path_problems(args: argparse.Namespace) -> list[str]:
@@ -491,32 +241,56 @@ def _path_problems(args: argparse.Namespace) -> list[str]:
 
 def configure_logging(quiet: bool) -> None:
     """Library messages (model installation, loading) go to stderr, one line each; stdout stays
-    for results (a single-response run prints its JSON there)."""
-    import logging
+    for results (a single-response run prints its JSON there).
 
+    The dataset run's own messages (``fact_reasoner.runner``: ``error: file:line: …``,
+    ``resuming: …``) are the command's output lines: they keep their own prefix and are written
+    above the progress bar instead of through it."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("[fact_reasoner] %(message)s"))
+    handler.addFilter(lambda record: not record.name.startswith(runner.__name__))
+    run_handler = _AboveProgressBar()
+    run_handler.addFilter(lambda record: record.name.startswith(runner.__name__))
     root = logging.getLogger("fact_reasoner")
-    root.handlers[:] = [handler]
+    root.handlers[:] = [handler, run_handler]
     root.setLevel(logging.WARNING if quiet else logging.INFO)
 
 
+class _AboveProgressBar(logging.Handler):
+    """Writes each message as its own line on the current stderr, above a progress bar if one
+    is shown (``tqdm.write``)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from tqdm import tqdm
+
+        try:
+            tqdm.write(self.format(record), file=sys.stderr)
+        except Exception:  # a logging handler must never raise into the run
+            self.handleError(record)
+
+
 def main(argv: list[str] | None = None) -> int:
+    """``fact-reasoner [command] …``: the exit status. A project error
+    (:class:`~fact_reasoner.errors.FactReasonerError`) ends the command with one line,
+    ``error: <message>``, and the error's ``exit_code`` (2, or 1 for a failed record)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     configure_logging(quiet="--quiet" in argv)
-    if argv and argv[0] in PLUGIN_COMMANDS:
-        try:
-            module = importlib.import_module(PLUGIN_COMMANDS[argv[0]])
-        except ImportError as error:
-            print(f"error: `{argv[0]}` needs optional parts that are not installed: {error}", file=sys.stderr)
-            return 2
-        parser = argparse.ArgumentParser(prog="fact-reasoner")
-        module.register(parser.add_subparsers(dest="command", required=True))
-        args = parser.parse_args(argv)
-        return int(args.func(args) or 0)
-    if argv and argv[0] == "assess":
-        argv = argv[1:]
-    return assess_main(argv)
+    try:
+        if argv and argv[0] in PLUGIN_COMMANDS:
+            try:
+                module = importlib.import_module(PLUGIN_COMMANDS[argv[0]])
+            except ImportError as error:
+                raise SetupError(f"`{argv[0]}` needs optional parts that are not installed: {error}") from error
+            parser = argparse.ArgumentParser(prog="fact-reasoner")
+            module.register(parser.add_subparsers(dest="command", required=True))
+            args = parser.parse_args(argv)
+            return int(args.func(args) or 0)
+        if argv and argv[0] == "assess":
+            argv = argv[1:]
+        return assess_main(argv)
+    except FactReasonerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
 
 
 if __name__ == "__main__":  # pragma: no cover

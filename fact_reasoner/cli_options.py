@@ -2,8 +2,10 @@
 
 Every field of :class:`~fact_reasoner.config.PipelineConfig` becomes a flag: ``--<dest>`` with
 dashes (and the underscore spelling IBM's tool uses), its help text from the field's
-description, its choices from a ``Literal`` type, its default from the field (shown in
-``--help``, never repeated here). A flag that is not given leaves the setting at its default.
+description, its choices from a ``Literal`` type or, for a setting that names a backend
+(``--engine``, ``--nli``, ``--backend``, ``--service-type``), from that kind's registry
+(:mod:`fact_reasoner.registry`: the names and their descriptions, read when the parser is
+built), its default from the field (shown in ``--help``, never repeated here). A flag that is not given leaves the setting at its default.
 Values are checked by the config itself; a value it rejects is reported like any argparse
 error, naming the flag: ``argument --context-prior: Input should be less than 1``.
 
@@ -44,6 +46,8 @@ class ConfigFlag:
     parse: str | None
     visible: bool
     show_default: bool
+    registry: str | None = None
+    closed: bool = False
 
 
 def _extra(field: Any) -> dict[str, Any]:
@@ -76,6 +80,8 @@ def config_flags() -> list[ConfigFlag]:
                     parse=extra.get("parse"),
                     visible=bool(extra.get("cli", True)),
                     show_default=field.default_factory is None,
+                    registry=extra.get("registry"),
+                    closed=bool(extra.get("closed", False)),
                 )
             )
     return out
@@ -155,6 +161,17 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _registered_names(flag: ConfigFlag) -> tuple[list[str], str]:
+    """The names the registry of ``flag`` holds now, and a help line describing them."""
+    if flag.registry is None:
+        return [], ""
+    from .registry import registry
+
+    descriptions = registry(flag.registry).descriptions()
+    listed = "; ".join(f"{name}: {text}" if text else name for name, text in descriptions.items())
+    return list(descriptions), f"; choices: {listed}"
+
+
 def add_config_arguments(
     parser: argparse.ArgumentParser,
     *,
@@ -186,7 +203,8 @@ def add_config_arguments(
         elif bool in _scalar_types(flag.annotation):
             kwargs["action"] = "store_false" if flag.default is True else "store_true"
         else:
-            choices = _literal_values(flag.annotation)
+            names, listed = _registered_names(flag)
+            choices = tuple(names) if flag.closed else _literal_values(flag.annotation)
             converter = _converter(flag.annotation)
             if choices and all(isinstance(c, (str, int)) for c in choices):
                 kwargs["choices"] = list(choices)
@@ -194,7 +212,7 @@ def add_config_arguments(
             kwargs["type"] = converter
             if flag.metavar:
                 kwargs["metavar"] = flag.metavar
-            help_text += _default_text(flag)
+            help_text += _default_text(flag) + listed
         section.add_argument(*flag.flags, help=help_text.replace("%", "%%"), **kwargs)
         added.append(flag)
     return added

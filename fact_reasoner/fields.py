@@ -28,6 +28,8 @@ def option(
     parse: str | None = None,
     affects_results: bool = True,
     cli: bool = True,
+    registry: str | None = None,
+    closed: bool = False,
 ) -> Any:
     """A setting's ``Field``.
 
@@ -52,6 +54,11 @@ def option(
         out of the settings that a resumed run must share.
     cli:
         False keeps the setting off the command line.
+    registry:
+        The kind of backend the setting names (a key of :data:`fact_reasoner.registry.KINDS`):
+        ``--help`` lists that registry's names and descriptions when the parser is built.
+    closed:
+        With ``registry``: the flag takes only the registered names (argparse ``choices``).
     """
     extra: dict[str, Any] = {"affects_results": affects_results, "cli": cli}
     for key, value in (
@@ -59,11 +66,14 @@ def option(
         ("flags", list(flags) if flags else None),
         ("metavar", metavar),
         ("parse", parse),
+        ("registry", registry),
     ):
         if value is not None:
             extra[key] = value
     if aliases:
         extra["aliases"] = list(aliases)
+    if closed:
+        extra["closed"] = True
     if default_factory is not None:
         return Field(default_factory=default_factory, description=description, json_schema_extra=extra)
     return Field(default, description=description, json_schema_extra=extra)

@@ -1,9 +1,12 @@
 """Reading input records and writing results, at the edges of the program.
 
-- :func:`read_records` reads JSONL (one record per line) or a JSON file holding one record or a
-  list of records (IBM's example files are pretty-printed JSON). A line that is not valid JSON
+- :func:`read_rows` is the one row reader: JSONL (one value per line), a JSON file holding one
+  value or a list (IBM's example files are pretty-printed JSON), or CSV (a header, then one row
+  per record), each row with the file line it starts on.
+- :func:`read_records` reads input records from those rows. A line that is not valid JSON
   or not a valid record becomes a :class:`RecordError` naming the file, the line and the
-  field, and reading goes on.
+  field, and reading goes on. :func:`read_contexts` reads ``--contexts`` files the same way
+  but stops at the first passage it cannot read (:class:`~fact_reasoner.errors.InputError`).
 - :class:`ResultWriter` appends one JSON line per finished record, flushed and fsynced, so an
   interrupted run keeps everything written; on reopening it repairs a torn last line and
   reports the keys already done, so a rerun skips them.
@@ -12,9 +15,7 @@
 from __future__ import annotations
 
 import codecs
-import hashlib
 import json
-import math
 import os
 from collections import Counter
 from collections.abc import Iterator
@@ -24,7 +25,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .schema import InputRecord
+from .errors import InputError, OutputError
+from .hashing import content_key
+from .json_safe import json_safe
+from .schema import Context, InputRecord
 
 
 @dataclass(frozen=True)
@@ -67,18 +71,6 @@ def _parse(path: str, line: int, data: Any) -> tuple[InputRecord, str] | RecordE
         return RecordError(path, line, describe_validation_error(error))
 
 
-def content_key(data: dict[str, Any]) -> str:
-    """A key of the whole input record (every field, canonical JSON): a record whose atoms,
-    contexts, relations or any other field changed gets a new key, so a resumed run never
-    keeps a result made from the old record."""
-    canonical = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:20]
-
-
-class InputError(ValueError):
-    """The input file cannot be read at all (missing, a directory, empty)."""
-
-
 @dataclass(frozen=True)
 class RawRow:
     """One input row as read (a JSON value, or a CSV row as a dict of its cells) and where it
@@ -92,8 +84,11 @@ class RawRow:
 
     def error(self, message: str) -> RecordError:
         """A :class:`RecordError` at this row (naming the list element when the line is shared)."""
-        where = f"element {self.element} of the list: " if self.element is not None else ""
-        return RecordError(self.path, self.line, where + message)
+        return RecordError(self.path, self.line, self.where() + message)
+
+    def where(self) -> str:
+        """``element <i> of the list: `` when the line is shared by several elements, else ``''``."""
+        return f"element {self.element} of the list: " if self.element is not None else ""
 
 
 #: CSV cells read as missing values, not as text (what pandas and spreadsheets write for none)
@@ -116,16 +111,89 @@ def read_rows(path: str | Path) -> Iterator[RawRow | RecordError]:
         raise InputError(f"input file not found: {name}")
     if path.is_dir():
         raise InputError(f"{name} is a directory, not an input file")
-    data = path.read_bytes()
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
+    data = _without_bom(path.read_bytes())
     if not data.strip():
         raise InputError(f"input file {name} is empty: nothing to assess")
     if path.suffix.lower() == ".csv":
         yield from _csv_rows(name, data)
         return
+    yield from _json_values(name, data, json_file=path.suffix == ".json")
+
+
+def numbered_keys() -> Any:
+    """A function giving each row's resume key: its content key (:func:`content_key`) plus its
+    occurrence number, so two identical rows in one file are both processed."""
+    occurrences: Counter[str] = Counter()
+
+    def key(data: dict[str, Any]) -> str:
+        base = content_key(data)
+        occurrences[base] += 1
+        return f"{base}#{occurrences[base]}"
+
+    return key
+
+
+def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
+    """Yield each record of ``path`` (JSONL, JSON or CSV) or an error naming file, line and field.
+
+    Rows come from :func:`read_rows`; resume keys from :func:`numbered_keys` (the record's
+    content key plus its occurrence number, so two identical records in one file are both
+    processed). A missing file, a directory or an empty file raise :class:`InputError`.
+    """
+    key = numbered_keys()
+    for row in read_rows(path):
+        if isinstance(row, RecordError):
+            yield row
+            continue
+        parsed = _parse(row.path, row.line, row.data)
+        if isinstance(parsed, RecordError):
+            yield row.error(parsed.message)
+            continue
+        yield NumberedRecord(row.path, row.line, key(row.data), parsed[0])
+
+
+def read_contexts(path: str | Path) -> list[Context]:
+    """The evidence passages of ``--contexts``: JSONL, or a JSON list, of ``{id?, title?, text}``.
+
+    Read like :func:`read_records` (same JSON/JSONL rules, byte-order mark, line numbers), but a
+    passage that cannot be read raises :class:`InputError` at once, naming file and line: a
+    single assessment with part of its evidence missing would be a different assessment. A
+    passage without an ``id`` gets ``c<i>``, ``i`` its 0-based position; an empty file gives
+    no passages.
+    """
+    path = Path(path)
+    name = str(path)
+    data = _without_bom(path.read_bytes())
+    contexts = []
+    for position, item in enumerate(_json_values(name, data, json_file=path.suffix == ".json")):
+        if isinstance(item, RecordError):
+            raise InputError(item.message, path=name, line=item.line)
+        row = item.data
+        if not isinstance(row, dict):
+            raise InputError(item.where() + "expected a JSON object with a `text`", path=name, line=item.line)
+        try:
+            contexts.append(Context.model_validate({"id": row.get("id", f"c{position}"), **row}))
+        except ValidationError as error:
+            raise InputError(item.where() + describe_validation_error(error), path=name, line=item.line) from None
+    return contexts
+
+
+def _without_bom(data: bytes) -> bytes:
+    return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
+
+
+def _json_values(name: str, data: bytes, *, json_file: bool) -> Iterator[RawRow | RecordError]:
+    """Each top-level value of a JSON/JSONL file as a :class:`RawRow` (the line it starts on),
+    or a :class:`RecordError` for a part that cannot be decoded.
+
+    A ``.json`` file (``json_file``), or one that starts with ``[``, is first read whole: a list
+    gives its elements (naming the element when several share a line), anything else the one
+    value; a ``.json`` file that is really JSONL (its whole text is not one JSON value but it
+    starts with ``{``) is read as JSONL. JSONL gives one value per non-blank line; a line that
+    is not UTF-8 or not JSON is reported and the next line is read.
+    """
     stripped = data.lstrip()
-    if path.suffix == ".json" or stripped.startswith(b"["):
+    if json_file or stripped.startswith(b"["):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -135,7 +203,7 @@ def read_rows(path: str | Path) -> Iterator[RawRow | RecordError]:
         try:
             whole = json.loads(text)
         except json.JSONDecodeError as error:
-            if path.suffix == ".json" and not stripped.startswith(b"{"):
+            if json_file and not stripped.startswith(b"{"):
                 yield RecordError(name, error.lineno, f"invalid JSON: {error.msg}")
                 return
             whole = None  # a .json file that is really JSONL: fall through
@@ -175,9 +243,9 @@ def _csv_rows(name: str, data: bytes) -> Iterator[RawRow | RecordError]:
     try:
         header = next(reader)
     except (StopIteration, csv.Error) as error:
-        raise InputError(f"{name}:1: no CSV header ({error})") from None
+        raise InputError(f"no CSV header ({error})", path=name, line=1) from None
     if any(_has_surrogates(cell) for cell in header):
-        raise InputError(f"{name}:1: the CSV header is not valid UTF-8")
+        raise InputError("the CSV header is not valid UTF-8", path=name, line=1)
     header = [cell.strip() for cell in header]
     line = reader.line_num + 1
     while True:
@@ -206,38 +274,6 @@ def _csv_rows(name: str, data: bytes) -> Iterator[RawRow | RecordError]:
 
 def _has_surrogates(text: str) -> bool:
     return any(0xDC80 <= ord(ch) <= 0xDCFF for ch in text)
-
-
-def numbered_keys() -> Any:
-    """A function giving each row's resume key: its content key (:func:`content_key`) plus its
-    occurrence number, so two identical rows in one file are both processed."""
-    occurrences: Counter[str] = Counter()
-
-    def key(data: dict[str, Any]) -> str:
-        base = content_key(data)
-        occurrences[base] += 1
-        return f"{base}#{occurrences[base]}"
-
-    return key
-
-
-def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
-    """Yield each record of ``path`` (JSONL or JSON) or an error naming file, line and field.
-
-    Rows come from :func:`read_rows`; resume keys from :func:`numbered_keys`. A missing file,
-    a directory or an empty file raise :class:`InputError`.
-    """
-    key = numbered_keys()
-    for row in read_rows(path):
-        if isinstance(row, RecordError):
-            yield row
-            continue
-        parsed = _parse(row.path, row.line, row.data)
-        if isinstance(parsed, RecordError):
-            yield row.error(parsed.message)
-            continue
-        record, _ = parsed
-        yield NumberedRecord(row.path, row.line, key(row.data), record)
 
 
 def _item_start_lines(text: str, count: int) -> list[int]:
@@ -275,21 +311,7 @@ def _json_default(value: Any) -> Any:
 
 def dumps_line(data: dict) -> str:
     """One JSON line; NaN becomes null so every line is strict JSON."""
-    return json.dumps(_nan_to_none(data), default=_json_default, ensure_ascii=False) + "\n"
-
-
-def _nan_to_none(value: Any) -> Any:
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _nan_to_none(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_nan_to_none(v) for v in value]
-    return value
-
-
-class OutputError(ValueError):
-    """The output path cannot be used (a directory where a file is needed, or the reverse)."""
+    return json.dumps(json_safe(data), default=_json_default, ensure_ascii=False) + "\n"
 
 
 class _OutputLock:
@@ -371,9 +393,11 @@ class ResultWriter:
             except json.JSONDecodeError:
                 if data[newline + 1 :].strip():
                     line = data.count(b"\n", 0, position) + 1
-                    raise ValueError(
-                        f"{self.path}:{line}: not valid JSON and not the last line; the output "
-                        "file was edited or corrupted — fix it or choose another output"
+                    raise OutputError(
+                        "not valid JSON and not the last line; the output file was edited or "
+                        "corrupted — fix it or choose another output",
+                        path=self.path,
+                        line=line,
                     ) from None
                 break
             if row is not None and self.key_field in row:

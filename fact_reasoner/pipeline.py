@@ -17,15 +17,12 @@ carries everything needs no language model at all.
 from __future__ import annotations
 
 import logging
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, NamedTuple
 
 from .atomizer import AtomizerBackend
 from .config import PipelineConfig
 from .errors import RecordFailed
-from .graph import BuiltGraph, GraphPlan, build_graph, ignored_relations, plan_graph
+from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
@@ -42,7 +39,7 @@ from .schema import (
     OutputRecord,
 )
 from .scores import predict_label, resolve_k, score_record
-from .stages import JudgedPlan, Stages, StageUnavailable, judge_plan
+from .stages import JudgedPlan, Stages, StageUnavailable, judge_and_build, judge_and_infer, timed
 
 logger = logging.getLogger(__name__)
 
@@ -116,10 +113,19 @@ class FactReasoner:
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)
         counters_before = self.stage_stats()
-        built, timings, nli_counts = self.build(record)
-        with _timed(timings, "infer"):
-            inference = self.engine.infer(built.graph)
-        with _timed(timings, "score"):
+        timings: dict[str, float] = {}
+        plan, nli = self._plan(record, timings)
+        reasoning = judge_and_infer(
+            plan,
+            nli,
+            self.engine,
+            self.config.graph,
+            max_failed_pairs=self.config.models.max_failed_pairs,
+            timings=timings,
+        )
+        built, inference = reasoning.built, reasoning.inference
+        nli_counts = self._nli_counts(record, plan, reasoning.judged)
+        with timed(timings, "score"):
             output = self._output(record, built, inference, k, dataset_median_atoms, record_key)
         output.timings = timings | {"total": sum(timings.values())}
         counters_after = self.stage_stats()
@@ -138,13 +144,24 @@ class FactReasoner:
         """Run every stage up to the factor graph (no inference); also returns timings and NLI counts.
 
         Useful on its own to export the graph (e.g. as a UAI file) without running an engine.
+        Judging and building are those of :meth:`assess` (:func:`~fact_reasoner.stages.judge_and_build`,
+        the same failure policy).
         """
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)
+        timings: dict[str, float] = {}
+        plan, nli = self._plan(record, timings)
+        judged, built = judge_and_build(
+            plan, nli, self.config.graph, max_failed_pairs=self.config.models.max_failed_pairs, timings=timings
+        )
+        return GraphBuild(built, timings, self._nli_counts(record, plan, judged))
+
+    def _plan(self, record: InputRecord, timings: dict[str, float]) -> tuple[GraphPlan, NLIBackend]:
+        """Atoms and contexts (atomizing, revising, retrieving what the record lacks), the graph's
+        plan, and the NLI backend that judges its pairs."""
         if self.config.models.nli == "precomputed" and record.relations is None:
             # scoring it would count every pair as neutral: a record without its NLI is not assessed
             raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
-        timings: dict[str, float] = {}
         atoms = self._atoms(record, timings)
         contexts, atoms = self._contexts(record, atoms, timings)
         if atoms and not contexts:
@@ -154,19 +171,16 @@ class FactReasoner:
                 "(not supported); further ones are only counted (summary: records_without_contexts)",
             )
         plan = plan_graph(atoms, contexts, self.config.graph.version)
-        with _timed(timings, "nli"):
-            judged = judge_plan(plan, self._nli_for(record, plan)) if plan.pairs else JudgedPlan([], [])
-        calls = judged.call_failures
-        if calls and len(calls) > self.config.models.max_failed_pairs * len(plan.pairs):
-            # Counting them as neutral would score the record without its evidence.
-            raise RecordFailed(
-                f"NLI: {len(calls)} of {len(plan.pairs)} pair(s) could not be judged "
-                f"(more than --max-failed-pairs {self.config.models.max_failed_pairs:g}): {calls[0].reason}",
-                unreachable=all(j.unreachable for j in calls),
-            )
-        with _timed(timings, "build"):
-            built = build_graph(plan, judged.relations, self.config.graph)
-        counts = {"nli_pairs": len(plan.pairs), "nli_failed": judged.failed, "nli_call_failures": len(calls)}
+        # no pairs: nothing is judged, so no NLI model is built for it
+        nli = self._nli_for(record, plan) if plan.pairs else PrecomputedNLI([], plan.texts)
+        return plan, nli
+
+    def _nli_counts(self, record: InputRecord, plan: GraphPlan, judged: JudgedPlan) -> dict[str, int]:
+        counts = {
+            "nli_pairs": len(plan.pairs),
+            "nli_failed": judged.failed,
+            "nli_call_failures": len(judged.call_failures),
+        }
         if record.relations and self._uses_record_relations(record):
             for reason, n in ignored_relations(plan, record.relations).items():
                 counts[f"ignored_relations_{reason}"] = n
@@ -175,17 +189,17 @@ class FactReasoner:
                     f"{n} of the record's relations are not used by FR{plan.version} ({reason.replace('_', ' ')}); "
                     "further ones are only counted (counters.ignored_relations_*)",
                 )
-        return GraphBuild(built, timings, counts)
+        return counts
 
     def _atoms(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
         if record.atoms is not None:
             return list(record.atoms)
         if not record.output.strip():
             return []
-        with _timed(timings, "atomize"):
+        with timed(timings, "atomize"):
             atoms = self.stages.atomizer().atomize(record.output, question=record.input or None)
         if self.config.models.revise and atoms:
-            with _timed(timings, "revise"):
+            with timed(timings, "revise"):
                 atoms = self.stages.reviser().revise(atoms, record.output)
         return atoms
 
@@ -203,7 +217,7 @@ class FactReasoner:
 
             query_builder = QueryBuilder(self.stages.llm()) if c.query_builder else None
             summariser = ContextSummariser(self.stages.llm()) if c.summarise_contexts else None
-        with _timed(timings, "retrieve"):
+        with timed(timings, "retrieve"):
             contexts, per_atom = retrieve_for_record(
                 atoms,
                 record.input or None,
@@ -319,15 +333,6 @@ def _warn_once(key: str, message: str) -> None:
 def _tidy(value: float) -> float | int:
     """Counts stay integers in the output; seconds keep their fraction."""
     return int(value) if float(value).is_integer() else round(float(value), 6)
-
-
-@contextmanager
-def _timed(timings: dict[str, float], stage: str) -> Iterator[None]:
-    start = time.perf_counter()
-    try:
-        yield
-    finally:
-        timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
 
 
 __all__ = ["FactReasoner", "GraphBuild", "StageUnavailable"]

@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .hashing import content_key
+
 
 class Label(str, Enum):
     """A gold or predicted verdict for one atom: supported (S) or not supported (NS)."""
@@ -130,8 +132,6 @@ class InputRecord(_Open):
     def record_key(self) -> str:
         """A key of the whole record (every field): used to skip records already written when a
         run resumes; a changed atom, context or relation gives a new key."""
-        from .io import content_key
-
         return content_key(self.model_dump(mode="json", exclude_none=True))
 
 

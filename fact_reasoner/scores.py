@@ -332,6 +332,7 @@ class DatasetSummary:
     mean_gold_factuality_score: float | None = None
     mae_factuality_score: float | None = None
     atom_accuracy: float | None = None
+    atom_balanced_accuracy: float | None = None
     atom_f1_supported: float | None = None
     atom_brier_score: float | None = None
     atom_ece: float | None = None
@@ -372,6 +373,10 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
     - ``mae_factuality_score`` = (1/G) Σ_r |Pr_r − gold Pr_r|, Pr_r over the labelled atoms
       (the written ``factuality_score`` when every atom is labelled);
     - ``atom_accuracy`` = (TP + TN) / N; ``atom_f1_supported`` = 2·TP / (2·TP + FP + FN);
+    - ``atom_balanced_accuracy`` = (TP / (TP + FN) + TN / (TN + FP)) / 2, the mean of the recalls
+      of S and NS: 0.5 for an assessor that answers S (or NS) for everything, however the gold
+      labels are split (with 70 % S, always-S already scores F1(S) 0.82); NaN when the gold
+      labels hold one class only;
     - ``atom_brier_score`` = :func:`brier_score`; ``atom_ece`` = :func:`expected_calibration_error`
       (10 equal-width bins), both of the written P(a_i).
     """
@@ -402,6 +407,7 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         mean_gold_factuality_score=_mean(golds),
         mae_factuality_score=mean_absolute_error(golds, [g.precision for g in gold]),
         atom_accuracy=(tp + tn) / len(truths),
+        atom_balanced_accuracy=(tp / (tp + fn) + tn / (tn + fp)) / 2 if tp + fn and tn + fp else math.nan,
         atom_f1_supported=2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan,
         atom_brier_score=brier_score(truths, probabilities),
         atom_ece=expected_calibration_error(truths, probabilities),

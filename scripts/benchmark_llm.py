@@ -1,6 +1,6 @@
 """How long the embedded LLM default takes, cold, against an earlier version in the same run.
 
-    .venv/bin/python scripts/benchmark_llm.py --baseline <git ref> \
+    .venv/bin/python -m scripts.benchmark_llm --baseline <git ref> \
         [--input fact_reasoner/examples/short_answer.jsonl] [--args "--version 3"] [--repeats 1]
 
 For the current checkout and for ``--baseline`` (checked out into a temporary git worktree),
@@ -98,7 +98,9 @@ def main() -> None:
     )
     args = parser.parse_args()
     if not (args.models / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").is_file():
-        raise SystemExit(f"the model is not installed in {args.models}: run scripts/prepare_local_model.py first")
+        raise SystemExit(
+            f"the model is not installed in {args.models}: run python -m scripts.prepare_local_model first"
+        )
     extra = shlex.split(args.args)
     os.environ["FACT_REASONER_MODELS"] = str(args.models)  # the model store, whatever --cache-dir
     work = Path(tempfile.mkdtemp(prefix="fr-bench-llm-"))

@@ -16,7 +16,7 @@ max |ΔP| against exact marginals for:
 It also records whether merlin's ``status`` would have been false (Z underflow) without the
 bridge's table rescaling. Usage::
 
-    MERLIN_PATH=/path/to/merlin nice -n 19 .venv/bin/python scripts/benchmark_merlin.py \
+    MERLIN_PATH=/path/to/merlin nice -n 19 .venv/bin/python -m scripts.benchmark_merlin \
         [--repeats 3] [--out results.jsonl] [--quick]
 
 Without a merlin binary, ``--reference`` uses the Python reference solver instead (exact by
@@ -36,16 +36,15 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from fact_reasoner.graph import FactorGraph
+from fact_reasoner.inference import InferenceError
+from fact_reasoner.inference.native import NativeEngine
+from fact_reasoner.synthetic import random_graph
+from merlin_bridge.engine import MerlinEngine
+from merlin_bridge.errors import MerlinUnderflowError
+from merlin_bridge.reference_solver import write_wrapper
 
-from fact_reasoner.graph import FactorGraph  # noqa: E402
-from fact_reasoner.inference import InferenceError  # noqa: E402
-from fact_reasoner.inference.native import NativeEngine  # noqa: E402
-from fact_reasoner.synthetic import random_graph  # noqa: E402
-from merlin_bridge.engine import MerlinEngine  # noqa: E402
-from merlin_bridge.errors import MerlinUnderflowError  # noqa: E402
-from merlin_bridge.reference_solver import write_wrapper  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @dataclass(frozen=True)

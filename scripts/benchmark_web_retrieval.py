@@ -1,7 +1,7 @@
 """How fast ``--service-type google`` retrieves, against a local server that answers every request
 after a delay (100 ms by default), as a search API and web pages would.
 
-    python scripts/benchmark_web_retrieval.py [--atoms 30] [--top-k 3] [--delay 0.1] [--concurrency 8]
+    python -m scripts.benchmark_web_retrieval [--atoms 30] [--top-k 3] [--delay 0.1] [--concurrency 8]
 
 One record of ``--atoms`` distinct atoms goes through the pipeline's retrieval
 (:func:`fact_reasoner.retrieval.retrieve_for_record`) with the real client: one search per
@@ -24,13 +24,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
 from fact_reasoner.retrieval import CachedRetriever, RetrievalCache, retrieve_for_record
 from fact_reasoner.retrieval.http import WebClient, WebSettings
 from fact_reasoner.retrieval.web import GoogleSearchRetriever, ResponseStore
 from fact_reasoner.schema import Atom
+
+ROOT = Path(__file__).resolve().parents[1]
 
 SUBJECTS = ["physics", "chemistry", "Warsaw", "Paris", "radium", "polonium", "Sorbonne", "Nobel Prize", "X-rays"]
 

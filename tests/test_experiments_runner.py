@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
-EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
+from experiments import run_biographies as runner
 
-import run_biographies as runner  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 
 
 def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import math
-import sys
 from pathlib import Path
 
 import pytest
 
+from experiments import baselines
+from fact_reasoner import scores
+from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
+from fact_reasoner.report import plots, rows, tables
+from fact_reasoner.schema import InputRecord, Relation, RelationType
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
-
-import baselines  # noqa: E402
-
-from fact_reasoner import scores  # noqa: E402
-from fact_reasoner.nli import NLIJudgement, PrecomputedNLI  # noqa: E402
-from fact_reasoner.report import plots, rows, tables  # noqa: E402
-from fact_reasoner.schema import InputRecord, Relation, RelationType  # noqa: E402
 
 
 def test_ece_by_hand() -> None:
@@ -79,9 +76,12 @@ def test_summary_line_by_hand() -> None:
     assert [(t.tier, t.summary.num_records) for t in table] == [("all", 2), ("very rare", 1), ("rare", 1)]
     assert all(t.summary.k == (3,) for t in table)
     markdown = tables.to_markdown(table)
-    assert "| X | all | 2 | 6 | 3 | 0.750 | 0.750 | 0.750 | 0.667 | 0.686 | 0.000 |" in markdown
+    # bal acc: recall of S 3/4, of NS 1/2 → 0.625
+    assert "| X | all | 2 | 6 | 3 | 0.750 | 0.750 | 0.750 | 0.667 | 0.625 | 0.686 | 0.000 |" in markdown
     csv_lines = tables.to_csv(table).splitlines()
-    assert csv_lines[0] == "assessor,tier,records,atoms,k,precision,gold_precision,f1,accuracy,f1_k,mae,brier,ece"
+    assert csv_lines[0] == (
+        "assessor,tier,records,atoms,k,precision,gold_precision,f1,accuracy,balanced_accuracy,f1_k,mae,brier,ece"
+    )
     assert csv_lines[1].startswith("X,all,2,6,3,0.75,0.75,0.75,")
     assert "granite-8b | FR2 | 0.62 | 0.78 | 0.61 | 0.12" in tables.published_markdown()
 

@@ -502,3 +502,15 @@ def test_both_samplers_report_undefined_diagnostics_alike() -> None:
     assert not result.converged
     line = dumps_line({"details": result.details})
     assert "Infinity" not in line and "NaN" not in line
+
+
+def test_the_native_engine_defaults_are_the_samplers():
+    import inspect
+
+    from fact_reasoner.inference.native import NativeEngine
+
+    engine = inspect.signature(NativeEngine).parameters
+    sampler = inspect.signature(collapsed_tempered_gibbs).parameters
+    assert engine["sweeps"].default == sampler["max_sweeps"].default == 4000
+    for name in ("min_sweeps", "replicas", "temperatures", "beta_min", "time_budget", "target_std_error"):
+        assert engine[name].default == sampler[name].default, name

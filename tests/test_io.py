@@ -89,3 +89,33 @@ def test_an_interrupt_between_writing_and_recording_a_line_is_read_back_on_close
     assert set(writer.done) == {"a"}  # not yet known …
     writer.close()
     assert set(writer.done) == {"a", "b"}  # … read back from the file: the count a run reports
+
+
+def test_contexts_are_read_like_records_and_the_first_bad_one_names_file_and_line(tmp_path):
+    from fact_reasoner.io import read_contexts
+
+    path = tmp_path / "ctx.jsonl"
+    path.write_bytes(b'\xef\xbb\xbf{"text": "one"}\n\n{"id": "own", "title": "T", "text": "two"}\n')
+    first, second = read_contexts(path)
+    assert (first.id, first.text) == ("c0", "one")  # an id by position when none is given
+    assert (second.id, second.title, second.text) == ("own", "T", "two")
+
+    path.write_text('{"text": "one"}\n{"text": "two"\n')
+    with pytest.raises(InputError) as error:
+        read_contexts(path)
+    assert str(error.value) == f"{path}:2: invalid JSON at column 15: Expecting ',' delimiter"
+    assert (error.value.path, error.value.line) == (str(path), 2)
+
+    path.write_text('{"text": "one"}\n["not", "an", "object"]\n')
+    with pytest.raises(InputError, match=r":2: expected a JSON object with a `text`$"):
+        read_contexts(path)
+    path.write_text('{"title": "no text"}\n')
+    with pytest.raises(InputError, match=r":1: text: Field required$"):
+        read_contexts(path)
+
+    listed = tmp_path / "ctx.json"
+    listed.write_text('[\n  {"text": "one"},\n  {"text": 5}\n]\n')
+    with pytest.raises(InputError, match=r"ctx.json:3: text: "):  # the line where the item starts
+        read_contexts(listed)
+    path.write_text("\n")
+    assert read_contexts(path) == []  # an empty JSONL file: no passages, not an error

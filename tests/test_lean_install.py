@@ -11,7 +11,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import require_extra
+
+from tests.helpers import require_extra
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -79,9 +80,8 @@ def test_embedder_and_align_run_without_torch(tmp_path):
 
 def test_cross_encoder_runs_without_torch(tmp_path):
     require_extra("embeddings", "training")
-    from test_nli_cross_encoder import _build_tiny_model
-
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from tests.test_nli_cross_encoder import _build_tiny_model
 
     folder = _build_tiny_model(tmp_path / "tiny")  # built with torch here
     pairs = [["the cat sat on the mat .", "a cat sat ."], ["he was born in paris .", "he was born in london ."]]

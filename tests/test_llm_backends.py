@@ -7,7 +7,8 @@ import json
 import time
 
 import pytest
-from conftest import require_extra
+
+from tests.helpers import require_extra
 
 require_extra("llm")
 

@@ -15,7 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 RECIPE = ROOT / "experiments" / "nli_training"
-TRAIN = RECIPE / "train.py"
 
 needs_data = pytest.mark.skipif(
     not (SHARED / "nli_train").is_dir(), reason="../shared/data/nli_train is not beside the project"
@@ -24,12 +23,9 @@ needs_data = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def recipe():
-    sys.path.insert(0, str(RECIPE))
-    import mix
-    import sources
+    from experiments.nli_training import mix, sources
 
-    yield mix, sources
-    sys.path.remove(str(RECIPE))
+    return mix, sources
 
 
 @pytest.fixture(scope="module")
@@ -43,11 +39,8 @@ def built_mix(recipe):
 
 def test_set_loss_is_cross_entropy_for_one_class_and_not_entailed_for_the_pair():
     torch = pytest.importorskip("torch")
-    sys.path.insert(0, str(RECIPE))
-    try:
-        from train import ALLOWED, set_loss
-    finally:
-        sys.path.remove(str(RECIPE))
+    from experiments.nli_training.train import ALLOWED, set_loss
+
     logits = torch.tensor([[2.0, 0.5, -1.0]])
     p = torch.softmax(logits, -1)[0]
     one = set_loss(logits, torch.tensor([ALLOWED["neutral"]]))
@@ -137,7 +130,8 @@ def test_training_from_a_written_mix_stops_and_resumes(tmp_path, built_mix):
     out = tmp_path / "ckpt"
     command = [
         sys.executable,
-        str(TRAIN),
+        "-m",
+        "experiments.nli_training.train",
         "--config",
         str(config_path),
         "--mix",
@@ -149,9 +143,11 @@ def test_training_from_a_written_mix_stops_and_resumes(tmp_path, built_mix):
         "--out",
         str(out),
     ]
-    first = subprocess.run(command + ["--max-steps", "2"], capture_output=True, text=True, check=True)
+    first = subprocess.run(command + ["--max-steps", "2"], capture_output=True, text=True, check=True, cwd=ROOT)
     assert "== training: 48 rows" in first.stdout and "synthetic_contradiction" in first.stdout
-    resumed = subprocess.run(command + ["--resume", "--max-steps", "3"], capture_output=True, text=True, check=True)
+    resumed = subprocess.run(
+        command + ["--resume", "--max-steps", "3"], capture_output=True, text=True, check=True, cwd=ROOT
+    )
     assert "== resumed at step 2" in resumed.stdout
     curve = [json.loads(line) for line in (out / "curve.jsonl").read_text().splitlines()]
     assert [c["step"] for c in curve] == [1, 2, 3]

@@ -3,12 +3,12 @@
 import json
 
 import pytest
-from conftest import require_extra
 
 from fact_reasoner import FactReasoner, PipelineConfig
 from fact_reasoner.cli import main
 from fact_reasoner.nli import PrecomputedNLI
 from fact_reasoner.schema import Relation
+from tests.helpers import require_extra
 
 CURIE = "Marie Curie was born in Warsaw in 1867. She won Nobel Prizes in physics and chemistry."
 FLEMING = "Penicillin was discovered in 1928 by Alexander Fleming."

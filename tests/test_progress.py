@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -36,8 +35,7 @@ def test_quiet_writes_nothing() -> None:
 
 
 def test_runner_reports_progress_into_a_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    sys.path.insert(0, str(ROOT / "experiments"))
-    import run_biographies as runner
+    from experiments import run_biographies as runner
 
     data = tmp_path / "bios.jsonl"
     data.write_text(json.dumps(json.loads(EXAMPLE.read_text().splitlines()[0])) + "\n")

@@ -144,6 +144,51 @@ def test_a_missing_llm_extra_is_caught_at_start_up(tmp_path, monkeypatch, capsys
     assert not (tmp_path / "out.jsonl").exists()  # nothing ran
 
 
+def test_a_metric_extra_declared_on_its_registry_entry_is_checked_at_start_up(tmp_path, monkeypatch, capsys):
+    """BERTScore's package is its METRICS entry's extra (no list of its own in the preflight)."""
+    from fact_reasoner.metrics.evaluation import METRICS
+    from fact_reasoner.registry import Extra
+
+    entry = METRICS.entry("bert_score")
+    assert [(e.module, e.extra) for e in entry.extras] == [("bert_score", "bertscore")]
+    monkeypatch.setattr(entry, "extras", (Extra("no_such_module_for_bert_score", "bertscore"),))
+    source = write_jsonl(tmp_path / "s.jsonl", [GOOD])
+    status = ragas(tmp_path, source, metrics="context_precision,bert_score")
+    err = capsys.readouterr().err
+    assert status == 2
+    assert (
+        "bert_score needs the Python package 'no_such_module_for_bert_score': "
+        "pip install 'fact-reasoner-offline[bertscore]'" in err
+    )
+    assert not (tmp_path / "out.jsonl").exists()  # nothing ran
+
+
+def test_a_metric_entry_start_up_check_runs_before_any_sample(tmp_path, monkeypatch, capsys):
+    from fact_reasoner.errors import SetupError
+    from fact_reasoner.metrics.evaluation import METRICS
+
+    def refuse(config):
+        raise SetupError(f"context_precision cannot run with --engine {config.engine.name}")
+
+    monkeypatch.setattr(METRICS.entry("context_precision"), "check", refuse)
+    source = write_jsonl(tmp_path / "s.jsonl", [GOOD])
+    assert ragas(tmp_path, source) == 2
+    assert "error: context_precision cannot run with --engine native" in capsys.readouterr().err
+    assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_answer_relevance_by_rubric_does_not_need_the_embedder(tmp_path, monkeypatch):
+    """The embedder's extras on answer_relevance's entry are checked only when it embeds."""
+    from fact_reasoner.metrics import make_metric
+    from fact_reasoner.stages import StageUnavailable
+
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # the embedder's package, missing
+    context = MetricContext(atomizer=SentenceAtomizer(), nli=PrecomputedNLI([], {}), llm=object(), atom_cache=None)
+    context.preflight([make_metric("answer_relevance", method="rubric")])  # nothing to embed: fine
+    with pytest.raises(StageUnavailable, match="answer_relevance: the sentence embedder needs .*onnxruntime"):
+        context.preflight([make_metric("answer_relevance")])
+
+
 # -- row by row, resumed exactly ------------------------------------------------------------
 
 

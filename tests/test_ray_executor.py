@@ -18,12 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_extra
 
 from fact_reasoner.cli import main
+from tests.helpers import require_extra
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 #: two actors on the two CPUs of the test instance, one record per batch
 RAY = ["--executor", "ray", "--workers", "2", "--batch-size", "1"]
@@ -249,7 +248,7 @@ def test_ragas_gives_the_local_rows_in_sample_order(ray_instance, tmp_path):
 
 
 def test_the_experiment_runner_gives_the_local_rows_and_counts(ray_instance, tmp_path):
-    import run_biographies as runner
+    from experiments import run_biographies as runner
 
     source = write_jsonl(tmp_path / "bios.jsonl", copies(4))
     base = [str(source), "--nli", "precomputed", "--quiet", "--assessors", "fr1", "factscore", "fr2"]
@@ -298,11 +297,11 @@ def test_a_record_that_fails_stays_a_failed_record(ray_instance, tmp_path):
 
 
 def test_a_worker_killed_mid_run_loses_no_record_and_repeats_none(ray_instance, tmp_path, caplog):
-    from fact_reasoner.cli import AssessJob
     from fact_reasoner.config import PipelineConfig
     from fact_reasoner.executors import LocalExecutor
     from fact_reasoner.executors.ray_executor import RayExecutor
     from fact_reasoner.io import read_records
+    from fact_reasoner.runner import AssessJob
 
     caplog.set_level(logging.WARNING, logger="fact_reasoner.executors")
     items = list(read_records(write_jsonl(tmp_path / "in.jsonl", copies(120))))
@@ -335,7 +334,7 @@ def test_workers_of_a_local_instance_run_at_the_drivers_priority(tmp_path):
     script = tmp_path / "nice.py"
     script.write_text(
         "import os\n"
-        "from fact_reasoner.cli import AssessJob\n"
+        "from fact_reasoner.runner import AssessJob\n"
         "from fact_reasoner.config import PipelineConfig\n"
         "from fact_reasoner.executors.ray_executor import RayExecutor\n"
         "config = PipelineConfig(executor='ray', workers=1)\n"

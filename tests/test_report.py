@@ -12,14 +12,12 @@ from pathlib import Path
 
 import pytest
 
+from experiments import run_biographies as runner
+from fact_reasoner.cli import main as cli_main
+from fact_reasoner.report import build_report, colour
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "experiments"))
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
-
-import run_biographies as runner  # noqa: E402
-
-from fact_reasoner.cli import main as cli_main  # noqa: E402
-from fact_reasoner.report import build_report, colour  # noqa: E402
 
 EVIL_ATOM = 'Marie Curie <script>alert("x")</script> & "friends".'
 EVIL_CONTEXT = '<img src=x onerror="alert(1)"> Curie was born on 7 November 1867 in Warsaw.'
@@ -81,7 +79,7 @@ def test_report_shows_what_the_rows_wrote(results: tuple[list[Path], Path]) -> N
     table = re.search(r"<td class=\"\">FR1</td><td class=\"\">all</td>(.*?)</tr>", page).group(1)
     cells = re.findall(r"<td class=\"num\">([^<]*)</td>", table)
     assert cells[2] == ", ".join(str(k) for k in sorted({r["k"] for r in fr1}))
-    assert cells[7] == f"{sum(r['f1_k'] for r in fr1) / len(fr1):.3f}"
+    assert cells[8] == f"{sum(r['f1_k'] for r in fr1) / len(fr1):.3f}"
 
 
 def _load(browser: str, url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess:

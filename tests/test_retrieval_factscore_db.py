@@ -9,7 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import require_extra
+
+from tests.helpers import require_extra
 
 require_extra("retrieval")
 

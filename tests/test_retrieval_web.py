@@ -14,7 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import require_extra
+
+from tests.helpers import require_extra
 
 require_extra("web")
 pytest.importorskip("pytest_httpserver")

@@ -161,6 +161,8 @@ def test_dataset_summary_by_hand():
     # atoms: TP = 3 (0.9, 0.8, 0.6), FN = 1 (0.1), FP = 1 (0.7), TN = 1 (0.2)
     assert summary.atom_accuracy == pytest.approx(4 / 6)
     assert summary.atom_f1_supported == pytest.approx(6 / 8)
+    # recall of S 3/4, recall of NS 1/2
+    assert summary.atom_balanced_accuracy == pytest.approx((3 / 4 + 1 / 2) / 2)
     assert summary.atom_brier_score == pytest.approx((0.01 + 0.81 + 0.04 + 0.49 + 0.16 + 0.04) / 6)
     # bins: 0.1 (y=1) | 0.2 (y=0) | 0.6 (y=1) | 0.7 (y=0) | 0.8 (y=1) | 0.9 (y=1)
     assert summary.atom_ece == pytest.approx((0.9 + 0.2 + 0.4 + 0.7 + 0.2 + 0.1) / 6)
@@ -192,9 +194,19 @@ def test_dataset_summary_of_partly_labelled_and_empty_rows():
     assert summary.num_gold_records == 1 and summary.num_gold_atoms == 2
     assert summary.mean_gold_factuality_score == 0.5 and summary.mae_factuality_score == pytest.approx(0.5)
     assert summary.atom_accuracy == 0.5
+    assert summary.atom_balanced_accuracy == 0.5  # the S atom found (1), the NS atom missed (0)
     empty = summarize_rows([])
     assert empty.num_records == 0 and empty.k == () and math.isnan(empty.mean_f1_k)
     assert empty.as_dict()["k"] is None
+
+
+def test_balanced_accuracy_does_not_reward_saying_yes():
+    always_s = [_written_row([0.9, 0.9, 0.9, 0.9], [S, S, S, NS], k=2)]
+    summary = summarize_rows(always_s)
+    assert summary.atom_f1_supported == pytest.approx(6 / 7)  # looks good
+    assert summary.atom_balanced_accuracy == 0.5  # is chance
+    one_class = summarize_rows([_written_row([0.9, 0.2], [S, S], k=1)])
+    assert math.isnan(one_class.atom_balanced_accuracy)  # no NS atom: the recall of NS is undefined
 
 
 def test_describe_k():

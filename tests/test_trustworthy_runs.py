@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import require_extra
 
 from fact_reasoner.cli import main
+from tests.helpers import require_extra
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"

@@ -1,7 +1,7 @@
 """Teacher → student on one GPU lease: train a large NLI teacher, label a pool, distil students.
 
     # on the GPU machine (files carried there; see README.md "GPU recipe")
-    python3 experiments/nli_training/distill.py --mix MIX.json --indomain INDOMAIN.json \
+    python3 -m experiments.nli_training.distill --mix MIX.json --indomain INDOMAIN.json \
         --teacher-init DIR --student-init DIR --out /tmp/fr/out --device cuda
 
 Phases, each written to ``--out`` as it ends (a lease can end at any time):
@@ -34,7 +34,6 @@ import json
 import math
 import os
 import random
-import sys
 import time
 from pathlib import Path
 
@@ -44,10 +43,9 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from experiments.nli_training.train import ALLOWED, CLASSES, length_grouped_batches, set_loss
 
-from train import ALLOWED, CLASSES, length_grouped_batches, set_loss  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 LOG: list[dict] = []
 

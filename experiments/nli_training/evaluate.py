@@ -1,10 +1,10 @@
 """Evaluate an NLI backend on the held-out sets of the training mix (never trained on).
 
     # the shipped cross-encoder (default), a trained checkpoint or an exported folder
-    .venv/bin/python experiments/nli_training/evaluate.py --mix runs/nli_ce/mix.json [--nli-model DIR]
+    .venv/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json [--nli-model DIR]
     # the other judges on exactly the same pairs
-    .venv/bin/python experiments/nli_training/evaluate.py --mix runs/nli_ce/mix.json --nli align --sets factscore
-    .venv/bin/python experiments/nli_training/evaluate.py --mix runs/nli_ce/mix.json --nli llm --sets factscore
+    .venv/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json --nli align --sets factscore
+    .venv/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json --nli llm --sets factscore
 
 Measures (``--sets``, default all):
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -38,8 +37,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
 
 SETS = ("factscore", "wice_dev", "fever_dev", "mnli_mismatched", "snli_test")
 THREE_WAY = ("entailment", "neutral", "contradiction")
@@ -215,7 +212,7 @@ def main() -> None:
     if args.mix:
         mix = json.loads(args.mix.read_text())
     else:
-        from mix import build_mix
+        from experiments.nli_training.mix import build_mix
 
         mix = build_mix(json.loads(args.mix_config.read_text()), args.data_dir)
     held = mix["heldout"]

@@ -1,6 +1,6 @@
 """Make the shipped model from a trained checkpoint: an int8 ONNX graph, its tokenizer, its config.
 
-    .venv/bin/python experiments/nli_training/export.py runs/nli_ce/final fact_reasoner/models/nli-minilm-l6 \
+    .venv/bin/python -m experiments.nli_training.export runs/nli_ce/final fact_reasoner/models/nli-minilm-l6 \
         --max-length 256 --check-mix runs/nli_ce/mix.json
 
 1. The checkpoint's BERT weights become an ONNX graph (:func:`fact_reasoner.onnx_bert.build_bert_onnx`:
@@ -23,14 +23,12 @@ import argparse
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def fp16_weights(source: Path, target: Path) -> Path:

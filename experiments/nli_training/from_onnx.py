@@ -1,6 +1,6 @@
 """Turn a shipped cross-encoder (``model.onnx`` built by ``export.py``) back into a trainable folder.
 
-    .venv/bin/python experiments/nli_training/from_onnx.py fact_reasoner/models/nli-minilm-l6 runs/shipped_hf
+    .venv/bin/python -m experiments.nli_training.from_onnx fact_reasoner/models/nli-minilm-l6 runs/shipped_hf
 
 The shipped folder is the one checkpoint that survives a lost machine (it is committed), so
 training resumes from it: this reads the graph's initializers (fp16 weights stored transposed,
@@ -15,14 +15,12 @@ import argparse
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(ROOT))
 
 CLASSES = ("entailment", "neutral", "contradiction")
 _EMBEDDINGS = {

@@ -1,6 +1,6 @@
 """In-domain supervision for the judge: FActScore atoms as bags of (passage window, atom) pairs.
 
-    .venv/bin/python experiments/nli_training/indomain.py --mix-config experiments/nli_training/mix.json \
+    .venv/bin/python -m experiments.nli_training.indomain --mix-config experiments/nli_training/mix.json \
         --out runs/indomain.json
 
 What the engine judges is an atom against each retrieved passage, and what FActScore's labels say
@@ -28,14 +28,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections import Counter
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-
-from data import (  # noqa: E402
+from experiments.nli_training.data import (
     best_window,
     contradict,
     factscore_atoms,
@@ -43,6 +39,8 @@ from data import (  # noqa: E402
     factscore_topic_split,
     split_sentences,
 )
+
+HERE = Path(__file__).resolve().parent
 
 ROOT = HERE.parents[1]
 

@@ -1,6 +1,6 @@
 """The training mix: every set's loader, caps, held-out parts, de-duplication and synthetic rows.
 
-    .venv/bin/python experiments/nli_training/mix.py --config experiments/nli_training/mix.json \
+    .venv/bin/python -m experiments.nli_training.mix --config experiments/nli_training/mix.json \
         --out runs/nli_mix.json
 
 prints the mix (pairs per set and label, synthetic rows, held-out sets) and writes one JSON file
@@ -16,7 +16,7 @@ Rules, in order:
 2. Pairs are de-duplicated across sets on normalised (premise, hypothesis); the first set in
    ``LOADERS`` order keeps the pair. Where copies disagree, a 3-way label refines a compatible
    "not_entailment" (contradiction ⊂ not entailed); any other disagreement drops the pair.
-3. ``caps`` takes a seeded random subset of a set (0 leaves it out: see ``sources.joci``);
+3. ``caps`` takes a seeded random subset of a set (0 leaves it out: see JOCI in ``sources.CSV_SETS``);
    ``repeat`` lists sets whose rows are seen that many times per epoch (claim-vs-Wikipedia rows:
    what the engine judges).
 4. Synthetic contradictions: a year, number, month or nationality changed, or the main verb
@@ -30,15 +30,13 @@ import argparse
 import json
 import random
 import re
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+from experiments.nli_training.data import contradict, factscore_heldout, factscore_topic_split
+from experiments.nli_training.sources import LOADERS, NLI_DIR_LOADERS, Example, factscore_train, load, stable_fraction
 
-from data import contradict, factscore_heldout, factscore_topic_split  # noqa: E402
-from sources import LOADERS, NLI_DIR_LOADERS, Example, factscore_train, load, stable_fraction  # noqa: E402
+HERE = Path(__file__).resolve().parent
 
 ROOT = HERE.parents[1]
 

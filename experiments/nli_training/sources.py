@@ -26,14 +26,16 @@ from __future__ import annotations
 import ast
 import csv
 import hashlib
+import itertools
 import json
 import random
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Literal
 
-from data import best_window, content_words, split_sentences
+from experiments.nli_training.data import best_window, content_words, split_sentences
 
 THREE_WAY = ("entailment", "neutral", "contradiction")
 TARGETS = THREE_WAY + ("not_entailment",)
@@ -153,30 +155,6 @@ def lingnli(root: Path) -> list[Example]:
     return out
 
 
-MNLI_MATCHED_ROWS = 9815  # dev.csv = dev_matched (9,815 rows) then dev_mismatched (9,832)
-
-
-def mnli_dev(root: Path) -> list[Example]:
-    """MNLI dev: matched rows are training data; every mismatched row is held out (``mnli_mismatched``)."""
-    out = []
-    for i, r in enumerate(_csv_rows(root / "mnli_dev" / "dev.csv")):
-        label = _three_way(r["label"])
-        if not label:
-            continue
-        held = i >= MNLI_MATCHED_ROWS
-        out.append(
-            Example(
-                clean(r["premise"]),
-                clean(r["hypothesis"]),
-                label,
-                "mnli_mismatched" if held else "mnli_matched",
-                group=f"mnli:{clean(r['premise'])}",
-                split="mnli_mismatched" if held else "train",
-            )
-        )
-    return out
-
-
 def snli(root: Path) -> list[Example]:
     """SNLI dev trains; SNLI test is held out whole (``snli_test``). Text is e-SNLI's tokenised form."""
     folder = root / "esnli_snli_devtest"
@@ -201,46 +179,6 @@ def snli(root: Path) -> list[Example]:
     return out
 
 
-def cad_snli(root: Path) -> list[Example]:
-    """Counterfactually-augmented SNLI (train, dev, test files): human-revised minimal pairs, 3-way."""
-    out = []
-    for part in ("train", "dev", "test"):
-        for r in _csv_rows(root / "cad_snli" / f"{part}.tsv", delimiter="\t"):
-            label = _three_way(r["gold_label"])
-            if label:
-                out.append(
-                    Example(
-                        clean(r["sentence1"]),
-                        clean(r["sentence2"]),
-                        label,
-                        "cad_snli",
-                        group=f"cad:{clean(r['sentence1'])}",
-                    )
-                )
-    return out
-
-
-def conjnli(root: Path) -> list[Example]:
-    """ConjNLI: the human-verified dev set, and the adversarial training pairs that the authors
-    made by rule (conjunct deletion/replacement) — those are marked synthetic."""
-    out = []
-    for name, synthetic in (("conj_dev.tsv", False), ("adversarial_train_15k.tsv", True)):
-        for r in _csv_rows(root / "conjnli" / name, delimiter="\t"):
-            label = _three_way(r["Label"])
-            if label:
-                out.append(
-                    Example(
-                        clean(r["Premise"]),
-                        clean(r["Hypothesis"]),
-                        label,
-                        "conjnli_adversarial" if synthetic else "conjnli_dev",
-                        group=f"conj:{clean(r['Premise'])}",
-                        synthetic=synthetic,
-                    )
-                )
-    return out
-
-
 def mpe(root: Path) -> list[Example]:
     """MPE: four Flickr captions as the premise (the image ids glued into the text are removed)."""
     out = []
@@ -252,55 +190,6 @@ def mpe(root: Path) -> list[Example]:
                 # the captions are separate sentences: end each one
                 premise = re.sub(r"(?<=[a-z])\s+(?=[A-Z])", ". ", premise)
                 out.append(Example(premise + ".", clean(r["hypothesis"]), label, "mpe", group=f"mpe:{premise}"))
-    return out
-
-
-def joci(root: Path) -> list[Example]:
-    """JOCI, as packaged 3-way from a 5-point likelihood (0–1 contradiction, 5 entailment).
-
-    Likely/unlikely is not entailment/contradiction, so the default mix gives it no weight.
-    """
-    out = []
-    for part in ("train", "dev"):
-        for r in _csv_rows(root / "joci" / f"{part}.csv"):
-            label = _three_way(r["label"])
-            if label:
-                out.append(
-                    Example(
-                        clean(r["premise"]), clean(r["hypothesis"]), label, "joci", group=f"joci:{clean(r['premise'])}"
-                    )
-                )
-    return out
-
-
-def commitment_bank(root: Path) -> list[Example]:
-    out = []
-    for part in ("train", "dev"):
-        for r in _csv_rows(root / "commitment_bank" / f"{part}.csv"):
-            label = _three_way(r["label"])
-            if label:
-                out.append(
-                    Example(
-                        clean(r["premise"]),
-                        clean(r["hypothesis"]),
-                        label,
-                        "commitment_bank",
-                        group=f"cb:{clean(r['premise'])}",
-                    )
-                )
-    return out
-
-
-def fracas(root: Path) -> list[Example]:
-    out = []
-    for r in _csv_rows(root / "fracas" / "train.csv"):
-        label = _three_way(r["label"])
-        if label:
-            out.append(
-                Example(
-                    clean(r["premise"]), clean(r["hypothesis"]), label, "fracas", group=f"fracas:{clean(r['premise'])}"
-                )
-            )
     return out
 
 
@@ -316,67 +205,120 @@ def _binary(label: str) -> str | None:
     return None
 
 
-def add_one_rte(root: Path) -> list[Example]:
-    """Add-One RTE: adjective–noun composition, 2-way (the ``<b><u>`` marks are removed)."""
-    out = []
-    for part in ("train", "dev"):
-        for r in _csv_rows(root / "add_one_rte" / f"{part}.csv"):
-            label = _binary(r["label"])
-            if label:
-                premise = detokenize(_HTML.sub("", r["premise"]))
+# --------------------------------------------------------------------------- CSV / TSV sets
+
+
+@dataclass(frozen=True)
+class CsvPart:
+    """One file of a CSV set, or a range of its rows: its name in the set's folder (``.tsv``:
+    tab-separated), the ``source`` its rows get, whether their labels come from a rule
+    (``synthetic``), the ``split`` they belong to (``train`` or a held-out set), and ``rows``
+    (the file's data rows to read, counted before any row is skipped; None: all)."""
+
+    name: str
+    source: str
+    synthetic: bool = False
+    split: str = "train"
+    rows: slice | None = None
+
+
+def _clean_html(text: str) -> str:
+    return detokenize(_HTML.sub("", text))
+
+
+@dataclass(frozen=True)
+class CsvSet:
+    """A set whose CSV / TSV rows are one pair each: which files, how the label reads
+    (:func:`_three_way` or :func:`_binary`), which ``columns`` hold premise, hypothesis and
+    label, and how the text is cleaned. Rows of one premise (``group_by="hypothesis"``: one
+    hypothesis) share the group ``<group_prefix>:<text>``."""
+
+    folder: str
+    parts: tuple[CsvPart, ...]
+    read_label: Callable[[str], str | None]
+    group_prefix: str
+    columns: tuple[str, str, str] = ("premise", "hypothesis", "label")
+    group_by: Literal["premise", "hypothesis"] = "premise"
+    text: Callable[[str], str] = clean
+
+    def load(self, root: Path) -> list[Example]:
+        premise_column, hypothesis_column, label_column = self.columns
+        out = []
+        for part in self.parts:
+            delimiter = "\t" if part.name.endswith(".tsv") else ","
+            rows: Iterable[dict] = _csv_rows(root / self.folder / part.name, delimiter=delimiter)
+            if part.rows is not None:
+                rows = itertools.islice(rows, part.rows.start, part.rows.stop)
+            for r in rows:
+                label = self.read_label(r[label_column])
+                if not label:
+                    continue
+                premise, hypothesis = self.text(r[premise_column]), self.text(r[hypothesis_column])
+                grouped = premise if self.group_by == "premise" else hypothesis
+                group = f"{self.group_prefix}:{grouped}"
                 out.append(
                     Example(
-                        premise, detokenize(_HTML.sub("", r["hypothesis"])), label, "add_one_rte", group=f"a1:{premise}"
+                        premise, hypothesis, label, part.source, group=group, split=part.split, synthetic=part.synthetic
                     )
                 )
-    return out
+        return out
 
 
-def scitail(root: Path) -> list[Example]:
-    """SciTail dev: 2-way (its 'neutral' was renamed not_entailment by the packager)."""
-    out = []
-    for r in _csv_rows(root / "scitail_dev" / "dev.csv"):
-        label = _binary(r["label"])
-        if label:
-            out.append(
-                Example(
-                    clean(r["premise"]),
-                    clean(r["hypothesis"]),
-                    label,
-                    "scitail",
-                    group=f"scitail:{clean(r['hypothesis'])}",
-                )
-            )
-    return out
+def _parts(source: str, *names: str) -> tuple[CsvPart, ...]:
+    """Files whose rows all get the same ``source``."""
+    return tuple(CsvPart(name, source) for name in names)
 
 
-def rte(root: Path) -> list[Example]:
-    """GLUE RTE train + dev: 0 = entailment, 1 = not entailment."""
-    out = []
-    for part in ("train", "dev"):
-        for r in _csv_rows(root / "rte" / f"{part}.tsv", delimiter="\t"):
-            label = _binary(r["label"])
-            if label:
-                out.append(
-                    Example(
-                        clean(r["sentence1"]), clean(r["sentence2"]), label, "rte", group=f"rte:{clean(r['sentence1'])}"
-                    )
-                )
-    return out
+MNLI_MATCHED_ROWS = 9815  # dev.csv = dev_matched (9,815 rows) then dev_mismatched (9,832)
 
-
-def med(root: Path) -> list[Example]:
-    """MED (monotonicity): entailment / non-entailment; its 'neutral' is only 'not entailed'."""
-    out = []
-    for r in _csv_rows(root / "med" / "MED.tsv", delimiter="\t"):
-        label = _binary(r["gold_label"])
-        if label:
-            out.append(
-                Example(
-                    clean(r["sentence1"]), clean(r["sentence2"]), label, "med", group=f"med:{clean(r['sentence1'])}"
-                )
-            )
-    return out
+#: The sets that :class:`CsvSet` reads (why each label maps as it does: the comments).
+CSV_SETS = {
+    # MNLI dev: matched rows are training data; every mismatched row is held out (``mnli_mismatched``).
+    "mnli_dev": CsvSet(
+        "mnli_dev",
+        (
+            CsvPart("dev.csv", "mnli_matched", rows=slice(0, MNLI_MATCHED_ROWS)),
+            CsvPart("dev.csv", "mnli_mismatched", split="mnli_mismatched", rows=slice(MNLI_MATCHED_ROWS, None)),
+        ),
+        _three_way,
+        "mnli",
+    ),
+    # Counterfactually-augmented SNLI (train, dev, test files): human-revised minimal pairs, 3-way.
+    "cad_snli": CsvSet(
+        "cad_snli",
+        _parts("cad_snli", "train.tsv", "dev.tsv", "test.tsv"),
+        _three_way,
+        "cad",
+        columns=("sentence1", "sentence2", "gold_label"),
+    ),
+    # ConjNLI: the human-verified dev set, and the adversarial training pairs that the authors
+    # made by rule (conjunct deletion/replacement) — those are marked synthetic.
+    "conjnli": CsvSet(
+        "conjnli",
+        (CsvPart("conj_dev.tsv", "conjnli_dev"), CsvPart("adversarial_train_15k.tsv", "conjnli_adversarial", True)),
+        _three_way,
+        "conj",
+        columns=("Premise", "Hypothesis", "Label"),
+    ),
+    # JOCI, as packaged 3-way from a 5-point likelihood (0–1 contradiction, 5 entailment).
+    # Likely/unlikely is not entailment/contradiction, so the default mix gives it no weight.
+    "joci": CsvSet("joci", _parts("joci", "train.csv", "dev.csv"), _three_way, "joci"),
+    "commitment_bank": CsvSet("commitment_bank", _parts("commitment_bank", "train.csv", "dev.csv"), _three_way, "cb"),
+    "fracas": CsvSet("fracas", _parts("fracas", "train.csv"), _three_way, "fracas"),
+    # Add-One RTE: adjective–noun composition, 2-way (the ``<b><u>`` marks are removed).
+    "add_one_rte": CsvSet(
+        "add_one_rte", _parts("add_one_rte", "train.csv", "dev.csv"), _binary, "a1", text=_clean_html
+    ),
+    # SciTail dev: 2-way (its 'neutral' was renamed not_entailment by the packager); grouped by
+    # hypothesis, as in the set each hypothesis comes with several premises.
+    "scitail": CsvSet("scitail_dev", _parts("scitail", "dev.csv"), _binary, "scitail", group_by="hypothesis"),
+    # GLUE RTE train + dev: 0 = entailment, 1 = not entailment.
+    "rte": CsvSet(
+        "rte", _parts("rte", "train.tsv", "dev.tsv"), _binary, "rte", columns=("sentence1", "sentence2", "label")
+    ),
+    # MED (monotonicity): entailment / non-entailment; its 'neutral' is only 'not entailed'.
+    "med": CsvSet("med", _parts("med", "MED.tsv"), _binary, "med", columns=("sentence1", "sentence2", "gold_label")),
+}
 
 
 # --------------------------------------------------------------------------- claims vs Wikipedia
@@ -781,18 +723,18 @@ def factcheck_stance(nli_dir: Path, max_words: int) -> list[Example]:
 #: name → (loader, needs max_words). The mix (``mix.py``) decides how many rows of each it takes.
 LOADERS = {
     "lingnli": (lingnli, False),
-    "mnli_dev": (mnli_dev, False),
+    "mnli_dev": (CSV_SETS["mnli_dev"].load, False),
     "snli": (snli, False),
-    "cad_snli": (cad_snli, False),
-    "conjnli": (conjnli, False),
+    "cad_snli": (CSV_SETS["cad_snli"].load, False),
+    "conjnli": (CSV_SETS["conjnli"].load, False),
     "mpe": (mpe, False),
-    "joci": (joci, False),
-    "commitment_bank": (commitment_bank, False),
-    "fracas": (fracas, False),
-    "add_one_rte": (add_one_rte, False),
-    "scitail": (scitail, False),
-    "rte": (rte, False),
-    "med": (med, False),
+    "joci": (CSV_SETS["joci"].load, False),
+    "commitment_bank": (CSV_SETS["commitment_bank"].load, False),
+    "fracas": (CSV_SETS["fracas"].load, False),
+    "add_one_rte": (CSV_SETS["add_one_rte"].load, False),
+    "scitail": (CSV_SETS["scitail"].load, False),
+    "rte": (CSV_SETS["rte"].load, False),
+    "med": (CSV_SETS["med"].load, False),
     "fever_rte_dev": (fever_rte_dev, False),
     "docnli_binary_fever": (docnli_binary_fever, False),
     "fever_nli_ggkorn": (fever_nli_ggkorn, False),
@@ -852,7 +794,7 @@ def factscore_train(
       an NS atom is not supported by the article, so no part of it entails the atom. The same
       overlap filter applies, so the overlap alone does not give the label away.
     """
-    from data import factscore_atoms, factscore_chatgpt_passages
+    from experiments.nli_training.data import factscore_atoms, factscore_chatgpt_passages
 
     own = factscore_chatgpt_passages(data_dir)
     topic_passages = json.loads((data_dir / "factscore_bios_dev" / "topic_passages_dev.json").read_text())

@@ -1,6 +1,6 @@
 """Stage 2's mix: the claim-vs-evidence rows of a stage-1 mix, for a short domain fine-tune.
 
-    .venv/bin/python experiments/nli_training/stage2_mix.py runs/nli_ce/mix.json \
+    .venv/bin/python -m experiments.nli_training.stage2_mix runs/nli_ce/mix.json \
         --config experiments/nli_training/config_stage2.json --out runs/nli_ce/mix_stage2.json
 
 Stage 1 teaches NLI from all sets; stage 2 spends one short epoch, at a low learning rate, on what
@@ -15,12 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import sys
 from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 
 def stage2_rows(rows: list[dict], keep: list[str], sample: dict[str, int], seed: int) -> list[dict]:

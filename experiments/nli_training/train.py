@@ -1,7 +1,7 @@
 """Fine-tune an encoder into a 3-way NLI cross-encoder on the shared training mix (resumable).
 
     # build the mix (mix.py) and train on CPU in the background; rerun with --resume after a stop
-    nice -n 10 .venv/bin/python experiments/nli_training/train.py \
+    nice -n 10 .venv/bin/python -m experiments.nli_training.train \
         --config experiments/nli_training/config.json --out runs/nli_ce [--resume]
 
 Labels: each training row allows a set of classes — one of entailment / neutral /
@@ -28,7 +28,6 @@ import json
 import math
 import os
 import random
-import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -41,7 +40,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 ROOT = HERE.parents[1]
 
 CLASSES = ("entailment", "neutral", "contradiction")
@@ -127,7 +125,7 @@ def validation_accuracy(model, encodings, allowed, sources, pad_id, batch_size=6
 def load_mix(args, config: dict) -> dict:
     if args.mix:
         return json.loads(Path(args.mix).read_text())
-    from mix import build_mix
+    from experiments.nli_training.mix import build_mix
 
     mix_config = json.loads((HERE / config.get("mix", "mix.json")).read_text())
     return build_mix(mix_config, Path(args.data_dir))
@@ -158,7 +156,7 @@ def main() -> None:
     random.seed(seed)
     torch.manual_seed(seed)
     torch.set_num_threads(config.get("threads", 2))
-    from mix import describe
+    from experiments.nli_training.mix import describe
 
     mix = load_mix(args, config)
     if args.write_mix:

@@ -1,6 +1,6 @@
 """Train the ``align`` NLI classifier (fact_reasoner/nli/align.py) on the project's data.
 
-    .venv/bin/python experiments/nli_training/train_align.py \\
+    .venv/bin/python -m experiments.nli_training.train_align \\
         --config experiments/nli_training/config_align.json --out fact_reasoner/models/nli-align
 
 1. Builds the same splits as the cross-encoder recipe (``data.build``; fixed seed, held-out
@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -32,16 +31,14 @@ import numpy as np
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
+
+from experiments.nli_training.data import LABELS, DataConfig, build, summary
+from fact_reasoner.embeddings import SentenceEmbedder
+from fact_reasoner.nli.align import FEATURE_VERSION, AlignClassifier, pair_features, save_align_model
+from fact_reasoner.nli.alignment_features import SCALAR_FEATURES
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT))
-
-from data import LABELS, DataConfig, build, summary  # noqa: E402
-
-from fact_reasoner.embeddings import SentenceEmbedder  # noqa: E402
-from fact_reasoner.nli.align import FEATURE_VERSION, AlignClassifier, pair_features, save_align_model  # noqa: E402
-from fact_reasoner.nli.alignment_features import SCALAR_FEATURES  # noqa: E402
 
 
 def featurize(rows: list[dict], embedder: SentenceEmbedder, use_vectors: bool, label: str) -> np.ndarray:

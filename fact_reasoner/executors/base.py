@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from ..errors import FactReasonerError
+
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import PipelineConfig
 
@@ -68,7 +70,7 @@ class Outcome(Generic[ResultT]):
     seconds: float = 0.0
 
 
-class WorkerError(RuntimeError):
+class WorkerError(FactReasonerError, RuntimeError):
     """An exception raised on a worker that could not travel back as itself (it does not pickle);
     keeps the original type's name for the message."""
 
@@ -77,7 +79,7 @@ class WorkerError(RuntimeError):
         self.type_name = type_name
 
 
-class WorkerLost(RuntimeError):
+class WorkerLost(FactReasonerError, RuntimeError):
     """The worker processes that held this item kept dying (the item was retried and gave up);
     the item fails like a record whose stage could not run, and a rerun tries it again."""
 

@@ -88,7 +88,7 @@ def _is_site_directory(path: Path) -> bool:
 def worker_python_path(extra: Sequence[str | Path] = ()) -> list[str]:
     """The directories Ray workers put first on ``sys.path``: the one this process imports
     ``fact_reasoner`` from, when that is a source checkout rather than an installed package, then
-    ``extra`` (e.g. the experiments folder, for a job defined there)."""
+    ``extra`` (e.g. the repository root, for a job defined in the experiments package)."""
     import fact_reasoner
 
     root = Path(fact_reasoner.__file__).resolve().parent.parent

@@ -6,10 +6,12 @@ Registered engines:
   approximation checked against exact inference (see :mod:`.native`).
 - ``pgmpy``: pgmpy's own exact inference where it is correct, a clear refusal otherwise.
 - ``brute-force``: full enumeration, for small graphs and checks.
-- ``merlin``: the compiled merlin binary through UAI files (:mod:`merlin_bridge`).
+- ``merlin``: the compiled merlin binary through UAI files (:mod:`merlin_bridge`, which
+  registers itself and its options from :mod:`merlin_bridge.plugin`).
 """
 
 from .base import (
+    ENGINES,
     InferenceEngine,
     InferenceError,
     InferenceResult,
@@ -19,15 +21,27 @@ from .base import (
 )
 from .brute_force import BruteForceEngine, brute_force_marginals
 
-register_engine("brute-force", BruteForceEngine)
-register_engine("native", "fact_reasoner.inference.native:NativeEngine")
-register_engine("pgmpy", "fact_reasoner.inference.pgmpy_engine:PgmpyEngine")
-register_engine("merlin", "merlin_bridge.engine:MerlinEngine")
+ENGINES.register(
+    "native",
+    "fact_reasoner.inference.native:NativeEngine",
+    description="exact when affordable, else an approximation checked against exact inference",
+    builtin=True,
+)
+ENGINES.register(
+    "pgmpy",
+    "fact_reasoner.inference.pgmpy_engine:PgmpyEngine",
+    description="pgmpy's exact inference where it is correct, a clear refusal otherwise",
+    builtin=True,
+)
+ENGINES.register(
+    "brute-force", BruteForceEngine, description="full enumeration, for small graphs and checks", builtin=True
+)
 
 DEFAULT_ENGINE = "native"
 
 __all__ = [
     "DEFAULT_ENGINE",
+    "ENGINES",
     "BruteForceEngine",
     "InferenceEngine",
     "InferenceError",

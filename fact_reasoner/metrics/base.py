@@ -23,8 +23,9 @@ class Metric:
     needs_response: ClassVar[bool] = True
 
     def needs(self) -> frozenset[str]:
-        """The stages the metric uses: ``atoms`` (claims), ``nli``, ``llm``, ``embedder``,
-        ``bert_score``; checked at start-up (:meth:`MetricContext.preflight`)."""
+        """The pipeline stages the metric uses: ``atoms`` (claims), ``nli``, ``llm``,
+        ``embedder``; checked at start-up (:meth:`MetricContext.preflight`), together with the
+        extras of the metric's own registry entry (``bert_score`` for BERTScore)."""
         return frozenset({"atoms", "nli"})
 
     def score(self, sample: RagSample | dict, context: MetricContext | None = None) -> MetricResult:

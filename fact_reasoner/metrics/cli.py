@@ -138,15 +138,19 @@ def argument_problems(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run ``fact-reasoner ragas``: check the arguments and every sample, compute the metrics
-    sample by sample into the output (resuming it), report bad samples as ``file:line``."""
+    sample by sample into the output (resuming it), report bad samples as ``file:line``.
+
+    What prevents the run (an input that cannot be read, a missing extra, an output that cannot
+    be used or holds other settings) raises a :class:`~fact_reasoner.errors.FactReasonerError`
+    before any sample is computed; ``fact-reasoner``'s ``main`` prints it as one line."""
     from tqdm import tqdm
 
-    from ..cli import settings_difference
     from ..cli_options import config_from_args
-    from ..errors import OutputLocked, SetupError
+    from ..errors import SettingsMismatch, SetupError
     from ..executors import make_executor
-    from ..io import InOrderWriter, InputError, OutputError, RecordError, ResultWriter, write_errors
+    from ..io import InOrderWriter, RecordError, ResultWriter, write_errors
     from ..progress import progress_bar
+    from ..runner import settings_difference
     from .context import MetricContext
     from .evaluation import iter_evaluations
     from .sample import NumberedSample, read_samples
@@ -157,13 +161,9 @@ def run(args: argparse.Namespace) -> int:
     config = config_from_args(args, args.parser, version=2)
     out_path = output_path(args)
     context = MetricContext(config, atomizer=args.atomizer)
-    try:
-        context.preflight(metrics)  # the extras each metric needs, before any sample
-        rows = list(read_samples(args.input_file, needs_response=any(m.needs_response for m in metrics)))
-        executor = make_executor(config.execution)  # --executor ray without ray: say what to install
-    except (InputError, SetupError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    context.preflight(metrics)  # the extras each metric needs, before any sample
+    rows = list(read_samples(args.input_file, needs_response=any(m.needs_response for m in metrics)))
+    executor = make_executor(config.execution)  # --executor ray without ray: say what to install
     if args.limit is not None:
         rows = rows[: args.limit]
     valid = [r for r in rows if isinstance(r, NumberedSample)]
@@ -175,21 +175,18 @@ def run(args: argparse.Namespace) -> int:
     }
     try:
         writer = ResultWriter(out_path, key_field="sample_key", overwrite=args.overwrite)
-    except (OutputLocked, OutputError) as error:
+    except BaseException:  # locked, or not usable as an output: raised on to main()
         executor.close()
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        raise
     previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
     if previous and previous != {json.dumps(settings, sort_keys=True)}:
         writer.close()
         executor.close()
         other = json.loads(sorted(previous)[0])
-        print(
-            f"error: {out_path} holds results made with other settings "
-            f"({settings_difference(other, settings)}); use --overwrite, or another --output",
-            file=sys.stderr,
+        raise SettingsMismatch(
+            f"{out_path} holds results made with other settings "
+            f"({settings_difference(other, settings)}); use --overwrite, or another --output"
         )
-        return 2
     if writer.repaired and not args.quiet:
         print(f"note: removed a torn last line from {out_path} (an interrupted write)", file=sys.stderr)
     for failure in failures:

@@ -135,13 +135,17 @@ class MetricContext:
         return self.config.graph
 
     def preflight(self, metrics: Sequence[Any]) -> None:
-        """Check, before any sample, that the stages ``metrics`` need can be set up (the
-        packages of the NLI backend, the language model, the embedder, BERTScore): raises
+        """Check, before any sample, that ``metrics`` can run: the stages each one uses
+        (:meth:`~fact_reasoner.metrics.base.Metric.needs`: the NLI backend, the language model,
+        the embedder, each checked against its registry entry's extras by
+        :meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`), then the extras and
+        start-up check its own :data:`~fact_reasoner.metrics.evaluation.METRICS` entry declares
+        (BERTScore's package; the embedder's only when this instance embeds sentences). Raises
         :class:`~fact_reasoner.stages.StageUnavailable` naming the metric and the extra to
         install, instead of every sample failing the same way."""
-        import importlib.util
-
+        from ..embeddings import EMBEDDER_EXTRAS
         from ..stages import StageUnavailable
+        from .evaluation import METRICS
 
         for metric in metrics:
             needs = metric.needs()
@@ -160,10 +164,17 @@ class MetricContext:
                 )
             except StageUnavailable as error:
                 raise StageUnavailable(f"{metric.name}: {error}") from None
-            if "bert_score" in needs and importlib.util.find_spec("bert_score") is None:
-                raise StageUnavailable(
-                    f"{metric.name} needs the Python package 'bert_score': pip install 'fact-reasoner-offline[bertscore]'"
-                )
+            if metric.name not in METRICS:  # a metric object of its own: nothing declared
+                continue
+            entry = METRICS.entry(metric.name)
+            for extra in entry.extras:
+                if extra in EMBEDDER_EXTRAS and "embedder" not in needs:
+                    continue  # e.g. answer_relevance with method="rubric" embeds nothing
+                if extra.missing():
+                    raise StageUnavailable(
+                        f"{metric.name} needs the Python package {extra.module!r}: {extra.install_hint()}"
+                    )
+            entry.run_check(self.config)
 
     # -- shared computations -------------------------------------------------------------
     def claims(self, text: str | None, question: str | None = None) -> list[str]:
@@ -175,7 +186,14 @@ class MetricContext:
         with self._lock:
             if key in self._support:
                 return self._support[key]
-        result = judge_support(claims, premises, self.nli, self.engine, self.graph_options())
+        result = judge_support(
+            claims,
+            premises,
+            self.nli,
+            self.engine,
+            self.graph_options(),
+            max_failed_pairs=self.config.models.max_failed_pairs,
+        )
         with self._lock:
             self._support[key] = result
         return result

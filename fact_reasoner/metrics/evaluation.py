@@ -11,6 +11,7 @@ config (:class:`SampleJob`). Either way the rows are written in sample order.
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import time
@@ -19,8 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..embeddings import EMBEDDER_EXTRAS
 from ..errors import SetupError
 from ..executors import Executor, Job, LocalExecutor, describe_error
+from ..json_safe import json_safe
+from ..registry import Extra, Registry
 from .base import Metric, as_sample
 from .classification import AnswerClassification
 from .composite import RagasScore
@@ -36,18 +40,11 @@ from .similarity import BertScoreF1, SemanticSimilarity
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import PipelineConfig
 
-METRICS: dict[str, type[Metric]] = {
-    "faithfulness": Faithfulness,
-    "factual_correctness": FactualCorrectness,
-    "context_precision": ContextPrecision,
-    "context_recall": ContextRecall,
-    "answer_relevance": AnswerRelevance,
-    "ragas_score": RagasScore,
-    "factual_accuracy": FactualAccuracy,
-    "semantic_similarity": SemanticSimilarity,
-    "bert_score": BertScoreF1,
-    "answer_classification": AnswerClassification,
-}
+#: every RAG metric (``make_metric`` and ``fact-reasoner ragas --metrics`` take these names, or an
+#: alias); a factory is called with the metric's parameters. Installed packages add theirs
+#: through the ``fact_reasoner.metrics`` entry-point group.
+METRICS: Registry[Metric] = Registry("metrics", noun="metric", entry_point_group="fact_reasoner.metrics")
+
 ALIASES = {
     "answer_relevancy": "answer_relevance",
     "ragas": "ragas_score",
@@ -59,19 +56,39 @@ ALIASES = {
     "classification": "answer_classification",
 }
 
+for _metric, _extras in (
+    (Faithfulness, ()),
+    (FactualCorrectness, ()),
+    (ContextPrecision, ()),
+    (ContextRecall, ()),
+    (AnswerRelevance, EMBEDDER_EXTRAS),
+    (RagasScore, EMBEDDER_EXTRAS),
+    (FactualAccuracy, ()),
+    (SemanticSimilarity, EMBEDDER_EXTRAS),
+    (BertScoreF1, (Extra("bert_score", "bertscore"),)),
+    (AnswerClassification, ()),
+):
+    METRICS.register(
+        _metric.name,
+        _metric,
+        description=(inspect.getdoc(_metric) or "").split("\n")[0],
+        extras=_extras,
+        aliases=[alias for alias, target in ALIASES.items() if target == _metric.name],
+        builtin=True,
+    )
+
 
 def available_metrics() -> list[str]:
     """The metric names ``make_metric`` and ``fact-reasoner ragas --metrics`` take."""
-    return sorted(METRICS)
+    return sorted(METRICS.available())
 
 
 def make_metric(name: str, **params: Any) -> Metric:
     """A metric by its name (``faithfulness``, ``factual_correctness`` … or an alias)."""
     key = name.strip().lower().replace("-", "_")
-    key = ALIASES.get(key, key)
     if key not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; known: {', '.join(sorted(METRICS))}")
-    return METRICS[key](**params)
+        raise ValueError(f"unknown metric {name!r}; known: {', '.join(available_metrics())}")
+    return METRICS.make(key, **params)
 
 
 @dataclass
@@ -129,7 +146,7 @@ class EvaluationResult:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "w", encoding="utf-8") as handle:
             for s in self.samples:
-                handle.write(json.dumps(_json_safe(s.row()), ensure_ascii=False) + "\n")
+                handle.write(json.dumps(json_safe(s.row()), ensure_ascii=False) + "\n")
         return path
 
     def summary(self) -> dict[str, Any]:
@@ -151,17 +168,6 @@ class EvaluationResult:
         seconds = [s.seconds for s in self.samples]
         out["seconds_per_sample"] = sum(seconds) / len(seconds) if seconds else float("nan")
         return out
-
-
-def _json_safe(value: Any) -> Any:
-    """NaN → None (JSON has no NaN)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_safe(v) for v in value]
-    return value
 
 
 def column_names(metrics: Sequence[Metric]) -> list[str]:

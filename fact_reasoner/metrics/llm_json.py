@@ -6,10 +6,12 @@ import json
 import re
 from typing import Any
 
+from ..errors import FactReasonerError
+
 SYSTEM = "You are a careful evaluator of question-answering systems. Reply with JSON only."
 
 
-class JudgeError(RuntimeError):
+class JudgeError(FactReasonerError, RuntimeError):
     """The model's reply could not be read as the JSON the metric needs."""
 
 

@@ -29,7 +29,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from ..io import InputError, RecordError, describe_validation_error, numbered_keys, read_rows
+from ..errors import InputError
+from ..io import RecordError, describe_validation_error, numbered_keys, read_rows
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "question": ("question", "query", "input", "user_input"),
@@ -192,7 +193,7 @@ def read_samples(path: str | Path, *, needs_response: bool = True) -> Iterator[N
     the same reader as the assessment's records), or an error naming ``file:line``.
 
     A CSV whose header lacks every known column, or the response column when
-    ``needs_response``, raises :class:`~fact_reasoner.io.InputError` naming the columns.
+    ``needs_response``, raises :class:`~fact_reasoner.errors.InputError` naming the columns.
     """
     key = numbered_keys()
     for position, row in enumerate(read_rows(path)):
@@ -211,10 +212,10 @@ def read_samples(path: str | Path, *, needs_response: bool = True) -> Iterator[N
 def _check_csv_header(path: str, columns: list[str], needs_response: bool) -> None:
     names = ", ".join(columns)
     if not KNOWN_FIELDS & set(columns):
-        raise InputError(f"{path}:1: the CSV header has none of the known columns; columns: {names}")
+        raise InputError(f"the CSV header has none of the known columns; columns: {names}", path=path, line=1)
     if needs_response and not set(ALIASES["response"]) & set(columns):
         raise InputError(
-            f"{path}:1: the CSV header has no response column ({_spellings('response')}); columns: {names}"
+            f"the CSV header has no response column ({_spellings('response')}); columns: {names}", path=path, line=1
         )
 
 

@@ -49,7 +49,7 @@ class BertScoreF1(Metric):
     idf: bool = False
 
     def needs(self) -> frozenset[str]:
-        return frozenset({"bert_score"})
+        return frozenset()  # no pipeline stage; its package is its registry entry's extra
 
     def scorer(self):
         path = str(self.model_path or default_minilm_path())

@@ -90,11 +90,18 @@ def judge_support(
     nli: NLIBackend,
     engine: InferenceEngine,
     options: GraphOptions | None = None,
+    *,
+    max_failed_pairs: float = 0.0,
 ) -> SupportResult:
     """Posterior and evidence of each claim given the premises, from an FR2 factor graph.
 
     Duplicate claims (or premises) share one variable, as in the pipeline; every input claim
     gets its own :class:`ClaimSupport` in input order.
+
+    The pipeline's failure policy holds here too: when more NLI calls failed (server down,
+    errors after retries) than ``max_failed_pairs`` of the pairs, this raises
+    :class:`~fact_reasoner.errors.RecordFailed` (the sample's metric is then NaN with that
+    error, never a score without the evidence). Unreadable answers leave the claim unjudged.
     """
     options = options or GraphOptions(version=2)
     if options.version != 2:
@@ -103,7 +110,7 @@ def judge_support(
     contexts = [Context(id=f"c{j}", text=p) for j, p in enumerate(premises)]
     plan = plan_graph(atoms, contexts, 2)
     pairs = list(plan.pairs)
-    reasoning = judge_and_infer(plan, nli, engine, options)
+    reasoning = judge_and_infer(plan, nli, engine, options, max_failed_pairs=max_failed_pairs)
     judgements = reasoning.judged.judgements
     built, inference = reasoning.built, reasoning.inference
 

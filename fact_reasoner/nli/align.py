@@ -20,7 +20,6 @@ backend's identity (``align``, the model's fingerprint, the feature version).
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from ..embeddings import Embedder
+from ..hashing import files_fingerprint
 from .alignment_features import SCALAR_FEATURES, scalar_features, split_sentences, vector_features
 from .base import LABELS, NLIJudgement, judge_scored
 
@@ -147,10 +147,7 @@ def load_align_model(folder: str | Path) -> AlignModel:
 
 
 def _fingerprint(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for name in ("config.json", "weights.npz"):
-        digest.update((folder / name).read_bytes())
-    return f"{folder.name}@{digest.hexdigest()[:12]}"
+    return files_fingerprint(folder, ("config.json", "weights.npz"), digits=12)
 
 
 class AlignNLI:

@@ -29,7 +29,13 @@ How a pair is judged:
    very long premises.
 3. **Batching by length**: the windows of all pairs are sorted by token count and run in
    batches of ``batch_size`` with padding to the longest in the batch, then put back in order.
-4. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
+4. **Calibration**: the logits are divided by a temperature ``T`` before the softmax,
+   ``p = softmax(z / T)``. ``T`` comes from ``temperature``, else the model's ``config.json``
+   ``fact_reasoner.temperature`` (fitted on validation rows by
+   ``experiments/nli_training/calibrate.py``), else 1. The factor graph multiplies these
+   probabilities, so an over-confident model (``T > 1`` fitted) would otherwise let one
+   passage's contradiction outweigh another's entailment.
+5. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
    under the backend's identity (model fingerprint, window length).
 """
 
@@ -58,6 +64,7 @@ __all__ = [
     "make_cross_encoder",
     "sentence_spans",
     "shipped_model_path",
+    "softmax",
 ]
 
 SHIPPED_MODEL_NAME = "nli-minilm-l6"
@@ -131,6 +138,15 @@ def combine_windows(window_probabilities: Sequence[dict[str, float]]) -> dict[st
     return {"entailment": e / total, "neutral": n / total, "contradiction": c / total}
 
 
+def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """Row-wise ``softmax(z / T)_k = exp(z_k / T) / Σ_j exp(z_j / T)`` (computed after
+    subtracting each row's maximum, so large logits do not overflow)."""
+    scaled = np.asarray(logits, dtype=np.float64) / temperature
+    scaled = scaled - scaled.max(axis=-1, keepdims=True)
+    exp = np.exp(scaled)
+    return exp / exp.sum(axis=-1, keepdims=True)
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """Character spans of the sentences of ``text`` (split after ``.``, ``!`` or ``?`` and
     whitespace; FActScore's ``<s>`` marks are treated as plain text)."""
@@ -160,6 +176,7 @@ class CrossEncoderNLI:
         onnx_dir: str | Path | None = None,
         max_tokens_per_batch: int = 4096,
         max_windows: int | None = None,
+        temperature: float | None = None,
     ):
         if batch_size < 1:
             raise ValueError("batch_size must be ≥ 1")
@@ -219,6 +236,11 @@ class CrossEncoderNLI:
         if max_windows is not None and int(max_windows) < 1:
             raise ValueError("max_windows must be ≥ 1")
         self.max_windows = int(max_windows) if max_windows is not None else None
+        if temperature is None:
+            temperature = config.get("fact_reasoner", {}).get("temperature", 1.0)
+        if temperature is None or not float(temperature) > 0 or not np.isfinite(float(temperature)):
+            raise ValueError(f"temperature must be a positive number, not {temperature!r}")
+        self.temperature = float(temperature)
         self.model_id = self._model.fingerprint
         plain = len(self.tokenizer.encode("a", add_special_tokens=False).ids)
         self._special_tokens = len(self.tokenizer.encode("a", "a").ids) - 2 * plain  # [CLS] … [SEP] … [SEP]
@@ -226,7 +248,9 @@ class CrossEncoderNLI:
     @property
     def identity(self) -> str:
         windows = f":max_windows={self.max_windows}" if self.max_windows else ""
-        return f"cross-encoder:{self.model_id}:max_length={self.max_length}{windows}:{PROMPT_VERSION}"
+        # T = 1 keeps the identity (and so the cached verdicts) of models without calibration
+        temperature = f":T={self.temperature:g}" if self.temperature != 1.0 else ""
+        return f"cross-encoder:{self.model_id}:max_length={self.max_length}{windows}{temperature}:{PROMPT_VERSION}"
 
     # -- windows ------------------------------------------------------------------------
 
@@ -273,13 +297,15 @@ class CrossEncoderNLI:
 
     # -- scoring ------------------------------------------------------------------------
 
-    def _probabilities(self, items: list[tuple[str, str]]) -> list[dict[str, float]]:
-        """Label probabilities of (window, hypothesis) items, batched by token length."""
+    def logits(self, items: Sequence[tuple[str, str]]) -> np.ndarray:
+        """The model's raw outputs for (window, hypothesis) items, shape ``(len(items),
+        num_labels)`` in the model's label order (:attr:`label_names`), before the temperature;
+        each item is truncated to 512 tokens, not cut into windows. Batched by token length."""
+        out = np.zeros((len(items), self._model.num_labels), dtype=np.float64)
         if not items:
-            return []
-        encodings = self.tokenizer.encode_batch(items)
+            return out
+        encodings = self.tokenizer.encode_batch(list(items))
         order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
-        out: list[dict[str, float] | None] = [None] * len(items)
         start = 0
         while start < len(order):
             end = start + 1
@@ -299,18 +325,23 @@ class CrossEncoderNLI:
                 ids[row, : len(e.ids)] = e.ids
                 types[row, : len(e.ids)] = e.type_ids
                 mask[row, : len(e.ids)] = 1
-            logits = self._model.logits(ids, mask, types).astype(np.float64)
-            logits -= logits.max(axis=1, keepdims=True)
-            probs = np.exp(logits)
-            probs /= probs.sum(axis=1, keepdims=True)
-            for row, i in enumerate(batch):
-                p = {"entailment": 0.0, "neutral": 0.0, "contradiction": 0.0}
-                for name, value in zip(self.label_names, probs[row]):
-                    p[name] += float(value)
-                out[i] = p
+            out[batch] = self._model.logits(ids, mask, types)
             start = end
+        return out
+
+    def _probabilities(self, items: list[tuple[str, str]]) -> list[dict[str, float]]:
+        """Label probabilities ``softmax(z / T)`` of (window, hypothesis) items."""
+        if not items:
+            return []
+        probs = softmax(self.logits(items), self.temperature)
+        out = []
+        for row in probs:
+            p = {"entailment": 0.0, "neutral": 0.0, "contradiction": 0.0}
+            for name, value in zip(self.label_names, row):
+                p[name] += float(value)
+            out.append(p)
         self.windows_scored += len(items)
-        return out  # type: ignore[return-value]
+        return out
 
     def selected_windows(self, premise: str, hypothesis: str) -> list[str]:
         """The windows that are scored: all of them, or with ``max_windows`` the ones that share

@@ -1,5 +1,9 @@
 """``make_nli(config, llm_factory)``: the NLI backend named by ``config.models.nli``.
 
+The backends are :data:`NLI_BACKENDS` (a :class:`~fact_reasoner.registry.Registry`; installed
+packages add theirs through the ``fact_reasoner.nli`` entry-point group). Each factory is
+called as ``factory(config, llm_factory)``:
+
 - ``llm`` (``auto`` means :data:`DEFAULT_NLI`): :class:`~fact_reasoner.nli.llm_judge.LLMJudgeNLI`
   with ``config.models.nli_prompt_version``; the chat model comes from ``llm_factory()`` so nothing is
   loaded unless NLI actually runs.
@@ -9,6 +13,10 @@
 - ``align``: :class:`~fact_reasoner.nli.align.AlignNLI`, the small alignment-feature classifier
   the package ships (``config.models.nli_model`` names another model folder); needs the sentence
   embedder of the ``retrieval`` extra.
+- ``cascade``: :class:`~fact_reasoner.nli.cascade.CascadeNLI`: the cross-encoder (``--nli-model``
+  names its model) decides the pairs it is sure of, ``config.models.nli_cascade_second`` (the LLM
+  judge by default) the pairs whose P(entailment) or P(contradiction) lies within
+  ``nli_cascade_band`` of 0.5.
 - ``precomputed``: built by the pipeline from each record's ``relations``; not here.
 """
 
@@ -17,6 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from ..embeddings import EMBEDDER_EXTRAS
+from ..registry import Extra, Registry
 from .base import NLIBackend
 from .cache import CachedNLI
 
@@ -24,14 +34,124 @@ if TYPE_CHECKING:
     from ..config import PipelineConfig
     from ..llm.base import LLMBackend
 
-NLI_CHOICES = ("llm", "align", "cross-encoder", "precomputed", "auto")
 #: what ``--nli auto`` uses for pairs that no record relation covers
 DEFAULT_NLI = "llm"
+
+#: every NLI backend (``--nli`` takes any of these names)
+NLI_BACKENDS: Registry[NLIBackend] = Registry("nli", noun="NLI backend", entry_point_group="fact_reasoner.nli")
+
+
+def _make_llm_judge(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    from .llm_judge import LLMJudgeNLI, LLMJudgeOptions
+
+    options = LLMJudgeOptions(
+        prompt_version=config.models.nli_prompt_version,
+        calibrate=config.models.nli_calibrate,
+        samples=config.models.nli_samples,
+    )
+    return LLMJudgeNLI(llm_factory(), options)
+
+
+def _make_align(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    from .align import make_align
+
+    return make_align(config)
+
+
+def _make_cross_encoder(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    from .cross_encoder import make_cross_encoder
+
+    return make_cross_encoder(config)
+
+
+#: backends that cannot be the cascade's second judge
+NOT_A_SECOND_JUDGE = ("auto", "cascade", "precomputed")
+
+
+def _make_cascade(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    from .cascade import CascadeNLI
+    from .cross_encoder import make_cross_encoder
+
+    models = config.models
+    # --nli-model names the fast judge's model, not the second judge's
+    second_config = config.model_copy(
+        update={"models": models.model_copy(update={"nli": models.nli_cascade_second, "nli_model": None})}
+    )
+    second = NLI_BACKENDS.make(models.nli_cascade_second, second_config, llm_factory)
+    band = (0.5 - models.nli_cascade_band, 0.5 + models.nli_cascade_band)
+    return CascadeNLI(make_cross_encoder(config), second, band=band)
+
+
+def _check_cascade(config: "PipelineConfig") -> None:
+    """Start-up check of ``cascade``: the second judge's extras (and its language model's)."""
+    from ..llm import LLM_BACKENDS
+    from ..stages import StageUnavailable
+
+    second = config.models.nli_cascade_second
+    entry = NLI_BACKENDS.entry(second)
+    needed = [(f"--nli-cascade-second {second}", extra) for extra in entry.extras]
+    if "llm" in entry.uses:
+        backend = config.models.backend
+        needed += [
+            (f"the {backend} language model (--backend {backend})", e) for e in LLM_BACKENDS.entry(backend).extras
+        ]
+    for what, extra in needed:
+        if extra.missing():
+            raise StageUnavailable(f"{what} needs the Python package {extra.module!r}: {extra.install_hint()}")
+
+
+def _precomputed(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    raise ValueError("the 'precomputed' NLI backend is built per record from its relations (PrecomputedNLI)")
+
+
+def _auto(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    return NLI_BACKENDS.make(DEFAULT_NLI, config, llm_factory)
+
+
+NLI_BACKENDS.register(
+    "auto",
+    _auto,
+    description=f"the record's relations if present, else {DEFAULT_NLI}",
+    builtin=True,
+)
+NLI_BACKENDS.register(
+    "llm", _make_llm_judge, description="the LLM judge (the configured language model)", uses=("llm",), builtin=True
+)
+NLI_BACKENDS.register(
+    "align",
+    _make_align,
+    description="the shipped alignment classifier (sentence embedder)",
+    extras=EMBEDDER_EXTRAS,
+    builtin=True,
+)
+NLI_BACKENDS.register(
+    "cross-encoder",
+    _make_cross_encoder,
+    description="the shipped MiniLM NLI model (ONNX Runtime: fast)",
+    extras=(Extra("onnxruntime", "nli"), Extra("tokenizers", "nli")),
+    builtin=True,
+)
+NLI_BACKENDS.register(
+    "cascade",
+    _make_cascade,
+    description="the cross-encoder, and a second judge (--nli-cascade-second) for the pairs it is unsure of",
+    extras=(Extra("onnxruntime", "nli"), Extra("tokenizers", "nli")),
+    check=_check_cascade,
+    builtin=True,
+)
+NLI_BACKENDS.register(
+    "precomputed", _precomputed, description="the relations each record carries (no model)", builtin=True
+)
+
+
+def resolve_nli(name: str) -> str:
+    """The backend a model judgement uses for ``name`` (``auto`` → :data:`DEFAULT_NLI`)."""
+    return DEFAULT_NLI if name == "auto" else name
 
 
 def available_nli() -> list[str]:
     """The values ``--nli`` takes."""
-    return list(NLI_CHOICES)
+    return NLI_BACKENDS.available()
 
 
 def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> CachedNLI:
@@ -57,26 +177,4 @@ def make_model_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBacke
         def llm_factory() -> "LLMBackend":
             return make_llm(config)
 
-    kind: str = config.models.nli
-    if kind == "auto":
-        kind = DEFAULT_NLI
-    if kind == "llm":
-        from .llm_judge import LLMJudgeNLI, LLMJudgeOptions
-
-        options = LLMJudgeOptions(
-            prompt_version=config.models.nli_prompt_version,
-            calibrate=config.models.nli_calibrate,
-            samples=config.models.nli_samples,
-        )
-        return LLMJudgeNLI(llm_factory(), options)
-    if kind == "align":
-        from .align import make_align
-
-        return make_align(config)
-    if kind == "cross-encoder":
-        from .cross_encoder import make_cross_encoder
-
-        return make_cross_encoder(config)
-    if kind == "precomputed":
-        raise ValueError("the 'precomputed' NLI backend is built per record from its relations (PrecomputedNLI)")
-    raise ValueError(f"unknown NLI backend {kind!r}: use one of {', '.join(NLI_CHOICES)}")
+    return NLI_BACKENDS.make(config.models.nli, config, llm_factory)

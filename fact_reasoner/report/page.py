@@ -32,6 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError, OutputError
 from ..scores import GoldAtoms
 from .plots import PLOTS
 from .rows import group_rows, read_rows, restrict_to_common
@@ -311,9 +312,10 @@ def _check_input_matches(input_file: Path, keys: Sequence[str], input_keys: set[
     error (their context texts would silently be missing); some missing, a warning."""
     matched = sum(1 for key in keys if key in input_keys)
     if matched == 0:
-        raise ValueError(
-            f"--input-file {input_file}: none of its records matches the {len(keys)} result(s) "
-            "(another input, or records edited since the run); give the file the results came from"
+        raise InputError(
+            f"none of its records matches the {len(keys)} result(s) (another input, or records edited "
+            "since the run); give --input-file the file the results came from",
+            path=input_file,
         )
     if matched < len(keys):
         logger.warning(
@@ -404,13 +406,13 @@ def run_report(args: argparse.Namespace) -> int:
     """Run ``fact-reasoner report``: read the result files, write the HTML page."""
     import sys
 
+    # a results or input file that cannot be used raises InputError: main() prints it, exit 2
+    page = build_report(args.results, args.input_file, args.title, args.max_records, args.max_evidence)
     try:
-        page = build_report(args.results, args.input_file, args.title, args.max_records, args.max_evidence)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(page, encoding="utf-8")
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(page, encoding="utf-8")
+    except OSError as error:  # a directory where the page goes, a file where its folder goes
+        raise OutputError(f"cannot write the report: {error.strerror or error}", path=args.output) from None
     print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.1f} MB)", file=sys.stderr)
     return 0
 

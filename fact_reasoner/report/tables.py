@@ -11,6 +11,8 @@ line's rows (the formulas are there); nothing is recomputed here:
 - gold Pr: ``mean_gold_factuality_score``, the same with the gold labels;
 - F1 (S): ``atom_f1_supported``, atom-level F1 with S positive, pooled: 2·TP / (2·TP + FP + FN);
 - acc: ``atom_accuracy``, atom-level accuracy (TP + TN) / N;
+- bal acc: ``atom_balanced_accuracy``, (TP / (TP + FN) + TN / (TN + FP)) / 2 — 0.5 for
+  "S for everything", which F1 (S) rewards when most atoms are S;
 - F1@K: ``mean_f1_k``, mean of the responses' written F1@K;
 - MAE: ``mae_factuality_score``, (1/R) Σ_r |Pr_r − gold Pr_r|;
 - Brier: ``atom_brier_score``, (1/N) Σ_i (P(a_i) − y_i)², y_i = 1 for gold S;
@@ -106,6 +108,7 @@ COLUMNS = [
     ("gold_precision", "gold Pr", "mean_gold_factuality_score"),
     ("f1", "F1 (S)", "atom_f1_supported"),
     ("accuracy", "acc", "atom_accuracy"),
+    ("balanced_accuracy", "bal acc", "atom_balanced_accuracy"),
     ("f1_k", "F1@K", "mean_f1_k"),
     ("mae", "MAE", "mae_factuality_score"),
     ("brier", "Brier", "atom_brier_score"),

@@ -20,7 +20,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..embeddings import EMBEDDER_EXTRAS
+from ..registry import Extra
 from .base import (
+    RETRIEVERS,
     RetrievalError,
     RetrievedContext,
     Retriever,
@@ -40,46 +43,98 @@ CACHE_FILE_NAME = "retrieval.sqlite"
 WEB_SERVICES = ("google", "wikipedia", "langchain")
 
 
+def _make_supplied(config: "PipelineConfig", cache: RetrievalCache | None = None) -> Retriever:
+    from .retrievers import SuppliedRetriever
+
+    return SuppliedRetriever()
+
+
+def _make_from_store(config: "PipelineConfig", cache: RetrievalCache | None = None) -> Retriever:
+    """``chroma``, ``bm25`` or ``hybrid`` over the store ``config.retrieval.store`` names."""
+    from .retrievers import BM25Retriever, ChromaRetriever, HybridRetriever
+
+    options = config.retrieval
+    service = options.service_type
+    if not options.store:
+        raise RetrievalError(f"--service-type {service} needs --store DIR (a store built by `fact-reasoner index`)")
+    collection = options.collection or DEFAULT_COLLECTION
+    from .factscore_db import TopicBM25Retriever, is_topic_collection
+    from .store import StoreLayout
+
+    if is_topic_collection(StoreLayout.of(options.store, collection)):
+        # FActScore's Wikipedia: passages per article, ranked within the topic's article
+        if service != "bm25" or not options.topic_filter:
+            raise RetrievalError(
+                f"collection {collection!r} holds FActScore's Wikipedia passages per article: use "
+                "--service-type bm25 --topic-filter (each atom is matched against its record's topic article)"
+            )
+        return TopicBM25Retriever(options.store, collection)
+    if service == "chroma":
+        return ChromaRetriever(options.store, collection)
+    if service == "bm25":
+        return BM25Retriever(options.store, collection)
+    return HybridRetriever(ChromaRetriever(options.store, collection), BM25Retriever(options.store, collection))
+
+
+_WEB_EXTRAS = (Extra("httpx", "web"), Extra("bm25s", "web"))
+
+RETRIEVERS.register("supplied", _make_supplied, description="the record's own contexts", builtin=True)
+RETRIEVERS.register(
+    "chroma",
+    _make_from_store,
+    description="dense retrieval from a store built by `fact-reasoner index`",
+    extras=(Extra("chromadb", "retrieval"), *EMBEDDER_EXTRAS),
+    builtin=True,
+)
+RETRIEVERS.register(
+    "bm25",
+    _make_from_store,
+    description="lexical BM25 over the same store",
+    extras=(Extra("bm25s", "retrieval"),),
+    builtin=True,
+)
+RETRIEVERS.register(
+    "hybrid",
+    _make_from_store,
+    description="chroma and bm25 fused by reciprocal rank",
+    extras=(Extra("chromadb", "retrieval"), *EMBEDDER_EXTRAS, Extra("bm25s", "retrieval")),
+    builtin=True,
+)
+RETRIEVERS.register(
+    "google",
+    "fact_reasoner.retrieval.web:make_google",
+    description="web search (Serper-compatible; key in $SERPER_API_KEY), then the pages' text",
+    extras=(*_WEB_EXTRAS, Extra("trafilatura", "web")),
+    # a missing key stops the run at start-up, not at the first record
+    check="fact_reasoner.retrieval.web:serper_key",
+    builtin=True,
+)
+RETRIEVERS.register(
+    "wikipedia",
+    "fact_reasoner.retrieval.wikipedia:make_wikipedia",
+    description="the MediaWiki API, topic-aware",
+    extras=_WEB_EXTRAS,
+    builtin=True,
+)
+RETRIEVERS.register(
+    "langchain",
+    "fact_reasoner.retrieval.wikipedia:make_wikipedia",
+    description="the same as wikipedia (IBM's name)",
+    extras=_WEB_EXTRAS,
+    builtin=True,
+)
+
+
 def make_uncached_retriever(config: "PipelineConfig", cache: RetrievalCache | None = None) -> Retriever:
     """The retriever named by ``config.retrieval.service_type``, without the result cache.
 
     ``cache`` is where the web services keep the responses they receive (None: this process's
     memory only)."""
     from .base import resolve_factory
-    from .retrievers import BM25Retriever, ChromaRetriever, HybridRetriever, SuppliedRetriever
 
-    options = config.retrieval
-    service = options.service_type
-    if service == "supplied":
-        return SuppliedRetriever()
-    if service in ("chroma", "bm25", "hybrid"):
-        if not options.store:
-            raise RetrievalError(f"--service-type {service} needs --store DIR (a store built by `fact-reasoner index`)")
-        collection = options.collection or DEFAULT_COLLECTION
-        from .factscore_db import TopicBM25Retriever, is_topic_collection
-        from .store import StoreLayout
-
-        if is_topic_collection(StoreLayout.of(options.store, collection)):
-            # FActScore's Wikipedia: passages per article, ranked within the topic's article
-            if service != "bm25" or not options.topic_filter:
-                raise RetrievalError(
-                    f"collection {collection!r} holds FActScore's Wikipedia passages per article: use "
-                    "--service-type bm25 --topic-filter (each atom is matched against its record's topic article)"
-                )
-            return TopicBM25Retriever(options.store, collection)
-        if service == "chroma":
-            return ChromaRetriever(options.store, collection)
-        if service == "bm25":
-            return BM25Retriever(options.store, collection)
-        return HybridRetriever(ChromaRetriever(options.store, collection), BM25Retriever(options.store, collection))
-    if service == "google":
-        from .web import make_google
-
-        return make_google(config, cache)
-    if service in ("wikipedia", "langchain"):
-        from .wikipedia import make_wikipedia
-
-        return make_wikipedia(config, cache)
+    service = config.retrieval.service_type
+    if service in RETRIEVERS and RETRIEVERS.entry(service).builtin:
+        return RETRIEVERS.make(service, config, cache)
     return resolve_factory(service)(config)
 
 
@@ -95,6 +150,7 @@ def make_retriever(config: "PipelineConfig") -> Retriever:
 
 
 __all__ = [
+    "RETRIEVERS",
     "CachedRetriever",
     "RetrievedContexts",
     "available_retrievers",

@@ -17,7 +17,8 @@ an ``identity`` string (used as the cache key: change it when the underlying ind
 then make it reachable in one of three ways:
 
 1. ``register_retriever("mysearch", factory)`` in your code, where ``factory(config)`` builds it
-   from a :class:`~fact_reasoner.config.PipelineConfig`; then ``--service-type mysearch``;
+   from a :class:`~fact_reasoner.config.PipelineConfig`; then ``--service-type mysearch``
+   (:data:`RETRIEVERS` is the registry, a :class:`~fact_reasoner.registry.Registry`);
 2. an entry point in the group ``fact_reasoner.retrievers`` named ``mysearch`` that points to
    such a factory (for an installed plug-in package);
 3. ``--service-type mypackage.mymodule:factory`` (a ``module:callable`` path).
@@ -32,13 +33,15 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from ..errors import FactReasonerError
+from ..registry import Registry
 from ..schema import Context
 
 if TYPE_CHECKING:
     from ..config import PipelineConfig
 
 
-class RetrievalError(RuntimeError):
+class RetrievalError(FactReasonerError, RuntimeError):
     """A retriever cannot answer (no index, missing dependency, bad configuration)."""
 
 
@@ -94,30 +97,34 @@ class Retriever(Protocol):
 
 RetrieverFactory = Callable[["PipelineConfig"], Retriever]
 
-_REGISTRY: dict[str, RetrieverFactory] = {}
-BUILTIN_SERVICES = ("supplied", "chroma", "bm25", "hybrid", "google", "wikipedia", "langchain")
 ENTRY_POINT_GROUP = "fact_reasoner.retrievers"
 
+#: every retriever (``--service-type`` takes any of these names, or a ``module:callable`` path).
+#: The built-in ones (registered in :mod:`fact_reasoner.retrieval`) are called as
+#: ``factory(config, cache)`` and share the web response cache; others as ``factory(config)``.
+RETRIEVERS: Registry[Retriever] = Registry("retrievers", noun="service type", entry_point_group=ENTRY_POINT_GROUP)
 
-def register_retriever(name: str, factory: RetrieverFactory) -> None:
-    """Make ``--service-type name`` build a retriever with ``factory(config)``."""
-    if name in BUILTIN_SERVICES:
+
+def builtin_services() -> tuple[str, ...]:
+    """The service types this project ships (their names cannot be registered again)."""
+    return tuple(name for name in RETRIEVERS.available() if RETRIEVERS.entry(name).builtin)
+
+
+def register_retriever(name: str, factory: RetrieverFactory, **metadata: Any) -> None:
+    """Make ``--service-type name`` build a retriever with ``factory(config)``.
+
+    ``metadata`` is passed on to :meth:`~fact_reasoner.registry.Registry.register`
+    (``description``, ``extras`` …)."""
+    if name in builtin_services():
         raise ValueError(f"{name!r} is a built-in service type; pick another name")
-    _REGISTRY[name] = factory
+    RETRIEVERS.register(name, factory, **metadata)
 
 
 def available_retrievers() -> list[str]:
-    """The ``--service-type`` names: the built-in services, then those registered."""
-    return list(BUILTIN_SERVICES) + sorted(_REGISTRY)
-
-
-def _entry_point_factory(name: str) -> RetrieverFactory | None:
-    from importlib.metadata import entry_points
-
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        if entry.name == name:
-            return entry.load()
-    return None
+    """The ``--service-type`` names: the built-in services, then the others (registered in code
+    or by installed packages)."""
+    builtin = builtin_services()
+    return list(builtin) + sorted(set(RETRIEVERS.available()) - set(builtin))
 
 
 def _dotted_factory(spec: str) -> RetrieverFactory:
@@ -136,11 +143,8 @@ def _dotted_factory(spec: str) -> RetrieverFactory:
 
 def resolve_factory(service_type: str) -> RetrieverFactory:
     """The factory for a non-built-in service type (registry, entry point, or ``module:callable``)."""
-    if service_type in _REGISTRY:
-        return _REGISTRY[service_type]
-    factory = _entry_point_factory(service_type)
-    if factory is not None:
-        return factory
+    if service_type in RETRIEVERS:
+        return RETRIEVERS.factory(service_type)
     if ":" in service_type:
         return _dotted_factory(service_type)
     raise RetrievalError(

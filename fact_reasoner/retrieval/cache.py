@@ -15,14 +15,13 @@ A result that contains a passage from a page that failed for a passing reason (a
 
 from __future__ import annotations
 
-import hashlib
 import json
-import sqlite3
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..hashing import SPACED_SEPARATORS, json_sha256
+from ..sqlite_store import SQLiteStore
 from .base import RetrievedContext, Retriever
 
 
@@ -31,71 +30,59 @@ class RetrievalCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._connection = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False)
-        # WAL with synchronous=NORMAL: a commit costs microseconds instead of an fsync (a web
-        # record stores dozens of responses); an entry can be lost only to a power cut, and a
-        # lost cache entry is asked again.
-        self._connection.execute("PRAGMA journal_mode = WAL")
-        self._connection.execute("PRAGMA synchronous = NORMAL")
-        self._connection.execute("CREATE TABLE IF NOT EXISTS retrieval (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self._connection.execute("CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        self._connection.commit()
+        # fast commits: a web record stores dozens of responses, and a lost entry is asked again
+        self._store = SQLiteStore(
+            self.path,
+            [
+                "CREATE TABLE IF NOT EXISTS retrieval (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+                "CREATE TABLE IF NOT EXISTS responses (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            ],
+            fast_commits=True,
+        )
 
     @staticmethod
     def key(identity: str, query: str, k: int, topic: str | None, about: str | None = None) -> str:
         parts: list[Any] = [identity, query, k, topic]
         if about is not None:
             parts.append({"about": about})
-        payload = json.dumps(parts, ensure_ascii=False)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        # sorting keys changes nothing here (one single-key dict); the spaced separators are
+        # those the keys were first written with
+        return json_sha256(parts, separators=SPACED_SEPARATORS)
 
     @staticmethod
     def response_key(*parts: Any) -> str:
         """The key of a web response: the endpoint and the request (never a secret)."""
-        payload = json.dumps(list(parts), ensure_ascii=False, sort_keys=True)
-        return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+        return json_sha256(list(parts), separators=SPACED_SEPARATORS)
 
     def get_response(self, key: str) -> Any:
         """A stored response (JSON), or None."""
-        with self._lock:
-            row = self._connection.execute("SELECT value FROM responses WHERE key = ?", (key,)).fetchone()
+        row = self._store.fetch_one("SELECT value FROM responses WHERE key = ?", (key,))
         return None if row is None else json.loads(row[0])
 
     def put_response(self, key: str, value: Any) -> None:
         text = json.dumps(value, ensure_ascii=False)
-        with self._lock:
-            self._connection.execute("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, text))
-            self._connection.commit()
+        self._store.write("INSERT OR REPLACE INTO responses (key, value) VALUES (?, ?)", (key, text))
 
     def get(self, key: str) -> list[RetrievedContext] | None:
-        with self._lock:
-            row = self._connection.execute("SELECT value FROM retrieval WHERE key = ?", (key,)).fetchone()
+        row = self._store.fetch_one("SELECT value FROM retrieval WHERE key = ?", (key,))
         if row is None:
             return None
         return [RetrievedContext.model_validate(item) for item in json.loads(row[0])]
 
     def put(self, key: str, results: list[RetrievedContext]) -> None:
         value = json.dumps([r.model_dump() for r in results], ensure_ascii=False)
-        with self._lock:
-            self._connection.execute("INSERT OR REPLACE INTO retrieval (key, value) VALUES (?, ?)", (key, value))
-            self._connection.commit()
+        self._store.write("INSERT OR REPLACE INTO retrieval (key, value) VALUES (?, ?)", (key, value))
 
     def put_many(self, items: Sequence[tuple[str, list[RetrievedContext]]]) -> None:
         """Several results in one transaction."""
         rows = [(key, json.dumps([r.model_dump() for r in results], ensure_ascii=False)) for key, results in items]
-        with self._lock:
-            self._connection.executemany("INSERT OR REPLACE INTO retrieval (key, value) VALUES (?, ?)", rows)
-            self._connection.commit()
+        self._store.write_many("INSERT OR REPLACE INTO retrieval (key, value) VALUES (?, ?)", rows)
 
     def __len__(self) -> int:
-        with self._lock:
-            return self._connection.execute("SELECT COUNT(*) FROM retrieval").fetchone()[0]
+        return self._store.count("retrieval")
 
     def close(self) -> None:
-        with self._lock:
-            self._connection.close()
+        self._store.close()
 
 
 def cacheable(results: Sequence[RetrievedContext]) -> bool:

@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
 
-class CorpusError(ValueError):
+
+class CorpusError(InputError):
     """A corpus file cannot be read; the message names the file and, where known, the line."""
 
 

@@ -23,13 +23,15 @@ import random
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
-from ..errors import connect_reason
+from ..errors import FactReasonerError, connect_reason
+from ..version import __version__
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +44,6 @@ PAGE_TYPES = ("text/html", "application/xhtml+xml", "text/plain")
 
 def user_agent() -> str:
     """The User-Agent sent with every request: names the tool and what it does."""
-    from .. import __version__
-
     default = (
         f"fact-reasoner-offline/{__version__} (factuality evidence retrieval; "
         f"+https://pypi.org/project/fact-reasoner-offline/) httpx/{httpx.__version__}"
@@ -64,7 +64,7 @@ class WebSettings:
     max_retry_after: float = 60.0
 
 
-class HTTPFailure(Exception):
+class HTTPFailure(FactReasonerError):
     """An API request that failed for good. ``unreachable``: the server could not be reached, or
     it rejected the key (every further request would fail the same way)."""
 
@@ -89,8 +89,23 @@ class Page:
         return self.status == "ok"
 
 
-class _TooLarge(Exception):
-    pass
+class _TooLarge(FactReasonerError):
+    """A page over ``max_page_bytes``: stops its download (caught within this module)."""
+
+
+@dataclass(frozen=True)
+class _TryAgain:
+    """An attempt that failed for a passing reason. ``retry_after``: the server's header ("" or
+    None when it sent none: the backoff applies); ``problem``: what went wrong (logged, and in the
+    final error); ``page``: the page to return when no attempt is left (page downloads only)."""
+
+    problem: str
+    retry_after: str | None = None
+    unreachable: bool = False
+    page: Page | None = None
+
+
+_Result = TypeVar("_Result")
 
 
 class WebClient:
@@ -142,6 +157,26 @@ class WebClient:
                     return min(max(when.timestamp() - time.time(), 0.0), cap)
         return min(self.settings.backoff * (2**attempt), cap) * random.uniform(0.75, 1.25)
 
+    def _with_retries(self, url: str, attempt_once: Callable[[], _Result | _TryAgain]) -> _Result | _TryAgain:
+        """Runs ``attempt_once`` in a slot of the URL's host until it returns a result (or raises),
+        at most ``1 + retries`` times, waiting :meth:`wait_before_retry` between attempts; the
+        last :class:`_TryAgain` when every attempt asked for another. Counts requests and retries."""
+        retries = self.settings.retries
+        outcome: _Result | _TryAgain = _TryAgain("no attempt made")
+        for attempt in range(retries + 1):
+            if attempt:
+                self._count("http_retries")
+            with self._slot(url):
+                self._count("http_requests")
+                outcome = attempt_once()
+            if not isinstance(outcome, _TryAgain):
+                return outcome
+            if attempt < retries:
+                wait = self.wait_before_retry(attempt, outcome.retry_after)
+                logger.debug("%s; retrying in %.2f s", outcome.problem, wait)
+                time.sleep(wait)
+        return outcome
+
     # -- API calls ----------------------------------------------------------------------------
 
     def request_json(
@@ -159,47 +194,34 @@ class WebClient:
         Retried: 429/5xx, timeouts, refused connections. Final at once: 401/403 (a rejected
         key, marked ``unreachable`` since no request can succeed), other 4xx, invalid JSON.
         """
-        retries = self.settings.retries
-        problem = "no attempt made"
-        unreachable = False
-        for attempt in range(retries + 1):
-            if attempt:
-                self._count("http_retries")
-            retry_after = None
-            with self._slot(url):
-                self._count("http_requests")
+
+        def attempt_once() -> Any:
+            try:
+                response = self._client.request(method, url, json=json, params=params, headers=headers)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                return _TryAgain(f"cannot reach {url}: {connect_reason(error)}", unreachable=True)
+            except httpx.TimeoutException:
+                return _TryAgain(f"{service} at {url}: no answer within {self.settings.timeout:g} s")
+            except httpx.TransportError as error:
+                return _TryAgain(f"{service} at {url}: {type(error).__name__}: {error}")
+            status = response.status_code
+            if status == 200:
                 try:
-                    response = self._client.request(method, url, json=json, params=params, headers=headers)
-                except (httpx.ConnectError, httpx.ConnectTimeout) as error:
-                    unreachable = True
-                    problem = f"cannot reach {url}: {connect_reason(error)}"
-                except httpx.TimeoutException:
-                    unreachable = False
-                    problem = f"{service} at {url}: no answer within {self.settings.timeout:g} s"
-                except httpx.TransportError as error:
-                    unreachable = False
-                    problem = f"{service} at {url}: {type(error).__name__}: {error}"
-                else:
-                    status = response.status_code
-                    if status == 200:
-                        try:
-                            return response.json()
-                        except ValueError as error:
-                            raise HTTPFailure(
-                                f"{service} at {url} answered with invalid JSON", status=status
-                            ) from error
-                    unreachable = False
-                    problem = f"{service} at {url}: HTTP {status}{_error_detail(response)}"
-                    if status in AUTH_STATUS:
-                        raise HTTPFailure(f"{problem} (the API key was rejected)", unreachable=True, status=status)
-                    if status not in RETRY_STATUS:
-                        raise HTTPFailure(problem, status=status)
-                    retry_after = response.headers.get("retry-after")
-            if attempt < retries:
-                wait = self.wait_before_retry(attempt, retry_after)
-                logger.debug("%s; retrying in %.2f s", problem, wait)
-                time.sleep(wait)
-        raise HTTPFailure(f"{problem} (after {retries + 1} attempts)", unreachable=unreachable)
+                    return response.json()
+                except ValueError as error:
+                    raise HTTPFailure(f"{service} at {url} answered with invalid JSON", status=status) from error
+            problem = f"{service} at {url}: HTTP {status}{_error_detail(response)}"
+            if status in AUTH_STATUS:
+                raise HTTPFailure(f"{problem} (the API key was rejected)", unreachable=True, status=status)
+            if status not in RETRY_STATUS:
+                raise HTTPFailure(problem, status=status)
+            return _TryAgain(problem, retry_after=response.headers.get("retry-after"))
+
+        outcome = self._with_retries(url, attempt_once)
+        if isinstance(outcome, _TryAgain):
+            attempts = self.settings.retries + 1
+            raise HTTPFailure(f"{outcome.problem} (after {attempts} attempts)", unreachable=outcome.unreachable)
+        return outcome
 
     # -- pages ---------------------------------------------------------------------------------
 
@@ -210,27 +232,25 @@ class WebClient:
         timeouts are not (a page that hangs once is given up, its snippet is used)."""
         if urlsplit(url).scheme not in ("http", "https"):
             return Page(url, "error", reason=f"not an http(s) link: {url}")
-        retries = self.settings.retries
-        page = Page(url, "error", reason="no attempt made")
-        for attempt in range(retries + 1):
-            if attempt:
-                self._count("http_retries")
-            retry_after = None
-            with self._slot(url):
-                self._count("http_requests")
-                try:
-                    page, retry_after = self._download(url)
-                except (httpx.ConnectError, httpx.ConnectTimeout) as error:
-                    return Page(url, "unreachable", reason=connect_reason(error))
-                except httpx.TimeoutException:
-                    return Page(url, "timeout", reason=f"no answer within {self.settings.timeout:g} s")
-                except httpx.TransportError as error:
-                    return Page(url, "error", reason=f"{type(error).__name__}: {error}")
+
+        def attempt_once() -> Page | _TryAgain:
+            try:
+                page, retry_after = self._download(url)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as error:
+                return Page(url, "unreachable", reason=connect_reason(error))
+            except httpx.TimeoutException:
+                return Page(url, "timeout", reason=f"no answer within {self.settings.timeout:g} s")
+            except httpx.TransportError as error:
+                return Page(url, "error", reason=f"{type(error).__name__}: {error}")
             if page.ok or retry_after is None:
                 return page
-            if attempt < retries:
-                time.sleep(self.wait_before_retry(attempt, retry_after))
-        return page
+            return _TryAgain(f"{url}: {page.reason}", retry_after=retry_after, page=page)
+
+        outcome = self._with_retries(url, attempt_once)
+        if isinstance(outcome, _TryAgain):
+            assert outcome.page is not None  # every page attempt that asks for another has one
+            return outcome.page
+        return outcome
 
     def _download(self, url: str) -> tuple[Page, str | None]:
         """One GET, streamed; returns the page and, when worth retrying, the Retry-After value

@@ -32,7 +32,18 @@ from .bp import BPResult, frustration_gauge, loopy_bp
 from .covers import vertex_cover
 from .exact import DEFAULT_MAX_EXACT_COVER, exact_by_cover
 from .ising import IsingModel, ising_model, sigmoid
-from .sampling import COLLAPSED_MAX_ENTRIES, chromatic_tempered_gibbs, collapsed_tempered_gibbs
+from .sampling import (
+    COLLAPSED_MAX_ENTRIES,
+    DEFAULT_BETA_MIN,
+    DEFAULT_MIN_SWEEPS,
+    DEFAULT_REPLICAS,
+    DEFAULT_SWEEPS,
+    DEFAULT_TARGET_STD_ERROR,
+    DEFAULT_TEMPERATURES,
+    DEFAULT_TIME_BUDGET,
+    chromatic_tempered_gibbs,
+    collapsed_tempered_gibbs,
+)
 
 Method = Literal["auto", "exact", "lbp", "sampler"]
 
@@ -89,13 +100,13 @@ class NativeEngine:
         max_iterations: int = 300,
         frustration_threshold: float = 0.3,
         mode_margin: float = 5.0,
-        sweeps: int = 4000,
-        min_sweeps: int = 200,
-        replicas: int = 16,
-        temperatures: int = 8,
-        beta_min: float = 0.005,
-        time_budget: float = 3.0,
-        target_std_error: float = 0.005,
+        sweeps: int = DEFAULT_SWEEPS,
+        min_sweeps: int = DEFAULT_MIN_SWEEPS,
+        replicas: int = DEFAULT_REPLICAS,
+        temperatures: int = DEFAULT_TEMPERATURES,
+        beta_min: float = DEFAULT_BETA_MIN,
+        time_budget: float = DEFAULT_TIME_BUDGET,
+        target_std_error: float = DEFAULT_TARGET_STD_ERROR,
         seed: int | None = 0,
         chunk_elements: int = 1 << 18,
     ) -> None:

@@ -149,6 +149,16 @@ def replica_std_error(per_replica: np.ndarray) -> float | None:
     return float(per_replica.std(axis=0, ddof=1).max() / np.sqrt(replicas))
 
 
+# The sampler's defaults, also the native engine's (its options pass through to the sampler):
+# one place, so that the engine's documented defaults and the sampler's cannot drift apart.
+DEFAULT_SWEEPS = 4000
+DEFAULT_MIN_SWEEPS = 200
+DEFAULT_REPLICAS = 16
+DEFAULT_TEMPERATURES = 8
+DEFAULT_BETA_MIN = 0.005
+DEFAULT_TIME_BUDGET = 3.0
+DEFAULT_TARGET_STD_ERROR = 0.005
+
 #: The collapsed sampler keeps dense J_CC (k × k) and J_CU (k × |U|); above this many entries
 #: the chromatic sampler (sparse couplings) runs instead.
 COLLAPSED_MAX_ENTRIES = 4_000_000
@@ -159,13 +169,13 @@ def collapsed_tempered_gibbs(
     cover: np.ndarray,
     rng: np.random.Generator,
     *,
-    max_sweeps: int = 4000,
-    min_sweeps: int = 200,
-    replicas: int = 16,
-    temperatures: int = 8,
-    beta_min: float = 0.005,
-    time_budget: float = 3.0,
-    target_std_error: float = 0.005,
+    max_sweeps: int = DEFAULT_SWEEPS,
+    min_sweeps: int = DEFAULT_MIN_SWEEPS,
+    replicas: int = DEFAULT_REPLICAS,
+    temperatures: int = DEFAULT_TEMPERATURES,
+    beta_min: float = DEFAULT_BETA_MIN,
+    time_budget: float = DEFAULT_TIME_BUDGET,
+    target_std_error: float = DEFAULT_TARGET_STD_ERROR,
     check_every: int = 25,
     dtype: type = np.float32,
 ) -> SamplerResult:
@@ -295,8 +305,8 @@ def chromatic_tempered_gibbs(
     *,
     sweeps: int = 600,
     burn_in: int = 100,
-    replicas: int = 16,
-    temperatures: int = 8,
+    replicas: int = DEFAULT_REPLICAS,
+    temperatures: int = DEFAULT_TEMPERATURES,
     beta_min: float = 0.1,
     time_budget: float = float("inf"),
 ) -> SamplerResult:

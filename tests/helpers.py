@@ -1,6 +1,10 @@
-"""Shared test set-up: tests that need an optional extra skip, with the command that installs
-it, when the extra is missing (``require_extra("llm")`` at the top of a test module, before
-the imports that need it, or inside a test)."""
+"""Helpers the test modules import (``from tests.helpers import require_extra``): tests that
+need an optional extra skip, with the command that installs it, when the extra is missing
+(``require_extra("llm")`` at the top of a test module, before the imports that need it, or
+inside a test).
+
+A module of the ``tests`` package rather than ``conftest.py``: conftest is pytest's to load,
+and importing it by name only worked while ``tests/`` itself was on ``sys.path``."""
 
 from __future__ import annotations
 

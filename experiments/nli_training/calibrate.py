@@ -1,0 +1,232 @@
+"""Fit the cross-encoder's temperature on validation rows and measure calibration before/after.
+
+    .venv/bin/python -m experiments.nli_training.calibrate --model fact_reasoner/models/nli-minilm-l6 \
+        --mix runs/nli/mix.json --indomain runs/nli/indomain.json [--write]
+
+The factor graph multiplies the judge's probabilities, so they must mean what they say.
+
+1. **Fit.** ``T`` minimises the negative log-likelihood of the mix's validation rows,
+   ``NLL(T) = -(1/N) Σ_i log Σ_{k ∈ A_i} softmax(z_i / T)_k``, where ``A_i`` is the set of labels
+   row i allows (one label, or {neutral, contradiction} for a 2-way "not entailment" row). One
+   parameter, so the arg-max label of a window never changes: accuracy is untouched, only the
+   confidence moves.
+2. **Measure.** Expected calibration error (:func:`expected_calibration_error`, 15 equal-width
+   bins) before and after, on (a) the top label of each validation row (correct iff the arg-max
+   is allowed) and (b) the in-domain validation bags: the atom's ``max`` over its passages of
+   P(entailment) — the engine's own windows — against "the atom is supported" (S).
+   A second temperature is fitted on the bags themselves (binary NLL of S/NS with P(S) = the
+   bag's max P(entailment), windows combined as the backend does): the engine's own question.
+3. ``--write`` stores ``fact_reasoner.temperature`` (``--fit-on rows|bags`` chooses which) in the model folder's ``config.json``, which
+   :class:`~fact_reasoner.nli.cross_encoder.CrossEncoderNLI` reads.
+
+Nothing here trains: the validation rows and bags never served to choose weights of this model
+except to pick the checkpoint (``distill.py`` keeps the best by the validation bags).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+#: labels each training label allows, in the order entailment, neutral, contradiction
+ALLOWED = {
+    "entailment": (1, 0, 0),
+    "neutral": (0, 1, 0),
+    "contradiction": (0, 0, 1),
+    "not_entailment": (0, 1, 1),
+}
+CLASSES = ("entailment", "neutral", "contradiction")
+
+
+def expected_calibration_error(confidence: Sequence[float], correct: Sequence[bool], bins: int = 15) -> float:
+    """``ECE = Σ_b (|b| / N) · |mean_{i∈b} correct_i − mean_{i∈b} confidence_i|`` over ``bins``
+    equal-width confidence bins on [0, 1] (the last bin closed): the average gap between how sure
+    the model says it is and how often it is right."""
+    conf = np.asarray(confidence, dtype=float)
+    hit = np.asarray(correct, dtype=float)
+    if conf.size == 0:
+        raise ValueError("no predictions")
+    which = np.minimum((conf * bins).astype(int), bins - 1)
+    total = 0.0
+    for b in range(bins):
+        members = which == b
+        if members.any():
+            total += members.sum() / conf.size * abs(hit[members].mean() - conf[members].mean())
+    return float(total)
+
+
+def set_nll(logits: np.ndarray, allowed: np.ndarray, temperature: float) -> float:
+    """``-(1/N) Σ_i log Σ_k allowed_ik · softmax(z_i / T)_k``."""
+    scaled = logits / temperature
+    scaled = scaled - scaled.max(axis=1, keepdims=True)
+    log_norm = np.log(np.exp(scaled).sum(axis=1))
+    log_allowed = np.log((np.exp(scaled) * allowed).sum(axis=1))
+    return float(np.mean(log_norm - log_allowed))
+
+
+def fit_temperature(logits: np.ndarray, allowed: np.ndarray, low: float = 0.25, high: float = 8.0) -> float:
+    """The ``T`` in [low, high] minimising :func:`set_nll` (golden-section search on log T; the
+    NLL of a temperature is unimodal in practice)."""
+    a, b = math.log(low), math.log(high)
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(60):
+        c, d = b - ratio * (b - a), a + ratio * (b - a)
+        if set_nll(logits, allowed, math.exp(c)) <= set_nll(logits, allowed, math.exp(d)):
+            b = d
+        else:
+            a = c
+    return math.exp((a + b) / 2)
+
+
+def reorder(logits: np.ndarray, label_names: Sequence[str]) -> np.ndarray:
+    """The model's outputs in the order entailment, neutral, contradiction."""
+    return logits[:, [list(label_names).index(name) for name in CLASSES]]
+
+
+def top_label_ece(logits: np.ndarray, allowed: np.ndarray, temperature: float) -> dict:
+    from fact_reasoner.nli.cross_encoder import softmax
+
+    probs = softmax(logits, temperature)
+    top = probs.argmax(1)
+    correct = allowed[np.arange(len(top)), top] > 0
+    return {
+        "ece": round(expected_calibration_error(probs.max(1), correct), 4),
+        "nll": round(set_nll(logits, allowed, temperature), 4),
+        "accuracy": round(float(correct.mean()), 4),
+        "mean_confidence": round(float(probs.max(1).mean()), 4),
+    }
+
+
+class BagWindows:
+    """The window logits of every (passage, atom) pair of some bags, computed once, so that the
+    bags' scores under any temperature are cheap: the backend's own windows
+    (:meth:`~fact_reasoner.nli.cross_encoder.CrossEncoderNLI.selected_windows`), combined as the
+    backend combines them (:func:`~fact_reasoner.nli.cross_encoder.combine_windows`)."""
+
+    def __init__(self, backend, bags: list[dict]) -> None:
+        items: list[tuple[str, str]] = []
+        self.pair_of_item: list[int] = []
+        self.bag_of_pair: list[int] = []
+        for b_index, bag in enumerate(bags):
+            for premise in bag["premises"]:
+                for window in backend.selected_windows(premise, bag["atom"]):
+                    items.append((window, bag["atom"]))
+                    self.pair_of_item.append(len(self.bag_of_pair))
+                self.bag_of_pair.append(b_index)
+        self.logits = reorder(backend.logits(items), backend.label_names)
+        self.n_bags = len(bags)
+        self.supported = np.asarray([b["label"] == "S" for b in bags])
+
+    def scores(self, temperature: float) -> np.ndarray:
+        """Per bag: ``max`` over its pairs of the window-combined P(entailment) at ``temperature``."""
+        from fact_reasoner.nli.cross_encoder import combine_windows, softmax
+
+        probs = softmax(self.logits, temperature)
+        windows: list[list[dict[str, float]]] = [[] for _ in self.bag_of_pair]
+        for item, pair in enumerate(self.pair_of_item):
+            windows[pair].append(dict(zip(CLASSES, probs[item])))
+        out = np.zeros(self.n_bags)
+        for pair, bag in enumerate(self.bag_of_pair):
+            out[bag] = max(out[bag], combine_windows(windows[pair])["entailment"])
+        return out
+
+    def nll(self, temperature: float) -> float:
+        """Binary NLL of the bags' S/NS labels with P(S) = the bag's score."""
+        p = np.clip(self.scores(temperature), 1e-6, 1 - 1e-6)
+        return float(-np.mean(np.where(self.supported, np.log(p), np.log(1 - p))))
+
+
+def fit_bag_temperature(bag_windows: BagWindows, low: float = 0.25, high: float = 8.0) -> float:
+    """The ``T`` minimising :meth:`BagWindows.nll` (golden-section search on log T)."""
+    a, b = math.log(low), math.log(high)
+    ratio = (math.sqrt(5) - 1) / 2
+    for _ in range(30):
+        c, d = b - ratio * (b - a), a + ratio * (b - a)
+        if bag_windows.nll(math.exp(c)) <= bag_windows.nll(math.exp(d)):
+            b = d
+        else:
+            a = c
+    return math.exp((a + b) / 2)
+
+
+def bag_ece(scores: Sequence[float], bags: list[dict]) -> dict:
+    supported = [b["label"] == "S" for b in bags]
+    predicted = [s > 0.5 for s in scores]
+    tp = sum(p and g for p, g in zip(predicted, supported))
+    tn = sum(not p and not g for p, g in zip(predicted, supported))
+    pos = sum(supported)
+    neg = len(supported) - pos
+    return {
+        "ece": round(expected_calibration_error(scores, supported), 4),
+        "balanced_accuracy": round((tp / max(pos, 1) + tn / max(neg, 1)) / 2, 4),
+        "n": len(bags),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, required=True, help="a cross-encoder model folder")
+    parser.add_argument("--mix", type=Path, required=True, help="mix.py's output (validation rows inside)")
+    parser.add_argument("--indomain", type=Path, help="indomain.py's output (validation bags inside)")
+    parser.add_argument("--val-rows", type=int, help="fit on a seeded sample of N validation rows")
+    parser.add_argument("--threads", type=int)
+    parser.add_argument(
+        "--fit-on",
+        choices=("rows", "bags"),
+        default="rows",
+        help="which temperature --write stores: fitted on the mix's validation rows (default) or on the "
+        "in-domain validation bags (needs --indomain)",
+    )
+    parser.add_argument("--write", action="store_true", help="store the fitted temperature in the model's config.json")
+    parser.add_argument("--out", type=Path, help="write the measures as JSON here")
+    args = parser.parse_args()
+    if args.fit_on == "bags" and not args.indomain:
+        parser.error("--fit-on bags needs --indomain")
+
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+
+    backend = CrossEncoderNLI(args.model, threads=args.threads, temperature=1.0)
+    rows = json.loads(args.mix.read_text())["validation"]
+    if args.val_rows:
+        rows = random.Random(0).sample(rows, min(args.val_rows, len(rows)))
+    logits = reorder(backend.logits([(r["premise"], r["hypothesis"]) for r in rows]), backend.label_names)
+    allowed = np.asarray([ALLOWED[r["label"]] for r in rows], dtype=float)
+    temperature = fit_temperature(logits, allowed)
+    report: dict = {
+        "model": str(args.model),
+        "validation_rows": len(rows),
+        "temperature": round(temperature, 4),
+        "rows_before": top_label_ece(logits, allowed, 1.0),
+        "rows_after": top_label_ece(logits, allowed, temperature),
+    }
+    if args.indomain:
+        bags = json.loads(args.indomain.read_text())["bags"]["validation"]
+        bag_windows = BagWindows(backend, bags)
+        report["bags_before"] = bag_ece(list(bag_windows.scores(1.0)), bags)
+        report["bags_with_row_temperature"] = bag_ece(list(bag_windows.scores(temperature)), bags)
+        bag_temperature = fit_bag_temperature(bag_windows)
+        report["bag_temperature"] = round(bag_temperature, 4)
+        report["bags_with_bag_temperature"] = bag_ece(list(bag_windows.scores(bag_temperature)), bags)
+        if args.fit_on == "bags":
+            temperature = bag_temperature
+    report["written_temperature"] = round(temperature, 4)
+    text = json.dumps(report, indent=1)
+    print(text)
+    if args.out:
+        args.out.write_text(text + "\n")
+    if args.write:
+        config_path = args.model / "config.json"
+        config = json.loads(config_path.read_text())
+        config.setdefault("fact_reasoner", {})["temperature"] = round(temperature, 4)
+        config_path.write_text(json.dumps(config, indent=2) + "\n")
+        print(f"wrote temperature {temperature:.4f} to {config_path}")
+
+
+if __name__ == "__main__":
+    main()
