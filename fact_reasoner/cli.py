@@ -24,7 +24,8 @@ from typing import Any
 
 from . import runner
 from .cli_options import add_config_arguments, config_from_args
-from .errors import FactReasonerError, SetupError
+from .cli_options import positive_int as _positive_int
+from .errors import FactReasonerError, InputError, SetupError
 from .io import RecordError, dumps_line, read_contexts
 from .scores import describe_k
 
@@ -55,16 +56,6 @@ examples:
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
 other commands: fact-reasoner index --help | ragas --help | report --help
 """
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
-    return value
 
 
 def build_assess_parser(parser: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
@@ -160,6 +151,7 @@ def _print_summary(summary: dict[str, Any], failures: Sequence[RecordError], out
         "atom_f1_supported",
         "atom_brier_score",
         "atom_ece",
+        "records_without_contexts",
         "failed_records",
         "seconds",
     ]
@@ -191,10 +183,18 @@ def export_models(args: argparse.Namespace, assessor) -> int:
 
 
 def run_single(args: argparse.Namespace, assessor) -> int:
+    from pydantic import ValidationError
+
+    from .io import describe_validation_error
     from .schema import InputRecord
 
     contexts = read_contexts(args.contexts) if args.contexts else None
-    record = InputRecord(input=args.query or "", output=args.response, topic=args.topic, contexts=contexts)
+    try:
+        record = InputRecord(input=args.query or "", output=args.response, topic=args.topic, contexts=contexts)
+    except ValidationError as error:  # an empty --response: nothing to assess
+        raise InputError(
+            f"--response: {describe_validation_error(error).replace('record: Value error, ', '')}"
+        ) from None
     assessor.stages.preflight(atomize=True, retrieve=contexts is None, judge=True)
     result = assessor.assess(record)
     line = dumps_line(result.model_dump(mode="json"))
@@ -229,8 +229,11 @@ def _path_problems(args: argparse.Namespace) -> list[str]:
         problems.append(f"argument --input-file: {args.input_file} is a directory, not a file")
     if args.output_file is not None and args.output_file.is_dir():
         problems.append(f"argument --output-file: {args.output_file} is a directory, not a file")
-    if args.output_file is None and args.output_dir.exists() and not args.output_dir.is_dir():
-        problems.append(f"argument --output-dir: {args.output_dir} is a file, not a directory")
+    output = args.output_file if args.output_file is not None else args.output_dir / "x"
+    parent = next((p for p in output.parents if p.exists()), None)
+    if parent is not None and not parent.is_dir():
+        flag = "--output-file" if args.output_file is not None else "--output-dir"
+        problems.append(f"argument {flag}: {parent} is a file, not a directory")
     if args.contexts is not None and not args.contexts.is_file():
         problems.append(f"argument --contexts: {args.contexts} is not a file")
     return problems

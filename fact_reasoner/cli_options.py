@@ -150,6 +150,17 @@ def _default_text(flag: ConfigFlag) -> str:
     return f" (default: {flag.default})"
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number ≥ 1 (``--limit``), else one argparse error line."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is below 1")
+    return value
+
+
 def _registered_names(flag: ConfigFlag) -> tuple[list[str], str]:
     """The names the registry of ``flag`` holds now, and a help line describing them."""
     if flag.registry is None:

@@ -48,6 +48,7 @@ __all__ = [
     "RetrievalOptions",
     "ScoreOptions",
     "default_cache_dir",
+    "default_models_dir",
     "option",
 ]
 
@@ -55,6 +56,15 @@ __all__ = [
 def default_cache_dir() -> Path:
     """Per-user cache (models, model-call cache): ``$FACT_REASONER_CACHE`` or ``~/.cache/fact_reasoner``."""
     return Path(os.environ.get("FACT_REASONER_CACHE", Path.home() / ".cache" / "fact_reasoner"))
+
+
+def default_models_dir() -> Path:
+    """Where the embedded model files are installed: ``$FACT_REASONER_MODELS``, or ``models/``
+    in the per-user cache. ``--cache-dir`` moves the call cache only: a model (1.1 GB) is not
+    installed again for each cache directory."""
+    if os.environ.get("FACT_REASONER_MODELS"):
+        return Path(os.environ["FACT_REASONER_MODELS"])
+    return default_cache_dir() / "models"
 
 
 KRule = int | Literal["median", "half"]

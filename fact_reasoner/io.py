@@ -1,7 +1,9 @@
 """Reading input records and writing results, at the edges of the program.
 
-- :func:`read_records` reads JSONL (one record per line) or a JSON file holding one record or a
-  list of records (IBM's example files are pretty-printed JSON). A line that is not valid JSON
+- :func:`read_rows` is the one row reader: JSONL (one value per line), a JSON file holding one
+  value or a list (IBM's example files are pretty-printed JSON), or CSV (a header, then one row
+  per record), each row with the file line it starts on.
+- :func:`read_records` reads input records from those rows. A line that is not valid JSON
   or not a valid record becomes a :class:`RecordError` naming the file, the line and the
   field, and reading goes on. :func:`read_contexts` reads ``--contexts`` files the same way
   but stops at the first passage it cannot read (:class:`~fact_reasoner.errors.InputError`).
@@ -69,36 +71,85 @@ def _parse(path: str, line: int, data: Any) -> tuple[InputRecord, str] | RecordE
         return RecordError(path, line, describe_validation_error(error))
 
 
-def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
-    """Yield each record of ``path`` (JSONL or JSON) or an error naming file, line and field.
+@dataclass(frozen=True)
+class RawRow:
+    """One input row as read (a JSON value, or a CSV row as a dict of its cells) and where it
+    came from: ``line`` is the file line it starts on; ``element`` its position in a JSON list
+    when several elements share that line."""
 
-    Resume keys are the record's content key (:func:`content_key`) plus its occurrence number,
-    so two identical records in one file are both processed. Lines are decoded one by one: a
-    line that is not UTF-8 is reported (file:line) and the others are read; a UTF-8 byte-order
-    mark is accepted. A missing file, a directory or an empty file raise :class:`InputError`.
+    path: str
+    line: int
+    data: Any
+    element: int | None = None
+
+    def error(self, message: str) -> RecordError:
+        """A :class:`RecordError` at this row (naming the list element when the line is shared)."""
+        return RecordError(self.path, self.line, self.where() + message)
+
+    def where(self) -> str:
+        """``element <i> of the list: `` when the line is shared by several elements, else ``''``."""
+        return f"element {self.element} of the list: " if self.element is not None else ""
+
+
+#: CSV cells read as missing values, not as text (what pandas and spreadsheets write for none)
+MISSING_CSV_CELLS = frozenset({"", "nan", "none", "null"})
+
+
+def read_rows(path: str | Path) -> Iterator[RawRow | RecordError]:
+    """Yield each row of ``path`` with its line, or an error naming file and line.
+
+    JSONL (one value per line), JSON (one value, or a list: one row per element) and CSV (a
+    header, then one row per record: cells ``NaN``/``nan``/``None``/``null`` and empty cells
+    become ``None``; ``line`` is the file line the row starts on). Lines are decoded one by
+    one: a line that is not UTF-8 is reported (file:line) and the others are read; a UTF-8
+    byte-order mark is accepted. A missing file, a directory or an empty file raise
+    :class:`InputError`.
     """
     path = Path(path)
     name = str(path)
     if not path.exists():
         raise InputError(f"input file not found: {name}")
     if path.is_dir():
-        raise InputError(f"{name} is a directory, not an input file (give a .jsonl or .json file)")
+        raise InputError(f"{name} is a directory, not an input file")
     data = _without_bom(path.read_bytes())
     if not data.strip():
         raise InputError(f"input file {name} is empty: nothing to assess")
+    if path.suffix.lower() == ".csv":
+        yield from _csv_rows(name, data)
+        return
+    yield from _json_values(name, data, json_file=path.suffix == ".json")
+
+
+def numbered_keys() -> Any:
+    """A function giving each row's resume key: its content key (:func:`content_key`) plus its
+    occurrence number, so two identical rows in one file are both processed."""
     occurrences: Counter[str] = Counter()
-    for item in _json_values(name, data, json_file=path.suffix == ".json"):
-        if isinstance(item, RecordError):
-            yield item
-            continue
-        line, value = item
-        parsed = _parse(name, line, value)
-        if isinstance(parsed, RecordError):
-            yield parsed
-            continue
-        record, base = parsed
+
+    def key(data: dict[str, Any]) -> str:
+        base = content_key(data)
         occurrences[base] += 1
-        yield NumberedRecord(name, line, f"{base}#{occurrences[base]}", record)
+        return f"{base}#{occurrences[base]}"
+
+    return key
+
+
+def read_records(path: str | Path) -> Iterator[NumberedRecord | RecordError]:
+    """Yield each record of ``path`` (JSONL, JSON or CSV) or an error naming file, line and field.
+
+    Rows come from :func:`read_rows`; resume keys from :func:`numbered_keys` (the record's
+    content key plus its occurrence number, so two identical records in one file are both
+    processed). A missing file, a directory or an empty file raise :class:`InputError`.
+    """
+    key = numbered_keys()
+    for row in read_rows(path):
+        if isinstance(row, RecordError):
+            yield row
+            continue
+        parsed = _parse(row.path, row.line, row.data)
+        if isinstance(parsed, RecordError):
+            yield row.error(parsed.message)
+            continue
+        yield NumberedRecord(row.path, row.line, key(row.data), parsed[0])
 
 
 def read_contexts(path: str | Path) -> list[Context]:
@@ -117,13 +168,13 @@ def read_contexts(path: str | Path) -> list[Context]:
     for position, item in enumerate(_json_values(name, data, json_file=path.suffix == ".json")):
         if isinstance(item, RecordError):
             raise InputError(item.message, path=name, line=item.line)
-        line, row = item
+        row = item.data
         if not isinstance(row, dict):
-            raise InputError("expected a JSON object with a `text`", path=name, line=line)
+            raise InputError(item.where() + "expected a JSON object with a `text`", path=name, line=item.line)
         try:
             contexts.append(Context.model_validate({"id": row.get("id", f"c{position}"), **row}))
         except ValidationError as error:
-            raise InputError(describe_validation_error(error), path=name, line=line) from None
+            raise InputError(item.where() + describe_validation_error(error), path=name, line=item.line) from None
     return contexts
 
 
@@ -131,15 +182,15 @@ def _without_bom(data: bytes) -> bytes:
     return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
 
 
-def _json_values(name: str, data: bytes, *, json_file: bool) -> Iterator[tuple[int, Any] | RecordError]:
-    """Each top-level value of a JSON/JSONL file with the line it starts on, or a
-    :class:`RecordError` for a part that cannot be decoded.
+def _json_values(name: str, data: bytes, *, json_file: bool) -> Iterator[RawRow | RecordError]:
+    """Each top-level value of a JSON/JSONL file as a :class:`RawRow` (the line it starts on),
+    or a :class:`RecordError` for a part that cannot be decoded.
 
     A ``.json`` file (``json_file``), or one that starts with ``[``, is first read whole: a list
-    gives its elements, anything else the one value; a ``.json`` file that is really JSONL (its
-    whole text is not one JSON value but it starts with ``{``) is read as JSONL. JSONL gives
-    one value per non-blank line; a line that is not UTF-8 or not JSON is reported and the
-    next line is read.
+    gives its elements (naming the element when several share a line), anything else the one
+    value; a ``.json`` file that is really JSONL (its whole text is not one JSON value but it
+    starts with ``{``) is read as JSONL. JSONL gives one value per non-blank line; a line that
+    is not UTF-8 or not JSON is reported and the next line is read.
     """
     stripped = data.lstrip()
     if json_file or stripped.startswith(b"["):
@@ -157,9 +208,13 @@ def _json_values(name: str, data: bytes, *, json_file: bool) -> Iterator[tuple[i
                 return
             whole = None  # a .json file that is really JSONL: fall through
         if whole is not None:
-            items = whole if isinstance(whole, list) else [whole]
-            starts = _item_start_lines(text, len(items)) if isinstance(whole, list) else [1]
-            yield from zip(starts, items)
+            if not isinstance(whole, list):
+                yield RawRow(name, 1, whole)
+                return
+            starts = _item_start_lines(text, len(whole))
+            shared = {line for line, count in Counter(starts).items() if count > 1}
+            for position, (line, item) in enumerate(zip(starts, whole), start=1):
+                yield RawRow(name, line, item, position if line in shared else None)
             return
     for number, raw_bytes in enumerate(data.split(b"\n"), start=1):
         if not raw_bytes.strip():
@@ -172,11 +227,53 @@ def _json_values(name: str, data: bytes, *, json_file: bool) -> Iterator[tuple[i
             )
             continue
         try:
-            value = json.loads(raw)
+            yield RawRow(name, number, json.loads(raw))
         except json.JSONDecodeError as error:
             yield RecordError(name, number, f"invalid JSON at column {error.colno}: {error.msg}")
+
+
+def _csv_rows(name: str, data: bytes) -> Iterator[RawRow | RecordError]:
+    """The rows of a CSV file as dicts (header = keys). Bytes that are not UTF-8 are kept as
+    surrogates while parsing, so only the rows holding them are reported."""
+    import csv
+    import io as text_io
+
+    text = data.decode("utf-8", errors="surrogateescape")
+    reader = csv.reader(text_io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except (StopIteration, csv.Error) as error:
+        raise InputError(f"no CSV header ({error})", path=name, line=1) from None
+    if any(_has_surrogates(cell) for cell in header):
+        raise InputError("the CSV header is not valid UTF-8", path=name, line=1)
+    header = [cell.strip() for cell in header]
+    line = reader.line_num + 1
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as error:
+            yield RecordError(name, line, f"unreadable CSV row: {error}")
+            line = reader.line_num + 1
             continue
-        yield number, value
+        start, line = line, reader.line_num + 1
+        if not any(cell.strip() for cell in cells):
+            continue
+        bad = next((cell for cell in cells if _has_surrogates(cell)), None)
+        if bad is not None:
+            byte = next(ord(ch) - 0xDC00 for ch in bad if 0xDC80 <= ord(ch) <= 0xDCFF)
+            yield RecordError(name, start, f"not valid UTF-8 (byte {byte:#04x})")
+            continue
+        if len(cells) > len(header):
+            yield RecordError(name, start, f"{len(cells)} cells for {len(header)} columns")
+            continue
+        row = {key: (None if cell.strip().lower() in MISSING_CSV_CELLS else cell) for key, cell in zip(header, cells)}
+        yield RawRow(name, start, row)
+
+
+def _has_surrogates(text: str) -> bool:
+    return any(0xDC80 <= ord(ch) <= 0xDCFF for ch in text)
 
 
 def _item_start_lines(text: str, count: int) -> list[int]:
@@ -190,6 +287,16 @@ def _item_start_lines(text: str, count: int) -> list[int]:
         lines.append(text.count("\n", 0, index) + 1)
         _, index = decoder.raw_decode(text, index)
     return lines
+
+
+def write_errors(path: Path, failures: list[RecordError]) -> None:
+    """A run's failed records as JSON lines ``{path, line, message}``; no file when none failed."""
+    if not failures:
+        path.unlink(missing_ok=True)
+        return
+    with open(path, "w", encoding="utf-8") as handle:
+        for failure in failures:
+            handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
 
 
 def _json_default(value: Any) -> Any:
@@ -263,6 +370,7 @@ class ResultWriter:
             if overwrite and self.path.exists():
                 self.path.unlink()
             self.done: dict[str, dict] = {}
+            self._in_write = False
             self.repaired = self._load_and_repair()
             self._handle = open(self.path, "a", encoding="utf-8")
         except BaseException:
@@ -307,15 +415,22 @@ class ResultWriter:
 
     def write(self, row: dict) -> None:
         line = dumps_line(row)
+        self._in_write = True  # stays set if an interrupt lands mid-write (see close)
         self._handle.write(line)
         self._handle.flush()
         os.fsync(self._handle.fileno())
         if self.key_field in row:
             self.done[row[self.key_field]] = json.loads(line)
+        self._in_write = False
 
     def close(self) -> None:
         if not self._handle.closed:
             self._handle.close()
+            if self._in_write:
+                # interrupted between writing a line and recording it: ``done`` is what the
+                # file holds (what a rerun will skip), read back while the lock is still held
+                self.done = {}
+                self._load_and_repair()
         self._lock.release()
 
     def __enter__(self) -> "ResultWriter":
@@ -323,3 +438,29 @@ class ResultWriter:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class InOrderWriter:
+    """Writes rows through a :class:`ResultWriter` in input order when they finish out of order
+    (Ray workers): the row of position *i* is written once every earlier position is done
+    (``None`` marks a position with no row: a failed one). :meth:`flush` writes whatever is
+    held, in order, when the run stops early, so a computed row is never lost."""
+
+    def __init__(self, writer: ResultWriter) -> None:
+        self.writer = writer
+        self._held: dict[int, dict | None] = {}
+        self._next = 0
+
+    def put(self, position: int, row: dict | None) -> None:
+        self._held[position] = row
+        while self._next in self._held:
+            ready = self._held.pop(self._next)
+            if ready is not None:
+                self.writer.write(ready)
+            self._next += 1
+
+    def flush(self) -> None:
+        for position in sorted(self._held):
+            ready = self._held.pop(position)
+            if ready is not None:
+                self.writer.write(ready)

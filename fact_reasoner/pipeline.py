@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 
 from .atomizer import AtomizerBackend
 from .config import PipelineConfig
+from .errors import RecordFailed
 from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
@@ -158,8 +159,17 @@ class FactReasoner:
     def _plan(self, record: InputRecord, timings: dict[str, float]) -> tuple[GraphPlan, NLIBackend]:
         """Atoms and contexts (atomizing, revising, retrieving what the record lacks), the graph's
         plan, and the NLI backend that judges its pairs."""
+        if self.config.models.nli == "precomputed" and record.relations is None:
+            # scoring it would count every pair as neutral: a record without its NLI is not assessed
+            raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
         atoms = self._atoms(record, timings)
         contexts, atoms = self._contexts(record, atoms, timings)
+        if atoms and not contexts:
+            _warn_once(
+                "no_contexts",
+                f"a record with {len(atoms)} atom(s) has no contexts: every atom stays at its prior "
+                "(not supported); further ones are only counted (summary: records_without_contexts)",
+            )
         plan = plan_graph(atoms, contexts, self.config.graph.version)
         # no pairs: nothing is judged, so no NLI model is built for it
         nli = self._nli_for(record, plan) if plan.pairs else PrecomputedNLI([], plan.texts)

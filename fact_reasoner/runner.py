@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from .config import PipelineConfig
 from .errors import RecordFailed, SettingsMismatch, SetupError
 from .executors import Job, describe_error, make_executor
-from .io import NumberedRecord, RecordError, ResultWriter, dumps_line, read_records
+from .io import NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
 from .scores import median_num_atoms, summarize_rows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -349,16 +349,6 @@ def needs_model_nli(config: PipelineConfig, record: Any) -> bool:
     if config.models.nli == "precomputed":
         return False
     return not (config.models.nli == "auto" and record.relations is not None)
-
-
-def write_errors(path: Path, failures: list[RecordError]) -> None:
-    """This run's failed records (file, line, reason); no file when none failed."""
-    if not failures:
-        path.unlink(missing_ok=True)
-        return
-    with open(path, "w", encoding="utf-8") as handle:
-        for failure in failures:
-            handle.write(dumps_line({"path": failure.path, "line": failure.line, "message": failure.message}))
 
 
 def dataset_summary(rows: Any) -> dict[str, Any]:

@@ -84,7 +84,7 @@ class Relation(_Open):
     source: str
     target: str
     relation: RelationType
-    probability: float = Field(ge=0.0, le=1.0)
+    probability: float = Field(ge=0.0, le=1.0, allow_inf_nan=False)  # NaN: "a finite number"
     probabilities: dict[str, float] | None = None
     failed: bool = False
     reason: str | None = None
@@ -107,6 +107,8 @@ class InputRecord(_Open):
 
     @model_validator(mode="after")
     def _check_references(self) -> "InputRecord":
+        if self.atoms is None and not self.output.strip():
+            raise ValueError("no response to assess: `output` is empty or missing and the record has no `atoms`")
         atom_ids = [a.id for a in self.atoms or []]
         context_ids = [c.id for c in self.contexts or []]
         _require_unique(atom_ids, "atom")

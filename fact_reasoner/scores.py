@@ -338,6 +338,7 @@ class DatasetSummary:
     atom_ece: float | None = None
     num_gold_atoms: int = 0
     num_gold_records: int = 0
+    records_without_contexts: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
@@ -360,7 +361,9 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
       it is never recomputed here;
     - ``mean_factuality_score`` = mean_r Pr_r of the written ``factuality_score`` (rows
       without atoms wrote none and are skipped);
-    - ``mean_f1_k`` = mean_r of the written ``f1_k``.
+    - ``mean_f1_k`` = mean_r of the written ``f1_k``;
+    - ``records_without_contexts`` = rows with atoms and ``num_contexts`` 0 (no evidence: their
+      atoms stay at the prior).
 
     Against gold labels (atoms labelled S or NS; unlabelled atoms are ignored), over the G rows
     with at least one labelled atom and the N labelled atoms, y_i = 1 for gold S, ŷ_i the
@@ -386,6 +389,7 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         k=tuple(sorted({int(row["k"]) for row in rows if row.get("k") is not None})),
         mean_factuality_score=_mean(_written(rows, "factuality_score")),
         mean_f1_k=_mean(_written(rows, "f1_k")),
+        records_without_contexts=sum(1 for row, n in zip(rows, counts) if n and row.get("num_contexts") == 0),
     )
     gold = [g for g in (GoldAtoms.of(row) for row in rows) if g.truths]
     if not gold:

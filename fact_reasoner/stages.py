@@ -159,13 +159,22 @@ class Stages:
             self._embedder = shared_embedder(threads=self.config.models.threads)
         return self._embedder
 
-    def preflight(self, *, atomize: bool = False, retrieve: bool = False, judge: bool = False) -> None:
+    def preflight(
+        self,
+        *,
+        atomize: bool = False,
+        retrieve: bool = False,
+        judge: bool = False,
+        llm: bool = False,
+        embed: bool = False,
+    ) -> None:
         """Check before any record that the stages a run needs can be set up: the engine (its
         options, merlin's binary), the extras each chosen backend declares in its registry
         (retriever, NLI backend, LLM backend), the atomizer's package, and the backends' own
         start-up checks (the web search's key).
 
-        Raises :class:`StageUnavailable` (naming the extra to install) or the engine's own error,
+        ``llm`` and ``embed``: the run asks the language model / the sentence embedder itself
+        (RAG metrics). Raises :class:`StageUnavailable` (naming the extra to install) or the engine's own error,
         so a run stops once at start-up instead of failing every record the same way.
         """
         from .llm import LLM_BACKENDS
@@ -176,7 +185,11 @@ class Stages:
         config = self.config
         needed: list[tuple[str, Extra]] = []  # (what needs it, the extra)
         checks: list[Entry[Any]] = []
-        uses_llm = atomize and self._atomizer is None
+        uses_llm = (atomize and self._atomizer is None) or llm
+        if embed and self._embedder is None:
+            from .embeddings import EMBEDDER_EXTRAS
+
+            needed += [("the sentence embedder", extra) for extra in EMBEDDER_EXTRAS]
         if retrieve and self._retriever is None:
             service = config.retrieval.service_type
             if service in RETRIEVERS:  # a module:callable path declares nothing

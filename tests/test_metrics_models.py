@@ -83,13 +83,13 @@ def test_ragas_cli_jsonl_and_csv(tmp_path, capsys):
             "--metrics",
             "answer_classification,semantic_similarity",
             "--output",
-            str(out),
+            str(tmp_path / "out_csv.jsonl"),  # another input: its own output (a rerun resumes)
             "--csv",
             str(tmp_path / "t.csv"),
             "--quiet",
         ]
     )
-    line = json.loads(out.read_text())
+    line = json.loads((tmp_path / "out_csv.jsonl").read_text())
     assert status == 0 and line["retrieved_contexts"] == ["c1", "c2"]
     assert line["metrics"]["answer_classification"]["label"] == "DON'T KNOW"
     assert (tmp_path / "t.csv").read_text().count("\n") == 2

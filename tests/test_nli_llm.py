@@ -126,7 +126,9 @@ def test_judge_with_a_real_model_gives_three_way_probabilities(tmp_path):
 
 def test_factory_rejects_unknown_and_precomputed(tmp_path):
     # an unknown backend never gets as far as the factory: the config names the choices
-    with pytest.raises(ValueError, match="Input should be 'auto', 'llm', 'align', 'cross-encoder' or 'precomputed'"):
+    with pytest.raises(
+        ValueError, match="Input should be 'auto', 'llm', 'align', 'cross-encoder', 'cascade' or 'precomputed'"
+    ):
         PipelineConfig(nli="bogus", cache_dir=tmp_path)
     with pytest.raises(ValueError, match="precomputed"):
         make_nli(PipelineConfig(nli="precomputed", cache_dir=tmp_path), lambda: None)

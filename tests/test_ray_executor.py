@@ -243,7 +243,7 @@ def test_ragas_gives_the_local_rows_in_sample_order(ray_instance, tmp_path):
     local, remote = read_jsonl(tmp_path / "local.jsonl"), read_jsonl(tmp_path / "ray.jsonl")
     for row in local + remote:
         row.pop("seconds")
-    assert [row["index"] for row in remote] == list(range(5))
+    assert [row["source_line"] for row in remote] == list(range(1, 6))
     assert remote == local
 
 

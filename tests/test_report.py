@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,51 @@ def test_report_loads_in_headless_chromium(results: tuple[list[Path], Path], tmp
     for text in atoms:
         assert html.escape(text, quote=False) in dom, text
     assert dom.count('class="atom"') == 9 + 5  # both responses' atoms are rows of the page
+
+
+# -- issue #28: an empty results file, an --input-file that matches nothing ---------------------
+
+
+def _report_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    import os
+
+    return subprocess.run(
+        [sys.executable, "-m", "fact_reasoner", "report", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=300,
+    )
+
+
+def test_an_empty_results_file_fails_with_a_clear_message(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    done = _report_cli(str(empty), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{empty}: no result rows" in done.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_an_input_file_matching_none_of_the_results_fails(results: tuple[list[Path], Path], tmp_path: Path) -> None:
+    files, data = results
+    other = tmp_path / "other.jsonl"
+    record = json.loads(EXAMPLE.read_text().splitlines()[0])
+    record["input"] = "A question none of the results answered"
+    other.write_text(json.dumps(record) + "\n")
+    with pytest.raises(ValueError, match="none of its records matches"):
+        build_report(files, other)
+    done = _report_cli(*map(str, files), "--input-file", str(other), "-o", str(tmp_path / "r.html"))
+    assert done.returncode == 2 and "none of its records matches" in done.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_an_input_file_matching_some_results_warns(
+    results: tuple[list[Path], Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    files, data = results
+    first = tmp_path / "first.jsonl"
+    first.write_text(data.read_text().splitlines()[0] + "\n")
+    with caplog.at_level("WARNING", logger="fact_reasoner.report.page"):
+        build_report(files, first)
+    assert any("have no record there" in r.getMessage() for r in caplog.records)

@@ -6,6 +6,9 @@ One tiny store is built per module (model load + a handful of embeddings: ~10–
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -128,3 +131,57 @@ def test_pipeline_helper_through_config(store: Path, tmp_path: Path) -> None:
         == contexts
     )
     assert rerun.hits == 1 and rerun.misses == 0
+
+
+# -- issue #28: an empty corpus, a store that is a file, another chunking -----------------------
+
+
+def _index_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        [sys.executable, "-m", "fact_reasoner", "index", "--quiet", *args],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(root)),
+        timeout=300,
+    )
+
+
+def test_an_empty_corpus_is_a_clear_error_and_leaves_no_store(tmp_path: Path) -> None:
+    corpus = tmp_path / "empty.jsonl"
+    corpus.write_text("\n")
+    done = _index_cli("--corpus", str(corpus), "--store", str(tmp_path / "store"), "--collection", "docs")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [done.stderr.strip()]  # one line
+    assert "holds no text" in done.stderr and "store is unchanged" in done.stderr
+    assert not (tmp_path / "store").exists()  # no half-built store
+
+
+def test_a_store_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    corpus = tmp_path / "c.json"
+    corpus.write_text(json.dumps(PASSAGES))
+    afile = tmp_path / "store.txt"
+    afile.write_text("not a directory")
+    done = _index_cli("--corpus", str(corpus), "--store", str(afile), "--collection", "docs")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == f"error: --store {afile}: {afile} is a file, not a directory"
+    assert afile.read_text() == "not a directory"
+
+
+def test_another_chunk_size_is_refused_unless_rebuild_which_replaces(tmp_path: Path) -> None:
+    from fact_reasoner.retrieval.base import RetrievalError
+
+    corpus = tmp_path / "c.json"
+    corpus.write_text(json.dumps(PASSAGES))
+    store = tmp_path / "store"
+    first = build_index([corpus], store, "docs", chunk_size=400, chunk_overlap=0, progress=False)
+    layout = StoreLayout.of(store, "docs")
+    with pytest.raises(RetrievalError, match="--rebuild"):
+        build_index([corpus], store, "docs", chunk_size=60, chunk_overlap=0, progress=False)
+    assert chroma_collection(layout).count() == first.chunks_total  # nothing piled on
+    assert len(layout.chunks_path.read_text().splitlines()) == first.chunks_total
+    rebuilt = build_index([corpus], store, "docs", chunk_size=60, chunk_overlap=0, progress=False, rebuild=True)
+    assert rebuilt.chunks_total > first.chunks_total
+    assert chroma_collection(layout).count() == rebuilt.chunks_total  # replaced, not added
+    assert len(layout.chunks_path.read_text().splitlines()) == rebuilt.chunks_total
+    assert layout.read_manifest()["chunk_size"] == 60

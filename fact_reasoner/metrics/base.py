@@ -19,6 +19,14 @@ class Metric:
     """
 
     name: ClassVar[str] = "metric"
+    #: whether a sample without a response cannot be scored by this metric (most judge the answer)
+    needs_response: ClassVar[bool] = True
+
+    def needs(self) -> frozenset[str]:
+        """The pipeline stages the metric uses: ``atoms`` (claims), ``nli``, ``llm``,
+        ``embedder``; checked at start-up (:meth:`MetricContext.preflight`), together with the
+        extras of the metric's own registry entry (``bert_score`` for BERTScore)."""
+        return frozenset({"atoms", "nli"})
 
     def score(self, sample: RagSample | dict, context: MetricContext | None = None) -> MetricResult:
         sample = as_sample(sample)

@@ -82,6 +82,9 @@ class AnswerClassification(Metric):
     correct_threshold: float = 0.5
     judge: FactualCorrectness = field(default_factory=FactualCorrectness)
 
+    def needs(self) -> frozenset[str]:
+        return self.judge.needs()
+
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
         missing = sample.require("response")
         if missing:
@@ -93,7 +96,7 @@ class AnswerClassification(Metric):
             return MetricResult.nan(self.name, "no reference to judge the answer against", label=None)
         judged = context.result(self.judge, sample)
         if judged.is_nan:
-            return MetricResult.nan(
+            return (MetricResult.failure if judged.is_failure else MetricResult.nan)(
                 self.name, f"judge could not decide: {judged.reason}", label=None, details=judged.details
             )
         label = CORRECT if judged.score >= self.correct_threshold else WRONG

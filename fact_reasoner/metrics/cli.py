@@ -5,9 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import signal
 import sys
 from pathlib import Path
 from typing import Any
+
+from ..cli_options import positive_int
+from .evaluation import available_metrics, column_names, make_metric
 
 DEFAULT_METRICS = "faithfulness,factual_correctness,context_precision,context_recall,answer_relevance,ragas_score"
 
@@ -18,32 +22,14 @@ Each sample (a JSONL line, an element of a JSON list, or a CSV row) has a questi
 (question/query/user_input), a response (response/actual_output/answer), optionally a
 reference (reference/expected_output/ground_truth) and retrieved contexts
 (retrieved_contexts/retrieved_content/contexts/retrieval_context: strings or {text} objects,
-or a JSON list in a CSV cell). Every sample gives one output line, errors included.
+or a JSON list in a CSV cell; CSV cells NaN/nan/None/null are missing values).
+
+Every sample is checked first: a bad one (no response, none of the known fields, invalid
+JSON, not UTF-8) is reported as file:line and skipped, the others are computed, and the exit
+status is 1. Results are written and fsynced sample by sample; rerunning the same command
+resumes (Ctrl-C keeps what was written). A sample whose metric could not be computed (a
+model call failed) is reported and retried by the next run, never written with a score.
 """
-
-
-def read_samples(path: Path) -> list[dict[str, Any]]:
-    """Rows of a ``.jsonl``, ``.json`` (list, or one object) or ``.csv`` file."""
-    if not path.exists():
-        raise FileNotFoundError(f"input file {path} does not exist")
-    suffix = path.suffix.lower()
-    if suffix == ".csv":
-        import pandas as pd
-
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-        return [dict(row) for row in frame.to_dict(orient="records")]
-    text = path.read_text(encoding="utf-8")
-    if suffix == ".json":
-        value = json.loads(text)
-        return value if isinstance(value, list) else [value]
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError as error:
-                rows.append({"_invalid_line": number, "_error": str(error)})
-    return rows
 
 
 def register(subparsers) -> None:
@@ -64,9 +50,15 @@ def register(subparsers) -> None:
         "answer_relevance, ragas_score, factual_accuracy, semantic_similarity, bert_score, "
         "answer_classification (default: %(default)s)",
     )
-    p.add_argument("--output", "--output-file", type=Path, help="JSONL results (default: <input>.ragas.jsonl)")
+    p.add_argument(
+        "--output",
+        "--output-file",
+        type=Path,
+        help="JSONL results, resumed on rerun (default: <input>.ragas.jsonl); failures: <output>.errors.jsonl",
+    )
     p.add_argument("--csv", type=Path, help="also write the per-sample score table as CSV")
-    p.add_argument("--limit", type=int, help="evaluate at most this many samples")
+    p.add_argument("--limit", type=positive_int, help="evaluate at most this many samples (≥ 1)")
+    p.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     p.add_argument(
         "--atomizer",
         default="auto",
@@ -91,8 +83,6 @@ def register(subparsers) -> None:
 
 
 def build_metrics(args: argparse.Namespace) -> list:
-    from .evaluation import make_metric
-
     params: dict[str, dict[str, Any]] = {
         "faithfulness": {
             "strict_mode": args.strict,
@@ -109,50 +99,186 @@ def build_metrics(args: argparse.Namespace) -> list:
     return metrics
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, handled like Ctrl-C: stop after the current sample, keep everything written."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
+
+
+def output_path(args: argparse.Namespace) -> Path:
+    """``--output``, or ``<input stem>.ragas.jsonl`` beside the input."""
+    return args.output or args.input_file.with_name(args.input_file.stem + ".ragas.jsonl")
+
+
+def argument_problems(args: argparse.Namespace) -> list[str]:
+    """What cannot work, found before anything runs (one line each, argparse style)."""
+    problems = []
+    names = [n.strip() for n in args.metrics.split(",") if n.strip()]
+    if not names:
+        problems.append(f"argument --metrics: no metric named; choose from {', '.join(available_metrics())}")
+    for name in names:
+        try:
+            make_metric(name)
+        except ValueError as error:
+            problems.append(f"argument --metrics: {error}")
+    if args.input_file.is_dir():
+        problems.append(f"argument --input-file: {args.input_file} is a directory, not a file")
+    for flag, path in (("--output", output_path(args)), ("--csv", args.csv)):
+        if path is None:
+            continue
+        if path.is_dir():
+            problems.append(f"argument {flag}: {path} is a directory, not a file")
+        parent = next((p for p in path.parents if p.exists()), None)
+        if parent is not None and not parent.is_dir():
+            problems.append(f"argument {flag}: {parent} is a file, not a directory")
+    return problems
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run ``fact-reasoner ragas``: evaluate the samples, write the results, print a summary."""
+    """Run ``fact-reasoner ragas``: check the arguments and every sample, compute the metrics
+    sample by sample into the output (resuming it), report bad samples as ``file:line``.
+
+    What prevents the run (an input that cannot be read, a missing extra, an output that cannot
+    be used or holds other settings) raises a :class:`~fact_reasoner.errors.FactReasonerError`
+    before any sample is computed; ``fact-reasoner``'s ``main`` prints it as one line."""
+    from tqdm import tqdm
+
     from ..cli_options import config_from_args
-    from ..errors import SetupError
+    from ..errors import SettingsMismatch, SetupError
     from ..executors import make_executor
+    from ..io import InOrderWriter, RecordError, ResultWriter, write_errors
+    from ..progress import progress_bar
+    from ..runner import settings_difference
     from .context import MetricContext
-    from .evaluation import evaluate
+    from .evaluation import iter_evaluations
+    from .sample import NumberedSample, read_samples
 
-    try:
-        metrics = build_metrics(args)
-        config = config_from_args(args, args.parser, version=2)
-        samples = read_samples(args.input_file)
-        executor = make_executor(config.execution)  # --executor ray without ray: say what to install
-    except (ValueError, FileNotFoundError, SetupError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    if args.limit is not None:
-        samples = samples[: args.limit]
-    output = args.output or args.input_file.with_name(args.input_file.stem + ".ragas.jsonl")
+    for problem in argument_problems(args):
+        args.parser.error(problem)
+    metrics = build_metrics(args)
+    config = config_from_args(args, args.parser, version=2)
+    out_path = output_path(args)
     context = MetricContext(config, atomizer=args.atomizer)
+    context.preflight(metrics)  # the extras each metric needs, before any sample
+    rows = list(read_samples(args.input_file, needs_response=any(m.needs_response for m in metrics)))
+    executor = make_executor(config.execution)  # --executor ray without ray: say what to install
+    if args.limit is not None:
+        rows = rows[: args.limit]
+    valid = [r for r in rows if isinstance(r, NumberedSample)]
+    failures: list[RecordError] = [r for r in rows if isinstance(r, RecordError)]
+    settings = {
+        "pipeline": config.settings(),
+        "atomizer": args.atomizer,
+        "metrics": {name: m.key for name, m in zip(column_names(metrics), metrics)},
+    }
     try:
-        with executor:
-            result = evaluate(
-                samples, metrics, context=context, progress=not args.quiet, output=output, executor=executor
-            )
-    except SetupError as error:  # no Ray worker could start
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+        writer = ResultWriter(out_path, key_field="sample_key", overwrite=args.overwrite)
+    except BaseException:  # locked, or not usable as an output: raised on to main()
+        executor.close()
+        raise
+    previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
+    if previous and previous != {json.dumps(settings, sort_keys=True)}:
+        writer.close()
+        executor.close()
+        other = json.loads(sorted(previous)[0])
+        raise SettingsMismatch(
+            f"{out_path} holds results made with other settings "
+            f"({settings_difference(other, settings)}); use --overwrite, or another --output"
+        )
+    if writer.repaired and not args.quiet:
+        print(f"note: removed a torn last line from {out_path} (an interrupted write)", file=sys.stderr)
+    for failure in failures:
+        print(f"error: {failure}", file=sys.stderr)
+    todo = [r for r in valid if r.key not in writer]
+    if len(todo) < len(valid) and not args.quiet:
+        print(f"resuming: {len(valid) - len(todo)} sample(s) already in {out_path}", file=sys.stderr)
+
+    names = column_names(metrics)
+    items = [(position, item.sample) for position, item in enumerate(todo)]
+    previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
+    interrupted = False
+    stop_error: Exception | None = None
+    notes: list[str] = []
+    in_order = InOrderWriter(writer)  # Ray workers finish out of order; the file keeps the input's
+    try:
+        with progress_bar(len(todo), desc="ragas", unit="sample", quiet=args.quiet or not todo) as bar:
+            for position, evaluation, worker_notes in iter_evaluations(items, metrics, context, executor):
+                item = todo[position]
+                notes += [note for note in worker_notes if note not in notes]
+                if evaluation.errors:  # not written: reported, and tried again by the next run
+                    reasons = "; ".join(f"{name}: {error}" for name, error in evaluation.errors.items())
+                    failures.append(RecordError(item.path, item.line, f"not computed: {reasons}"))
+                    tqdm.write(f"error: {failures[-1]}", file=sys.stderr)
+                    in_order.put(position, None)
+                else:
+                    row = evaluation.row()
+                    row.pop("index")
+                    in_order.put(
+                        position, {"sample_key": item.key, "source_line": item.line, **row, "settings": settings}
+                    )
+                bar.update(1)
+    except KeyboardInterrupt:
+        interrupted = True
+    except SetupError as error:  # a stage that cannot be set up, or no Ray worker started
+        stop_error = error
+    finally:
+        in_order.flush()
+        writer.close()
+        executor.close()
+        signal.signal(signal.SIGTERM, previous_handler)
+    write_errors(out_path.with_suffix(".errors.jsonl"), failures)
+    current = [writer.done[r.key] for r in valid if r.key in writer.done]
     if args.csv:
-        result.to_dataframe().to_csv(args.csv, index=False)
+        rows_table(current, names).to_csv(args.csv, index=False)
+    if stop_error is not None:
+        print(f"error: {stop_error}", file=sys.stderr)
+        print(
+            f"stopped: {len(current)} sample(s) kept in {out_path}; fix the cause and rerun to resume", file=sys.stderr
+        )
+        return 2
     if not args.quiet:
-        summary = result.summary()
-        print(f"results: {output}", file=sys.stderr)
-        for note in result.notes:
-            print(f"note: {note}", file=sys.stderr)
-        for name in result.metric_names:
-            entry = summary[name]
-            mean = "nan" if math.isnan(entry["mean"]) else f"{entry['mean']:.4f}"
-            extra = "".join(f" {k}={v}" for k, v in entry.items() if k in ("counts", "grades"))
-            print(f"  {name:24s} mean {mean}  scored {entry['scored']}  nan {entry['nan']}{extra}", file=sys.stderr)
-        print(f"  seconds/sample {summary['seconds_per_sample']:.2f}  errors {summary['num_errors']}", file=sys.stderr)
-        for failure in result.errors[:10]:
-            print(f"  error: sample {failure['index']} {failure['metric']}: {failure['error']}", file=sys.stderr)
-    return 1 if result.errors else 0
+        _print_summary(current, names, failures, notes, out_path)
+    if interrupted:
+        print(f"interrupted: {len(current)} sample(s) kept in {out_path}; rerun to resume", file=sys.stderr)
+        return 130
+    return 1 if failures else 0
 
 
-__all__ = ["read_samples", "register", "run"]
+def rows_table(rows: list[dict[str, Any]], names: list[str]):
+    """The per-sample score table of written rows: ``source_line``, ``question``, one column per
+    metric score (empty for NaN) and its grade / label, ``seconds``."""
+    import pandas as pd
+
+    table = []
+    for row in rows:
+        entry: dict[str, Any] = {"source_line": row.get("source_line"), "question": row.get("question")}
+        for name in names:
+            result = row["metrics"][name]
+            entry[name] = math.nan if result["score"] is None else result["score"]
+            for extra in ("grade", "label"):
+                if result.get(extra) is not None:
+                    entry[f"{name}_{extra}"] = result[extra]
+        entry["seconds"] = row.get("seconds")
+        table.append(entry)
+    return pd.DataFrame(table, columns=None if table else ["source_line", "question", *names, "seconds"])
+
+
+def _print_summary(
+    rows: list[dict[str, Any]], names: list[str], failures: list, notes: list[str], out_path: Path
+) -> None:
+    print(f"results: {out_path}", file=sys.stderr)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    for name in names:
+        scores = [row["metrics"][name]["score"] for row in rows]
+        values = [v for v in scores if v is not None]
+        mean = f"{sum(values) / len(values):.4f}" if values else "nan"
+        print(f"  {name:24s} mean {mean}  scored {len(values)}  nan {len(scores) - len(values)}", file=sys.stderr)
+    print(f"  samples {len(rows)}  failed {len(failures)}", file=sys.stderr)
+    for failure in failures[:10]:
+        print(f"  failed: {failure}", file=sys.stderr)
+
+
+__all__ = ["argument_problems", "register", "rows_table", "run"]

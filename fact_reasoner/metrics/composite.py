@@ -2,7 +2,10 @@
 
 score = Σ_c w_c · s_c / Σ_c w_c over the components c whose score s_c is not NaN, with
 w = faithfulness 0.30, context precision 0.20, context recall 0.20, answer relevance 0.30;
-all components NaN → NaN. Seed vectors (0–100): (100, NaN, 100, 83.27) → 93.73;
+all components NaN → NaN. A component that *failed* (a model call, an error; not NaN by
+definition such as context recall without a reference) makes the composite a failure (NaN,
+the component named): a mean of the others would be a score it did not compute. No response →
+NaN. Seed vectors (0–100): (100, NaN, 100, 83.27) → 93.73;
 (NaN, NaN, NaN, 82.29) → 82.29.
 """
 
@@ -12,6 +15,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..errors import SetupError
 from .base import Metric
 from .context import MetricContext
 from .faithfulness import Faithfulness
@@ -67,15 +71,27 @@ class RagasScore(Metric):
             values[name] = value
         return weighted_nan_mean(values, self.weights)
 
+    def needs(self) -> frozenset[str]:
+        return frozenset().union(*(getattr(self, name).needs() for name in self.weights))
+
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
+        if not sample.response:
+            # the retrieval components alone would make a perfect-looking score for no answer
+            return MetricResult.nan(self.name, "sample has no response: the composite judges the answer")
         parts: dict[str, MetricResult] = {}
         for name in self.weights:
             metric = getattr(self, name)
             try:
                 parts[name] = context.result(metric, sample)
-            except Exception as error:  # a failed component is NaN, named in the reason
-                parts[name] = MetricResult.nan(name, f"error: {type(error).__name__}: {error}")
+            except SetupError:
+                raise  # a stage that cannot be set up: every sample would fail the same way
+            except Exception as error:  # a failed component is a failure, named in the reason
+                parts[name] = MetricResult.failure(name, f"{type(error).__name__}: {error}")
         components = {name: r.score for name, r in parts.items()}
+        failed = {name: r.reason for name, r in parts.items() if r.is_failure}
+        if failed:
+            named = "; ".join(f"{k} ({v})" for k, v in failed.items())
+            return MetricResult.failure(self.name, f"not computed: component(s) failed: {named}", components=components)
         score = self.combine(components)
         skipped = {name: r.reason for name, r in parts.items() if r.is_nan}
         reason = None

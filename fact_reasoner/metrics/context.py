@@ -134,6 +134,48 @@ class MetricContext:
     def graph_options(self) -> GraphOptions:
         return self.config.graph
 
+    def preflight(self, metrics: Sequence[Any]) -> None:
+        """Check, before any sample, that ``metrics`` can run: the stages each one uses
+        (:meth:`~fact_reasoner.metrics.base.Metric.needs`: the NLI backend, the language model,
+        the embedder, each checked against its registry entry's extras by
+        :meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`), then the extras and
+        start-up check its own :data:`~fact_reasoner.metrics.evaluation.METRICS` entry declares
+        (BERTScore's package; the embedder's only when this instance embeds sentences). Raises
+        :class:`~fact_reasoner.stages.StageUnavailable` naming the metric and the extra to
+        install, instead of every sample failing the same way."""
+        from ..embeddings import EMBEDDER_EXTRAS
+        from ..stages import StageUnavailable
+        from .evaluation import METRICS
+
+        for metric in metrics:
+            needs = metric.needs()
+            uses_llm_atoms = "atoms" in needs and self._atomizer_choice == "llm"
+            if "nli" in needs and self.config.models.nli == "precomputed" and self.stages._nli is None:
+                raise StageUnavailable(
+                    f"{metric.name}: --nli precomputed has no relations for RAG samples; "
+                    "use --nli align, cross-encoder or llm"
+                )
+            try:
+                self.stages.preflight(
+                    atomize=uses_llm_atoms,
+                    judge="nli" in needs,
+                    llm="llm" in needs,
+                    embed="embedder" in needs,
+                )
+            except StageUnavailable as error:
+                raise StageUnavailable(f"{metric.name}: {error}") from None
+            if metric.name not in METRICS:  # a metric object of its own: nothing declared
+                continue
+            entry = METRICS.entry(metric.name)
+            for extra in entry.extras:
+                if extra in EMBEDDER_EXTRAS and "embedder" not in needs:
+                    continue  # e.g. answer_relevance with method="rubric" embeds nothing
+                if extra.missing():
+                    raise StageUnavailable(
+                        f"{metric.name} needs the Python package {extra.module!r}: {extra.install_hint()}"
+                    )
+            entry.run_check(self.config)
+
     # -- shared computations -------------------------------------------------------------
     def claims(self, text: str | None, question: str | None = None) -> list[str]:
         return self.atoms.claims(text, question)

@@ -194,6 +194,9 @@ class FactualAccuracy(Metric):
     judge: Literal["atoms", "llm"] = "atoms"
     weights: dict = field(default_factory=lambda: dict(GEVAL_WEIGHTS))
 
+    def needs(self) -> frozenset[str]:
+        return frozenset({"atoms", "nli"} if self.judge == "atoms" else {"llm"})
+
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
         missing = sample.require("response", "reference")
         if missing:

@@ -15,12 +15,13 @@ import inspect
 import json
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..embeddings import EMBEDDER_EXTRAS
+from ..errors import SetupError
 from ..executors import Executor, Job, LocalExecutor, describe_error
 from ..json_safe import json_safe
 from ..registry import Extra, Registry
@@ -169,7 +170,8 @@ class EvaluationResult:
         return out
 
 
-def _column_names(metrics: Sequence[Metric]) -> list[str]:
+def column_names(metrics: Sequence[Metric]) -> list[str]:
+    """One column name per metric: its name, then `name_2`, `name_3` … for repeats."""
     names: list[str] = []
     seen: dict[str, int] = {}
     for metric in metrics:
@@ -199,10 +201,15 @@ def _evaluate_sample(
     for name, metric in zip(names, metric_objects):
         try:
             results[name] = context.result(metric, sample)
+        except SetupError:
+            raise  # a stage that cannot be set up: every sample would fail the same way
         except Exception as error:  # one failing metric must not lose the others
             message = f"{type(error).__name__}: {error}"
             errors[name] = message
-            results[name] = MetricResult.nan(metric.name, f"error: {message}", error=True)
+            results[name] = MetricResult.failure(metric.name, f"error: {message}")
+            continue
+        if results[name].is_failure:  # computed as a failure (a model call, a component)
+            errors[name] = results[name].reason or "failed"
     return SampleEvaluation(index, sample, results, errors, time.perf_counter() - start)
 
 
@@ -241,39 +248,60 @@ def evaluate(
     ``executor`` (default: this process) runs the samples; an executor other than the local one
     builds each worker's context from ``context.config`` and its atomizer's name, so stages
     injected into ``context`` are used only locally.
+
+    A stage that cannot be set up (:class:`~fact_reasoner.errors.SetupError`) stops the
+    evaluation: every sample would fail the same way.
     """
     from ..progress import progress_bar
 
     metric_objects = [make_metric(m) if isinstance(m, str) else m for m in metrics]
     if not metric_objects:
         raise ValueError("no metrics to compute")
-    names = _column_names(metric_objects)
     context = context or MetricContext()
     executor = executor or LocalExecutor()
-    choice = context.atomizer_choice
-    if not isinstance(executor, LocalExecutor) and not isinstance(choice, str):
-        raise ValueError("workers build their own atomizer: give it by name (auto, llm or sentence)")
-    job = SampleJob(context.config, choice if isinstance(choice, str) else "auto", tuple(names), tuple(metric_objects))
     items = list(enumerate(samples))
     evaluations: list[SampleEvaluation] = []
     notes = list(context.notes)
     with progress_bar(len(items), desc="ragas", unit="sample", quiet=not progress) as bar:
-        for outcome in executor.map(job, items, local_state=context):
-            index, raw = items[outcome.index]
-            if outcome.value is not None:
-                evaluation, worker_notes = outcome.value
-                notes += [note for note in worker_notes if note not in notes]
-            else:  # the worker holding it was lost: still one row, every metric NaN
-                problem = outcome.error or RuntimeError("no result")
-                evaluation = _failed_sample(index, raw, names, metric_objects, describe_error(problem))
+        for _, evaluation, worker_notes in iter_evaluations(items, metric_objects, context, executor):
+            notes += [note for note in worker_notes if note not in notes]
             evaluations.append(evaluation)
             bar.update(1)
     context.forget_results()
     evaluations.sort(key=lambda e: e.index)
-    result = EvaluationResult(evaluations, names, notes)
+    result = EvaluationResult(evaluations, column_names(metric_objects), notes)
     if output is not None:
         result.to_jsonl(output)
     return result
+
+
+def iter_evaluations(
+    items: Sequence[tuple[int, Any]],
+    metrics: Sequence[Metric],
+    context: MetricContext,
+    executor: Executor,
+) -> Iterator[tuple[int, SampleEvaluation, tuple[str, ...]]]:
+    """Every metric on each ``(index, sample)`` of ``items``, as the executor finishes them
+    (in order with the local one): ``(position in items, evaluation, notes so far)``.
+
+    A sample whose worker was lost gives a row of failures; a stage that cannot be set up
+    raises :class:`~fact_reasoner.errors.SetupError`.
+    """
+    names = column_names(metrics)
+    choice = context.atomizer_choice
+    if not isinstance(executor, LocalExecutor) and not isinstance(choice, str):
+        raise ValueError("workers build their own atomizer: give it by name (auto, llm or sentence)")
+    job = SampleJob(context.config, choice if isinstance(choice, str) else "auto", tuple(names), tuple(metrics))
+    for outcome in executor.map(job, items, local_state=context):
+        index, raw = items[outcome.index]
+        if outcome.value is not None:
+            evaluation, notes = outcome.value
+        elif isinstance(outcome.error, SetupError):
+            raise outcome.error
+        else:  # the worker holding it was lost: still one row, every metric a failure
+            problem = outcome.error or RuntimeError("no result")
+            evaluation, notes = _failed_sample(index, raw, names, metrics, describe_error(problem)), ()
+        yield outcome.index, evaluation, tuple(notes)
 
 
 def _failed_sample(index: int, raw: Any, names: list[str], metrics: Sequence[Metric], message: str) -> SampleEvaluation:
@@ -284,7 +312,7 @@ def _failed_sample(index: int, raw: Any, names: list[str], metrics: Sequence[Met
     return SampleEvaluation(
         index,
         sample,
-        {n: MetricResult.nan(m.name, f"error: {message}", error=True) for n, m in zip(names, metrics)},
+        {n: MetricResult.failure(m.name, f"error: {message}") for n, m in zip(names, metrics)},
         {"sample": message},
     )
 
@@ -297,5 +325,6 @@ __all__ = [
     "SampleJob",
     "available_metrics",
     "evaluate",
+    "iter_evaluations",
     "make_metric",
 ]

@@ -156,7 +156,7 @@ class Faithfulness(Metric):
             inference=support.algorithm,
         )
         if not judged:
-            return MetricResult.nan(
+            return MetricResult.failure(
                 self.name, "no claim could be judged (every NLI call failed)", details=details, **extra
             )
         if self.weighted:

@@ -68,6 +68,9 @@ class AnswerRelevance(Metric):
     num_questions: int = 3
     fallback: bool = True
 
+    def needs(self) -> frozenset[str]:
+        return frozenset({"llm"} if self.method == "rubric" else {"llm", "embedder"})
+
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
         missing = sample.require("question", "response")
         if missing:
@@ -87,7 +90,7 @@ class AnswerRelevance(Metric):
                 raise JudgeError("the model wrote no questions")
         except JudgeError as error:
             if not self.fallback:
-                return MetricResult.nan(self.name, f"question generation failed: {error}")
+                return MetricResult.failure(self.name, f"question generation failed: {error}")
             return self._rubric(sample, context, note=f"question generation failed ({error}); rubric used")
         similarities = question_similarity(context.embedder, sample.question or "", generated)
         noncommittal = bool(answer.get("noncommittal"))
@@ -118,7 +121,7 @@ class AnswerRelevance(Metric):
             )
             rating = int(answer["rating"])
         except (JudgeError, ValueError, TypeError) as error:
-            return MetricResult.nan(self.name, f"rubric failed: {error}" + (f"; {note}" if note else ""))
+            return MetricResult.failure(self.name, f"rubric failed: {error}" + (f"; {note}" if note else ""))
         rating = min(5, max(1, rating))
         reason = str(answer.get("reason", "")).strip()
         return MetricResult(

@@ -45,9 +45,21 @@ class MetricResult(BaseModel):
     def is_nan(self) -> bool:
         return math.isnan(self.score)
 
+    @property
+    def is_failure(self) -> bool:
+        """NaN because something failed (a model call, a component), not by definition (no
+        reference, no contexts): a composite built on it would be a score it did not compute."""
+        return self.is_nan and (self.model_extra or {}).get("error") is True
+
     @classmethod
     def nan(cls, name: str, reason: str, **extra: Any) -> "MetricResult":
+        """NaN by definition: the sample lacks what the metric needs (``reason`` says what)."""
         return cls(name=name, score=float("nan"), reason=reason, **extra)
+
+    @classmethod
+    def failure(cls, name: str, reason: str, **extra: Any) -> "MetricResult":
+        """NaN because the metric could not be computed (``error=True``; see :attr:`is_failure`)."""
+        return cls(name=name, score=float("nan"), reason=reason, error=True, **extra)
 
 
 def clamp01(value: float) -> float:

@@ -50,6 +50,7 @@ class ContextRecall(Metric):
     """Share of the reference's claims that the retrieved contexts support."""
 
     name = "context_recall"
+    needs_response = False
 
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
         missing = sample.require("reference")
@@ -90,6 +91,7 @@ class ContextPrecision(Metric):
     """Relevance of the retrieved contexts in rank order: average precision or mean relevance."""
 
     name = "context_precision"
+    needs_response = False
     mode: Literal["average_precision", "mean"] = "average_precision"
     relevance_threshold: float = 0.5
 

@@ -22,9 +22,15 @@ from __future__ import annotations
 import ast
 import json
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ..errors import InputError
+from ..io import RecordError, describe_validation_error, numbered_keys, read_rows
 
 ALIASES: dict[str, tuple[str, ...]] = {
     "question": ("question", "query", "input", "user_input"),
@@ -124,6 +130,10 @@ class RagSample(BaseModel):
                     contexts = [contexts]
             elif isinstance(contexts, dict):
                 contexts = [contexts]
+            elif not isinstance(contexts, list):
+                raise ValueError(
+                    f"retrieved_contexts must be a list of strings or {{text}} objects, not {type(contexts).__name__}"
+                )
             data["retrieved_contexts"] = [text for text in (_context_text(c) for c in contexts) if text.strip()]
         if data.get("sample_id") is not None:
             data["sample_id"] = str(data["sample_id"])
@@ -135,4 +145,78 @@ class RagSample(BaseModel):
         return f"sample has no {', '.join(missing)}" if missing else None
 
 
-__all__ = ["ALIASES", "RagSample"]
+KNOWN_FIELDS = frozenset(name for names in ALIASES.values() for name in names) | {"sample_id"}
+
+
+def _spellings(field: str) -> str:
+    return "/".join(ALIASES[field])
+
+
+@dataclass(frozen=True)
+class NumberedSample:
+    """A valid sample, where it came from (file, line) and its resume key."""
+
+    path: str
+    line: int
+    key: str
+    sample: RagSample
+
+
+def sample_from_row(data: Any, *, needs_response: bool = True) -> RagSample | str:
+    """The sample of one input row, or why the row is not one (one line, no pydantic dump).
+
+    A row needs at least one known field; with ``needs_response`` an empty, NaN or missing
+    response is refused: no metric judging the answer can score it."""
+    if not isinstance(data, dict):
+        return f"expected a JSON object, got {type(data).__name__}"
+    if not KNOWN_FIELDS & set(data):
+        found = ", ".join(sorted(str(key) for key in data)) or "nothing"
+        return (
+            f"none of the known fields ({_spellings('question')}, {_spellings('response')}, "
+            f"{_spellings('reference')}, {_spellings('retrieved_contexts')}); found: {found}"
+        )
+    try:
+        sample = RagSample.model_validate(data)
+    except ValidationError as error:
+        return describe_validation_error(error).replace("record: Value error, ", "")
+    except (TypeError, ValueError) as error:
+        return f"{type(error).__name__}: {error}"
+    if needs_response and not sample.response:
+        given = next((name for name in ALIASES["response"] if name in data), None)
+        what = f"`{given}` is empty (or NaN / None)" if given else f"no response ({_spellings('response')})"
+        return f"{what}: a sample without a response cannot be scored"
+    return sample
+
+
+def read_samples(path: str | Path, *, needs_response: bool = True) -> Iterator[NumberedSample | RecordError]:
+    """Each sample of a ``.jsonl``, ``.json`` or ``.csv`` file (:func:`fact_reasoner.io.read_rows`:
+    the same reader as the assessment's records), or an error naming ``file:line``.
+
+    A CSV whose header lacks every known column, or the response column when
+    ``needs_response``, raises :class:`~fact_reasoner.errors.InputError` naming the columns.
+    """
+    key = numbered_keys()
+    for position, row in enumerate(read_rows(path)):
+        if isinstance(row, RecordError):
+            yield row
+            continue
+        if position == 0 and Path(path).suffix.lower() == ".csv":
+            _check_csv_header(row.path, list(row.data), needs_response)
+        sample = sample_from_row(row.data, needs_response=needs_response)
+        if isinstance(sample, str):
+            yield row.error(sample)
+        else:
+            yield NumberedSample(row.path, row.line, key(row.data), sample)
+
+
+def _check_csv_header(path: str, columns: list[str], needs_response: bool) -> None:
+    names = ", ".join(columns)
+    if not KNOWN_FIELDS & set(columns):
+        raise InputError(f"the CSV header has none of the known columns; columns: {names}", path=path, line=1)
+    if needs_response and not set(ALIASES["response"]) & set(columns):
+        raise InputError(
+            f"the CSV header has no response column ({_spellings('response')}); columns: {names}", path=path, line=1
+        )
+
+
+__all__ = ["ALIASES", "KNOWN_FIELDS", "NumberedSample", "RagSample", "read_samples", "sample_from_row"]

@@ -25,6 +25,9 @@ from .sample import RagSample
 class SemanticSimilarity(Metric):
     name = "semantic_similarity"
 
+    def needs(self) -> frozenset[str]:
+        return frozenset({"embedder"})
+
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
         missing = sample.require("response", "reference")
         if missing:
@@ -44,6 +47,9 @@ class BertScoreF1(Metric):
     num_layers: int = 6
     batch_size: int = 16
     idf: bool = False
+
+    def needs(self) -> frozenset[str]:
+        return frozenset()  # no pipeline stage; its package is its registry entry's extra
 
     def scorer(self):
         path = str(self.model_path or default_minilm_path())

@@ -26,11 +26,13 @@ import argparse
 import base64
 import datetime as _dt
 import html
+import logging
 import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError, OutputError
 from ..scores import GoldAtoms
 from .plots import PLOTS
 from .rows import group_rows, read_rows, restrict_to_common
@@ -43,6 +45,8 @@ from .tables import (
     line_values,
     summary_table,
 )
+
+logger = logging.getLogger(__name__)
 
 SNIPPET_CHARS = 220
 
@@ -303,6 +307,25 @@ def _record_html(
     )
 
 
+def _check_input_matches(input_file: Path, keys: Sequence[str], input_keys: set[str]) -> None:
+    """``--input-file`` must be the input of these results: none of its records matching is an
+    error (their context texts would silently be missing); some missing, a warning."""
+    matched = sum(1 for key in keys if key in input_keys)
+    if matched == 0:
+        raise InputError(
+            f"none of its records matches the {len(keys)} result(s) (another input, or records edited "
+            "since the run); give --input-file the file the results came from",
+            path=input_file,
+        )
+    if matched < len(keys):
+        logger.warning(
+            "--input-file %s: %d of %d result(s) have no record there (their context texts are not shown)",
+            input_file,
+            len(keys) - matched,
+            len(keys),
+        )
+
+
 def build_report(
     results: Sequence[Path],
     input_file: Path | None = None,
@@ -314,6 +337,7 @@ def build_report(
     named = read_rows(results)
     groups = group_rows(named)
     texts = ContextTexts.from_input(input_file) if input_file is not None else ContextTexts()
+    input_keys = set(texts.by_record)
     keys: list[str] = []
     by_key: dict[str, dict[str, dict[str, Any]]] = {}
     for label, rows in groups.items():
@@ -325,6 +349,8 @@ def build_report(
             by_key[key][label] = row
             if isinstance(row.get("contexts"), list):
                 texts.add(key, row["contexts"])
+    if input_file is not None:
+        _check_input_matches(input_file, keys, input_keys)
     common, left_out = restrict_to_common(groups)
     lines = summary_table(common)
     has_gold = any(line.summary.num_gold_atoms for line in lines)
@@ -380,13 +406,13 @@ def run_report(args: argparse.Namespace) -> int:
     """Run ``fact-reasoner report``: read the result files, write the HTML page."""
     import sys
 
+    # a results or input file that cannot be used raises InputError: main() prints it, exit 2
+    page = build_report(args.results, args.input_file, args.title, args.max_records, args.max_evidence)
     try:
-        page = build_report(args.results, args.input_file, args.title, args.max_records, args.max_evidence)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    args.output.write_text(page, encoding="utf-8")
+        args.output.parent.mkdir(parents=True, exist_ok=True)
+        args.output.write_text(page, encoding="utf-8")
+    except OSError as error:  # a directory where the page goes, a file where its folder goes
+        raise OutputError(f"cannot write the report: {error.strerror or error}", path=args.output) from None
     print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.1f} MB)", file=sys.stderr)
     return 0
 

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import InputError
+
 
 def assessor_name(row: dict[str, Any]) -> str:
     """``assessor`` when the row names one (baselines), else ``FR<version>``."""
@@ -65,22 +67,33 @@ def _assessor_order(label: str) -> tuple[int, str]:
 
 
 def read_rows(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
-    """Rows of result JSONL files as ``(file stem, row)``; a bad line names file and line."""
+    """Rows of result JSONL files as ``(file stem, row)``; a bad line names file and line, a file
+    without rows is an error (a report of nothing would look like a finished one). Each problem
+    raises :class:`~fact_reasoner.errors.InputError` (with ``path`` and, for a line, ``line``)."""
     out = []
     for path in paths:
         path = Path(path)
         if not path.exists():
-            raise FileNotFoundError(f"results file not found: {path}")
+            raise InputError(f"results file not found: {path}")
+        if path.is_dir():
+            raise InputError("a directory, not a results file", path=path)
         stem = path.name.removesuffix(".jsonl")
-        with open(path, encoding="utf-8") as handle:
-            for number, raw in enumerate(handle, start=1):
-                if not raw.strip():
-                    continue
-                try:
-                    row = json.loads(raw)
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{path}:{number}: invalid JSON: {error.msg}") from None
-                if not isinstance(row, dict) or not isinstance(row.get("atoms"), list):
-                    raise ValueError(f"{path}:{number}: not a result row (no 'atoms' list)")
-                out.append((stem, row))
+        found = False
+        for number, raw_bytes in enumerate(path.read_bytes().split(b"\n"), start=1):
+            if not raw_bytes.strip():
+                continue
+            try:
+                row = json.loads(raw_bytes.decode("utf-8"))
+            except UnicodeDecodeError as error:
+                raise InputError(
+                    f"not valid UTF-8 (byte {raw_bytes[error.start]:#04x})", path=path, line=number
+                ) from None
+            except json.JSONDecodeError as error:
+                raise InputError(f"invalid JSON: {error.msg}", path=path, line=number) from None
+            if not isinstance(row, dict) or not isinstance(row.get("atoms"), list):
+                raise InputError("not a result row (no 'atoms' list)", path=path, line=number)
+            out.append((stem, row))
+            found = True
+        if not found:
+            raise InputError("no result rows (the file is empty): nothing to report", path=path)
     return out

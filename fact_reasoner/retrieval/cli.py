@@ -18,7 +18,8 @@ from .corpus import CorpusError
 EPILOG = """\
 Inputs: .jsonl (one {"text", "title"?, "topic"?, "id"?} per line), .json ({topic: [{title,
 text}]} or a list of objects), anything else as plain UTF-8 text (one document per file,
-paragraphs separated by blank lines). Rerunning adds new chunks only (ids are content hashes).
+paragraphs separated by blank lines). Rerunning adds new chunks only (ids are content hashes);
+another --chunk-size / --chunk-overlap is refused unless --rebuild (which replaces the collection).
 The store then serves --service-type chroma, bm25 and hybrid with the same --store/--collection.
 
 FActScore's Wikipedia file (enwiki-20230401.db, an SQLite table documents(title, text)) is read
@@ -65,6 +66,11 @@ def register(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParse
     parser.add_argument(
         "--threads", type=int, help="torch threads for embedding (default: torch's own; 1 is faster on a busy machine)"
     )
+    parser.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="replace the collection (needed to index again with another --chunk-size / --chunk-overlap)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(func=run_index)
     return parser
@@ -105,6 +111,7 @@ def run_index(args: argparse.Namespace) -> int:
             embedding_model=args.embedding_model,
             threads=args.threads,
             progress=not args.quiet,
+            rebuild=args.rebuild,
         )
     except (CorpusError, RetrievalError) as error:
         print(f"error: {error}", file=sys.stderr)

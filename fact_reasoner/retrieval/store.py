@@ -187,6 +187,19 @@ class IndexReport:
         return asdict(self)
 
 
+def remove_collection(layout: StoreLayout) -> None:
+    """Delete a collection: its chroma vectors (when a chroma store exists) and its chunks,
+    BM25 index and manifest."""
+    import shutil
+
+    if layout.chroma_dir.exists():
+        client = open_chroma(layout, create=False)
+        if layout.collection in {getattr(c, "name", c) for c in client.list_collections()}:
+            client.delete_collection(layout.collection)
+    if layout.collection_dir.exists():
+        shutil.rmtree(layout.collection_dir)
+
+
 def build_index(
     corpus: Sequence[str | Path],
     store: str | Path,
@@ -199,14 +212,23 @@ def build_index(
     embedding_model: str | None = None,
     threads: int | None = None,
     progress: bool = True,
+    rebuild: bool = False,
 ) -> IndexReport:
-    """Read, chunk, embed and store a corpus; add only chunks not already in the collection."""
+    """Read, chunk, embed and store a corpus; add only chunks not already in the collection.
+
+    Checked before the store is touched: ``store`` must be a directory (or not exist yet), the
+    corpus must hold at least one chunk, and a collection built with another chunk size or
+    overlap is refused (its chunks would sit beside the new ones) unless ``rebuild``, which
+    replaces the collection.
+    """
     from ..progress import progress_bar
     from .bm25 import build_bm25
 
     started = time.perf_counter()
     layout = StoreLayout.of(store, collection)
-    layout.collection_dir.mkdir(parents=True, exist_ok=True)
+    blocking = next((p for p in (layout.store, *layout.store.parents) if p.exists()), None)
+    if blocking is not None and not blocking.is_dir():
+        raise RetrievalError(f"--store {store}: {blocking} is a file, not a directory")
 
     documents = 0
     new_chunks: dict[str, Chunk] = {}
@@ -216,6 +238,23 @@ def build_index(
         for chunk in chunk_document(document, chunk_size, chunk_overlap):
             made += 1
             new_chunks.setdefault(chunk.id, chunk)
+    if not new_chunks:
+        names = ", ".join(str(path) for path in corpus)
+        raise RetrievalError(
+            f"the corpus ({names}) holds no text: {documents} document(s), no chunk to index; the store is unchanged"
+        )
+    previous = layout.read_manifest() if layout.collection_dir.is_dir() else None
+    if previous is not None and not rebuild:
+        before = (previous.get("chunk_size"), previous.get("chunk_overlap"))
+        if before != (chunk_size, chunk_overlap):
+            raise RetrievalError(
+                f"collection {collection!r} in {layout.store} was built with --chunk-size {before[0]} "
+                f"--chunk-overlap {before[1]}; adding chunks of --chunk-size {chunk_size} --chunk-overlap "
+                f"{chunk_overlap} would mix two chunkings: use the same ones, or --rebuild to replace it"
+            )
+    if rebuild:
+        remove_collection(layout)
+    layout.collection_dir.mkdir(parents=True, exist_ok=True)
     existing = read_chunks(layout)
     known = {record["id"] for record in existing}
     to_store = [chunk for chunk_id, chunk in new_chunks.items() if chunk_id not in known]
