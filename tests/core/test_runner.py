@@ -16,8 +16,9 @@ from fact_reasoner.config import PipelineConfig
 from fact_reasoner.errors import InputError, RecordFailed, SettingsError, SettingsMismatch, SetupError
 from fact_reasoner.pipeline import FactReasoner
 from fact_reasoner.runner import RunReport, run_dataset
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 #: No model anywhere: the example records carry atoms, contexts and NLI relations.
 OFFLINE = PipelineConfig().with_options(nli="precomputed", use_cache=False)

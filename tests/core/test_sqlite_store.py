@@ -4,13 +4,13 @@ import sqlite3
 import subprocess
 import sys
 import threading
-from pathlib import Path
 
 from fact_reasoner.cache import ModelCache
 from fact_reasoner.retrieval.cache import RetrievalCache
 from fact_reasoner.sqlite_store import SQLiteStore
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 TABLE = "CREATE TABLE IF NOT EXISTS kv (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
 
 

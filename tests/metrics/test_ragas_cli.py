@@ -24,8 +24,9 @@ from fact_reasoner.inference import make_engine
 from fact_reasoner.io import ResultWriter
 from fact_reasoner.metrics import MetricContext, RagasScore, SentenceAtomizer
 from fact_reasoner.nli import PrecomputedNLI
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 QUESTION = "Where is the Eiffel Tower?"
 REFERENCE = "The Eiffel Tower is in Paris."
 CONTEXT = "The Eiffel Tower is in Paris, France."

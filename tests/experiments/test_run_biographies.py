@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from experiments import run_biographies as runner
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 
 

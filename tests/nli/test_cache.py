@@ -12,8 +12,9 @@ from fact_reasoner.config import PipelineConfig
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
 from fact_reasoner.nli.cache import CachedNLI
 from fact_reasoner.schema import InputRecord, RelationType
+from tests.helpers import REPO_ROOT
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
+EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 
 
 def _backend_and_pairs():

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from experiments import prepare_factscore as prep
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 DATA = ROOT.parent / "shared" / "data" / "factscore_bios_dev"
 
 needs_data = pytest.mark.skipif(not DATA.exists(), reason=f"shared data folder absent: {DATA}")

@@ -24,8 +24,9 @@ from fact_reasoner.nli.factory import NLI_BACKENDS
 from fact_reasoner.registry import KINDS, Extra, Registry, UnknownName, registry
 from fact_reasoner.retrieval import RETRIEVERS, RetrievalError, make_retriever
 from fact_reasoner.stages import Stages, StageUnavailable
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 MISSING_MODULE = "fact_reasoner_test_no_such_module"
 
 

@@ -13,8 +13,9 @@ import pytest
 
 from fact_reasoner.cli import main
 from fact_reasoner.io import ResultWriter, read_records
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 SHARED = ROOT.parent / "shared" / "data"
 FLAHERTY = SHARED / "flaherty" / "flaherty_wikipedia.json"
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"

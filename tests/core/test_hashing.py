@@ -6,7 +6,6 @@ The pinned values below were computed with the code as it was before the helpers
 
 import ast
 import hashlib
-from pathlib import Path
 
 from fact_reasoner.cache import cache_key
 from fact_reasoner.embeddings import model_fingerprint
@@ -14,8 +13,9 @@ from fact_reasoner.hashing import canonical_json, content_key, files_fingerprint
 from fact_reasoner.io import content_key as io_content_key
 from fact_reasoner.nli.align import shipped_align_model_path
 from fact_reasoner.retrieval.cache import RetrievalCache
+from tests.helpers import REPO_ROOT
 
-PACKAGE = Path(__file__).resolve().parents[1] / "fact_reasoner"
+PACKAGE = REPO_ROOT / "fact_reasoner"
 
 
 def test_record_key_is_pinned():

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -36,8 +35,9 @@ from fact_reasoner.metrics import (
 from fact_reasoner.metrics.atoms import AtomStore
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
 from fact_reasoner.schema import Relation
+from tests.helpers import REPO_ROOT
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = REPO_ROOT.parent / "shared" / "data"
 
 
 def fixed_nli(relations: list[tuple[str, str, str, float]]) -> PrecomputedNLI:

@@ -23,6 +23,7 @@ from fact_reasoner.retrieval import CachedRetriever, make_retriever, retrieve_fo
 from fact_reasoner.retrieval.retrievers import BM25Retriever, ChromaRetriever, HybridRetriever
 from fact_reasoner.retrieval.store import StoreLayout, build_index, chroma_collection
 from fact_reasoner.schema import Atom
+from tests.helpers import REPO_ROOT
 
 PASSAGES = {
     "Marie Curie": [
@@ -137,7 +138,7 @@ def test_pipeline_helper_through_config(store: Path, tmp_path: Path) -> None:
 
 
 def _index_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    root = Path(__file__).resolve().parents[1]
+    root = REPO_ROOT
     return subprocess.run(
         [sys.executable, "-m", "fact_reasoner", "index", "--quiet", *args],
         capture_output=True,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import require_extra
+from tests.helpers import REPO_ROOT, require_extra
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 
 BLOCK_TORCH = textwrap.dedent(
     """
@@ -81,7 +81,7 @@ def test_embedder_and_align_run_without_torch(tmp_path):
 def test_cross_encoder_runs_without_torch(tmp_path):
     require_extra("embeddings", "training")
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
-    from tests.test_nli_cross_encoder import _build_tiny_model
+    from tests.nli.test_cross_encoder import _build_tiny_model
 
     folder = _build_tiny_model(tmp_path / "tiny")  # built with torch here
     pairs = [["the cat sat on the mat .", "a cat sat ."], ["he was born in paris .", "he was born in london ."]]

@@ -15,8 +15,9 @@ import pytest
 from experiments import run_biographies as runner
 from fact_reasoner.cli import main as cli_main
 from fact_reasoner.report import build_report, colour
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 
 EVIL_ATOM = 'Marie Curie <script>alert("x")</script> & "friends".'

@@ -2,15 +2,15 @@
 
 import importlib.metadata
 import tomllib
-from pathlib import Path
 
 import pytest
 
 import fact_reasoner
 from fact_reasoner.retrieval.http import user_agent
 from fact_reasoner.version import __version__
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from fact_reasoner.cli import main
-from tests.helpers import require_extra
+from tests.helpers import REPO_ROOT, require_extra
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 
 

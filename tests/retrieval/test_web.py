@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import require_extra
+from tests.helpers import REPO_ROOT, require_extra
 
 require_extra("web")
 pytest.importorskip("pytest_httpserver")
@@ -653,7 +653,7 @@ def test_the_benchmark_runs_and_a_rerun_sends_no_request():
     import subprocess
     import sys
 
-    script = Path(__file__).resolve().parents[1] / "scripts" / "benchmark_web_retrieval.py"
+    script = REPO_ROOT / "scripts" / "benchmark_web_retrieval.py"
     done = subprocess.run(
         [sys.executable, str(script), "--atoms", "6", "--top-k", "2", "--delay", "0.01", "--pool", "5"],
         capture_output=True,

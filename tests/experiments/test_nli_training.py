@@ -8,11 +8,12 @@ import json
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.helpers import REPO_ROOT
+
+ROOT = REPO_ROOT
 SHARED = ROOT.parent / "shared" / "data"
 RECIPE = ROOT / "experiments" / "nli_training"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import pytest
 
@@ -12,8 +11,9 @@ from fact_reasoner import scores
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
 from fact_reasoner.report import plots, rows, tables
 from fact_reasoner.schema import InputRecord, Relation, RelationType
+from tests.helpers import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 
 
 def test_ece_by_hand() -> None:
