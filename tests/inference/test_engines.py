@@ -146,6 +146,19 @@ def test_fr3_cover_uses_contexts_not_atoms() -> None:
     model = ising_model(graph)
     cover, _ = vertex_cover(model)
     assert len(cover) <= 5
+    for seed in range(30):
+        rng = np.random.default_rng(seed)
+        n_atoms, n_contexts = int(rng.integers(3, 15)), int(rng.integers(2, 7))
+        graph = random_graph(n_atoms, n_contexts, 3, rng)
+        model = ising_model(graph)
+        assert graph.variables[:n_atoms] == tuple(f"a{i}" for i in range(n_atoms))  # atoms first
+        is_atom = np.arange(model.num_variables) < n_atoms
+        assert not np.any(is_atom[model.s] & is_atom[model.t])  # no edge joins two atoms
+        cover, _ = vertex_cover(model)
+        in_cover = np.isin(np.arange(model.num_variables), cover)
+        assert np.all(in_cover[model.s] | in_cover[model.t])  # a vertex cover
+        assert not np.any(is_atom[cover]), f"seed {seed}: atoms in the cover"  # contexts only
+        assert len(cover) <= n_contexts
 
 
 def test_paper_example_1_through_every_engine() -> None:

@@ -67,8 +67,18 @@ def test_local_json_schema_output_parses(tiny):
 
 @needs_tiny_model
 def test_local_n_samples_use_distinct_seeds(tiny):
-    reply = tiny.chat(ChatRequest.of([("user", "Say a random word.")], "test/v1", max_tokens=4, temperature=1.0, n=3))
+    messages = [("user", "Say a random word.")]
+    before = tiny.stats()["llm_calls"]
+    reply = tiny.chat(ChatRequest.of(messages, "test/v1", max_tokens=4, temperature=1.0, n=3, seed=7))
     assert len(reply.choices) == 3
+    # three model calls: with one seed the cache would have answered the second and third
+    assert tiny.stats()["llm_calls"] - before == 3
+    texts = [choice.text for choice in reply.choices]
+    assert len(set(texts)) > 1, texts  # the samples differ
+    # sample i is the one-sample call with seed 7 + i (the cache holds it under that seed)
+    for i, text in enumerate(texts):
+        single = tiny.chat(ChatRequest.of(messages, "test/v1", max_tokens=4, temperature=1.0, seed=7 + i))
+        assert single.cached and single.text == text
 
 
 @needs_tiny_model
