@@ -69,7 +69,9 @@ class NLIJudgement:
 
 @runtime_checkable
 class NLIBackend(Protocol):
-    """Judges (premise, hypothesis) pairs in batches."""
+    """Judges (premise, hypothesis) pairs in batches: one judgement per pair, in input order; a
+    pair with an empty side is a failed judgement and a pair that is not two strings a
+    ``TypeError`` (:func:`check_pairs`). ``tests/nli/test_contract.py`` holds every backend to it."""
 
     name: str
 
