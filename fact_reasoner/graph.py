@@ -328,6 +328,23 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
     that deduplication dropped are mapped onto the kept id; when a pair is judged twice the
     first judgement counts. Context pairs (FR3) are reconciled as
     :func:`reconcile_context_pair` describes, vectorised over all pairs.
+
+    >>> from fact_reasoner import Atom, Context, Relation, build_graph, plan_graph
+    >>> atoms = [Atom(id="a0", text="Marie Curie was a physicist."), Atom(id="a1", text="She was born in Paris.")]
+    >>> plan = plan_graph(atoms, [Context(id="c0", text="Marie Curie was a Polish physicist.")], version=1)
+    >>> plan.pairs
+    (('c0', 'a0'), ('c0', 'a1'))
+    >>> built = build_graph(
+    ...     plan,
+    ...     [
+    ...         Relation(source="c0", target="a0", relation="entailment", probability=0.9),
+    ...         Relation(source="c0", target="a1", relation="neutral", probability=0.7),
+    ...     ],
+    ... )
+    >>> built.graph.variables, built.graph.num_factors  # the neutral relation is no factor
+    (('a0', 'a1', 'c0'), 1)
+    >>> built.factor_relations[0].relation.value, built.missing_pairs, built.failed_pairs
+    ('entailment', 0, 0)
     """
     options = options or GraphOptions(version=plan.version)
     if options.version != plan.version:

@@ -109,6 +109,29 @@ class FactReasoner:
         ``k`` (an integer, ``"median"`` or ``"half"``) overrides ``config.scores.k`` for R@K/F1@K;
         ``"median"`` uses ``dataset_median_atoms`` when given, else this record's own atom
         count (the median of a one-record dataset).
+
+        A record that carries its atoms, contexts and relations needs no model:
+
+        >>> from fact_reasoner import FactReasoner, PipelineConfig
+        >>> record = {
+        ...     "input": "Tell me about Marie Curie.",
+        ...     "output": "Marie Curie was a physicist. She was born in Paris.",
+        ...     "atoms": [
+        ...         {"id": "a0", "text": "Marie Curie was a physicist."},
+        ...         {"id": "a1", "text": "Marie Curie was born in Paris."},
+        ...     ],
+        ...     "contexts": [{"id": "c0", "text": "Marie Curie was a Polish physicist, born in Warsaw."}],
+        ...     "relations": [
+        ...         {"source": "c0", "target": "a0", "relation": "entailment", "probability": 0.9},
+        ...         {"source": "c0", "target": "a1", "relation": "contradiction", "probability": 0.8},
+        ...     ],
+        ... }
+        >>> assessor = FactReasoner(PipelineConfig(version=1, nli="precomputed", use_cache=False))
+        >>> result = assessor.assess(record)
+        >>> [(atom.id, atom.prediction.value, round(atom.probability, 3)) for atom in result.atoms]
+        [('a0', 'S', 0.803), ('a1', 'NS', 0.273)]
+        >>> result.factuality_score
+        0.5
         """
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)

@@ -248,7 +248,16 @@ def score_record(
     k: int,
     gold: Mapping[str, Label | None] | None = None,
 ) -> RecordScores:
-    """All scores of one response from its atoms' posteriors (``{atom id: P(true)}``)."""
+    """All scores of one response from its atoms' posteriors (``{atom id: P(true)}``).
+
+    >>> from fact_reasoner.scores import score_record
+    >>> scores = score_record({"a0": 0.9, "a1": 0.2, "a2": 0.7}, k=2)
+    >>> scores.num_true_atoms, round(scores.factuality_score, 3), scores.recall_k, round(scores.f1_k, 3)
+    (2, 0.667, 1.0, 0.8)
+    >>> gold = score_record({"a0": 0.9, "a1": 0.2}, k=2, gold={"a0": "S", "a1": "S"}).gold
+    >>> gold.true_positive, gold.false_negative, gold.gold_factuality_score
+    (1, 1, 1.0)
+    """
     probs = list(probabilities.values())
     n = len(probs)
     supported = sum(is_supported(p) for p in probs)

@@ -8,7 +8,12 @@ and importing it by name only worked while ``tests/`` itself was on ``sys.path``
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+#: the repository root (tests sit at different depths below it)
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 #: the importable modules of each extra of pyproject.toml that the tests rely on
 EXTRAS: dict[str, tuple[str, ...]] = {

@@ -83,6 +83,18 @@ def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
     Every problem with the name or the options raises :class:`~fact_reasoner.errors.SettingsError`
     (a ``ValueError``); an engine that cannot run at all (merlin's binary missing) raises its own
     :class:`InferenceError`.
+
+    >>> from fact_reasoner import PipelineConfig, make_engine
+    >>> from fact_reasoner.synthetic import paper_example_1
+    >>> engine = make_engine("brute-force")
+    >>> round(engine.infer(paper_example_1()).marginals["a1"], 4)  # the paper prints 0.32
+    0.3179
+    >>> make_engine(PipelineConfig(engine="native")).name
+    'native'
+    >>> make_engine("native", dampin=0.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    fact_reasoner.errors.SettingsError: engine 'native': unknown option dampin; it accepts method, ...
     """
     engine_group = getattr(name, "engine", None)
     if engine_group is not None and hasattr(engine_group, "engine_kwargs"):

@@ -1,7 +1,7 @@
 """The ``pgmpy`` engine: pgmpy's exact variable elimination, used only where it is correct.
 
 What pgmpy 1.1.2 does on FactReasoner graphs (measured when this engine was written, re-checked in
-``tests/test_inference_engines.py``):
+``tests/inference/test_engines.py``):
 
 - ``BeliefPropagationWithMessagePassing`` is for trees only (RecursionError on FR graphs);
 - ``BeliefPropagation`` (junction tree) crashes on a variable without edges and on

