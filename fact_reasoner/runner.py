@@ -183,20 +183,9 @@ def run_dataset(
         judge=any(needs_model_nli(config, r.record) for r in valid),
     )
     executor = make_executor(config.execution)
-    try:
-        writer = ResultWriter(out_path, overwrite=overwrite)
-    except BaseException:
-        executor.close()
-        raise
-    previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
-    if previous and previous != {json.dumps(settings, sort_keys=True)}:
-        writer.close()
-        executor.close()
-        other = json.loads(sorted(previous)[0])
-        raise SettingsMismatch(
-            f"{out_path} holds results made with other settings "
-            f"({settings_difference(other, settings)}); use --overwrite, or another --output-dir / --output-file"
-        )
+    writer = open_results(
+        out_path, settings, overwrite=overwrite, executor=executor, elsewhere="--output-dir / --output-file"
+    )
     notes: list[str] = []
     if writer.repaired:
         notes.append(f"removed a torn last line from {out_path} (an interrupted write)")
@@ -358,6 +347,40 @@ def dataset_summary(rows: Any) -> dict[str, Any]:
     out = summarize_rows(rows).as_dict()
     out["engines"] = sorted({row["engine"]["algorithm"] for row in rows})
     return out
+
+
+def open_results(
+    out_path: Path,
+    settings: dict[str, Any],
+    *,
+    overwrite: bool,
+    executor: Any,
+    elsewhere: str,
+    key_field: str = "record_key",
+) -> ResultWriter:
+    """The locked output of a run whose rows are made with ``settings``, its finished rows read
+    back for resuming (shared by ``fact-reasoner`` and ``fact-reasoner ragas``).
+
+    Raises :class:`~fact_reasoner.errors.SettingsMismatch` when the rows already there were made
+    with other settings (the message names the first differences and suggests ``--overwrite``
+    or ``elsewhere``, the flags that choose another output); on any error the writer and
+    ``executor`` are closed first.
+    """
+    try:
+        writer = ResultWriter(out_path, key_field=key_field, overwrite=overwrite)
+    except BaseException:  # locked, or not usable as an output
+        executor.close()
+        raise
+    previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
+    if previous and previous != {json.dumps(settings, sort_keys=True)}:
+        writer.close()
+        executor.close()
+        other = json.loads(sorted(previous)[0])
+        raise SettingsMismatch(
+            f"{out_path} holds results made with other settings "
+            f"({settings_difference(other, settings)}); use --overwrite, or another {elsewhere}"
+        )
+    return writer
 
 
 def settings_difference(before: Any, now: Any, limit: int = 6) -> str:

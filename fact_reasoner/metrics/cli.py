@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import signal
 import sys
@@ -146,11 +145,11 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from ..cli_options import config_from_args
-    from ..errors import SettingsMismatch, SetupError
+    from ..errors import SetupError
     from ..executors import make_executor
-    from ..io import InOrderWriter, RecordError, ResultWriter, write_errors
+    from ..io import InOrderWriter, RecordError, write_errors
     from ..progress import progress_bar
-    from ..runner import settings_difference
+    from ..runner import open_results
     from .context import MetricContext
     from .evaluation import iter_evaluations
     from .sample import NumberedSample, read_samples
@@ -173,20 +172,9 @@ def run(args: argparse.Namespace) -> int:
         "atomizer": args.atomizer,
         "metrics": {name: m.key for name, m in zip(column_names(metrics), metrics)},
     }
-    try:
-        writer = ResultWriter(out_path, key_field="sample_key", overwrite=args.overwrite)
-    except BaseException:  # locked, or not usable as an output: raised on to main()
-        executor.close()
-        raise
-    previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
-    if previous and previous != {json.dumps(settings, sort_keys=True)}:
-        writer.close()
-        executor.close()
-        other = json.loads(sorted(previous)[0])
-        raise SettingsMismatch(
-            f"{out_path} holds results made with other settings "
-            f"({settings_difference(other, settings)}); use --overwrite, or another --output"
-        )
+    writer = open_results(
+        out_path, settings, overwrite=args.overwrite, executor=executor, elsewhere="--output", key_field="sample_key"
+    )
     if writer.repaired and not args.quiet:
         print(f"note: removed a torn last line from {out_path} (an interrupted write)", file=sys.stderr)
     for failure in failures:
