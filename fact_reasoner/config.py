@@ -193,11 +193,13 @@ class ModelOptions(_Group):
         "llm",
         "cascade: the NLI backend that judges the pairs the cross-encoder is unsure of",
         registry="nli",
+        only_when=("nli", "cascade"),
     )
     nli_cascade_band: Annotated[float, Field(ge=0.0, le=0.5)] = option(
         0.3,
         "cascade: a pair goes to the second judge when the cross-encoder's P(entailment) or "
         "P(contradiction) lies within this distance of 0.5 (0.3: between 0.2 and 0.8; 0: never)",
+        only_when=("nli", "cascade"),
     )
     nli_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the LLM judge")
     nli_calibrate: bool = option(False, "contextual calibration of the LLM judge")
@@ -400,13 +402,19 @@ class PipelineConfig(BaseModel):
         a resumed run must have the same ones.
 
         Derived from the declarations: every field of every group except those declared with
-        ``affects_results=False`` (threads, cache location, an engine's binary path and timeout).
+        ``affects_results=False`` (threads, cache location, an engine's binary path and timeout)
+        and those declared ``only_when`` another field has a value it does not have (the
+        cascade's options when ``nli`` is not ``cascade``).
         """
         out: dict[str, dict[str, Any]] = {}
         for group_name in self.GROUPS:
             group = getattr(self, group_name)
             dumped = group.model_dump(mode="json")
-            kept = {name: dumped[name] for name, field in type(group).model_fields.items() if affects_results(field)}
+            kept = {
+                name: dumped[name]
+                for name, field in type(group).model_fields.items()
+                if affects_results(field) and applies(field, dumped)
+            }
             if kept:
                 out[group_name] = kept
         return out
@@ -429,6 +437,13 @@ class PipelineConfig(BaseModel):
 def affects_results(field: Any) -> bool:
     extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
     return bool(extra.get("affects_results", True))
+
+
+def applies(field: Any, group_values: dict[str, Any]) -> bool:
+    """False when the field is declared ``only_when=(other, value)`` and ``other`` is not ``value``."""
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    condition = extra.get("only_when")
+    return condition is None or group_values.get(condition[0]) == condition[1]
 
 
 def field_dest(name: str, field: Any) -> str:

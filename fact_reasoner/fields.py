@@ -27,6 +27,7 @@ def option(
     metavar: str | None = None,
     parse: str | None = None,
     affects_results: bool = True,
+    only_when: tuple[str, str] | None = None,
     cli: bool = True,
     registry: str | None = None,
     closed: bool = False,
@@ -59,6 +60,11 @@ def option(
         ``--help`` lists that registry's names and descriptions when the parser is built.
     closed:
         With ``registry``: the flag takes only the registered names (argparse ``choices``).
+    only_when:
+        ``(field, value)``: the setting can change a result only when that other field of its
+        group has that value (a backend's own option): otherwise it is left out of the settings
+        a resumed run must share, so adding such an option does not refuse the outputs of
+        earlier versions.
     """
     extra: dict[str, Any] = {"affects_results": affects_results, "cli": cli}
     for key, value in (
@@ -74,6 +80,8 @@ def option(
         extra["aliases"] = list(aliases)
     if closed:
         extra["closed"] = True
+    if only_when is not None:
+        extra["only_when"] = list(only_when)
     if default_factory is not None:
         return Field(default_factory=default_factory, description=description, json_schema_extra=extra)
     return Field(default, description=description, json_schema_extra=extra)

@@ -150,12 +150,20 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "workers",
         "batch_size",
     }
+    # a backend's own options count only when that backend is chosen (declared ``only_when``)
+    only_when = {"nli_cascade_second": ["--nli", "cascade"], "nli_cascade_band": ["--nli", "cascade"]}
     for flag in config_flags():
         if not flag.visible or flag.dest == "reviser_prompt_version":
             continue
-        config = config_from_args(parser.parse_args(_argv(flag, OTHER_VALUES[flag.dest])), parser)
+        argv = _argv(flag, OTHER_VALUES[flag.dest])
+        config = config_from_args(parser.parse_args(argv), parser)
         if flag.dest in not_results:
             assert config.settings() == base, flag.dest
+        elif flag.dest in only_when:
+            assert config.settings() == base, f"--{flag.dest} counts although its backend is not chosen"
+            chosen = config_from_args(parser.parse_args(only_when[flag.dest]), parser).settings()
+            with_it = config_from_args(parser.parse_args(only_when[flag.dest] + argv), parser).settings()
+            assert with_it != chosen, f"--{flag.dest} changes results but not the fingerprint"
         else:
             assert config.settings() != base, f"--{flag.dest} changes results but not the fingerprint"
 
