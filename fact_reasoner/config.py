@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator
 
 from .fields import option
 from .graph import GraphOptions
+from .registry import registry
 
 __all__ = [
     "CacheOptions",
@@ -123,18 +124,14 @@ class _EngineOptionsBase(_Group):
     @field_validator("name")
     @classmethod
     def _registered(cls, value: str) -> str:
-        from .inference import ENGINES
-
-        ENGINES.entry(value)  # an unknown name raises, listing the engines
+        registry("engines").entry(value)  # an unknown name raises, listing the engines
         return value
 
     def engine_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``make_engine(self.name, **…)``: ``options`` plus the settings
         this engine declares in its registration (those that are set)."""
-        from .inference import ENGINES
-
         kwargs = dict(self.options)
-        for declared in ENGINES.entry(self.name).options:
+        for declared in registry("engines").entry(self.name).options:
             value = getattr(self, declared.name, None)
             if value is not None:
                 kwargs.setdefault(declared.keyword, str(value) if isinstance(value, Path) else value)
@@ -143,9 +140,9 @@ class _EngineOptionsBase(_Group):
 
 def _engine_options_model() -> type[_EngineOptionsBase]:
     """:class:`_EngineOptionsBase` plus one field per option the registered engines declare."""
-    from .inference import ENGINES
-
-    fields: dict[str, Any] = {declared.name: (declared.annotation, declared.field) for declared in ENGINES.options()}
+    fields: dict[str, Any] = {
+        declared.name: (declared.annotation, declared.field) for declared in registry("engines").options()
+    }
     return create_model(
         "EngineOptions", __base__=_EngineOptionsBase, __module__=__name__, __doc__=_EngineOptionsBase.__doc__, **fields
     )
@@ -155,6 +152,10 @@ if TYPE_CHECKING:
     EngineOptions = _EngineOptionsBase
 else:
     EngineOptions = _engine_options_model()
+
+
+#: NLI backends that cannot be the cascade's second judge (they judge no pair themselves)
+NOT_A_SECOND_JUDGE = ("auto", "cascade", "precomputed")
 
 
 class ModelOptions(_Group):
@@ -221,23 +222,17 @@ class ModelOptions(_Group):
     @field_validator("backend")
     @classmethod
     def _registered_backend(cls, value: str) -> str:
-        from .llm import LLM_BACKENDS
-
-        return _one_of(LLM_BACKENDS.available(), value)
+        return _one_of(registry("llm_backends").available(), value)
 
     @field_validator("nli")
     @classmethod
     def _registered_nli(cls, value: str) -> str:
-        from .nli.factory import NLI_BACKENDS
-
-        return _one_of(NLI_BACKENDS.available(), value)
+        return _one_of(registry("nli").available(), value)
 
     @field_validator("nli_cascade_second")
     @classmethod
     def _registered_second_judge(cls, value: str) -> str:
-        from .nli.factory import NLI_BACKENDS, NOT_A_SECOND_JUDGE
-
-        return _one_of([name for name in NLI_BACKENDS.available() if name not in NOT_A_SECOND_JUDGE], value)
+        return _one_of([name for name in registry("nli").available() if name not in NOT_A_SECOND_JUDGE], value)
 
 
 def _one_of(names: list[str], value: str) -> str:

@@ -8,7 +8,7 @@ one; ``exit`` is the command's exit status when the error ends it)::
 
     FactReasonerError                         exit 2 unless a subclass says otherwise
     ├── SetupError (RuntimeError)             a stage cannot be set up: a dataset run stops
-    │   ├── StageUnavailable                  [stages] a stage's package or extra is missing
+    │   ├── StageUnavailable                  a stage's package or extra is missing
     │   ├── ModelUnavailable                  [llm.models] the local model cannot be found
     │   └── OutputLocked                      another run writes the same output
     ├── SettingsError (ValueError)            a setting that cannot work (unknown engine, bad option)
@@ -66,6 +66,11 @@ class SetupError(FactReasonerError, RuntimeError):
 class SettingsError(FactReasonerError, ValueError):
     """A setting that cannot work: an unknown engine, an engine option it does not accept or
     whose value it rejects. Found when the stage is built, before any record."""
+
+
+class StageUnavailable(SetupError):
+    """A record needs a stage (atomizer, retriever, NLI model) that cannot be set up (re-exported
+    by :mod:`fact_reasoner.stages`)."""
 
 
 class RecordFailed(FactReasonerError, RuntimeError):

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import RecordFailed, SetupError
+from .errors import RecordFailed, StageUnavailable
 from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement
@@ -60,10 +60,6 @@ def available() -> dict[str, list[str]]:
     from .registry import available as registered
 
     return registered()
-
-
-class StageUnavailable(SetupError):
-    """A record needs a stage (atomizer, retriever, NLI model) that cannot be set up."""
 
 
 class Stages:

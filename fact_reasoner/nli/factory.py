@@ -64,10 +64,6 @@ def _make_cross_encoder(config: "PipelineConfig", llm_factory: "Callable[[], LLM
     return make_cross_encoder(config)
 
 
-#: backends that cannot be the cascade's second judge
-NOT_A_SECOND_JUDGE = ("auto", "cascade", "precomputed")
-
-
 def _make_cascade(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
     from .cascade import CascadeNLI
     from .cross_encoder import make_cross_encoder
@@ -84,8 +80,8 @@ def _make_cascade(config: "PipelineConfig", llm_factory: "Callable[[], LLMBacken
 
 def _check_cascade(config: "PipelineConfig") -> None:
     """Start-up check of ``cascade``: the second judge's extras (and its language model's)."""
+    from ..errors import StageUnavailable
     from ..llm import LLM_BACKENDS
-    from ..stages import StageUnavailable
 
     second = config.models.nli_cascade_second
     entry = NLI_BACKENDS.entry(second)
