@@ -36,6 +36,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def served_run(source: Path, out: Path, base_url: str | None, *extra: str) -> list[str]:
+    """The arguments of a run against an OpenAI-compatible server at ``base_url`` (no retries,
+    no cache, so every model call reaches the server), plus ``extra``."""
+    argv = ["--input-file", str(source), "--output-dir", str(out), "--quiet", "--backend", "openai", "--model", "m"]
+    if base_url is not None:
+        argv += ["--base-url", base_url]
+    return [*argv, "--llm-retries", "0", "--no-cache", *extra]
+
+
 def _records_without_relations(n: int = 2) -> list[dict]:
     """Records with atoms and contexts but no relations: NLI must ask the model."""
     rows = []
@@ -57,26 +66,7 @@ def test_a_server_down_from_the_start_stops_the_run_with_one_message(tmp_path, c
     require_extra("llm")
     source = write_jsonl(tmp_path / "in.jsonl", _records_without_relations(2))
     url = f"http://127.0.0.1:{free_port()}/v1"
-    code = main(
-        [
-            "--input-file",
-            str(source),
-            "--output-dir",
-            str(tmp_path / "out"),
-            "--quiet",
-            "--backend",
-            "openai",
-            "--model",
-            "m",
-            "--base-url",
-            url,
-            "--nli",
-            "llm",
-            "--llm-retries",
-            "0",
-            "--no-cache",
-        ]
-    )
+    code = main(served_run(source, tmp_path / "out", url, "--nli", "llm"))
     err = capsys.readouterr().err
     assert code == 2
     assert f"cannot reach {url}: connection refused" in err
@@ -92,28 +82,7 @@ def test_failed_nli_calls_fail_the_record_instead_of_scoring_it(tmp_path, capsys
 
     source = write_jsonl(tmp_path / "in.jsonl", _records_without_relations(2))
     with ScriptedServer([500]) as server:  # reachable, but every call fails
-        code = main(
-            [
-                "--input-file",
-                str(source),
-                "--output-dir",
-                str(tmp_path / "out"),
-                "--quiet",
-                "--backend",
-                "openai",
-                "--model",
-                "m",
-                "--base-url",
-                server.base_url,
-                "--nli",
-                "llm",
-                "--llm-retries",
-                "0",
-                "--no-cache",
-                "--engine",
-                "brute-force",
-            ]
-        )
+        code = main(served_run(source, tmp_path / "out", server.base_url, "--nli", "llm", "--engine", "brute-force"))
     assert code == 1  # not 0: records failed
     assert read_jsonl(tmp_path / "out" / "in.fr3.jsonl") == []
     errors = read_jsonl(tmp_path / "out" / "in.fr3.errors.jsonl")
@@ -131,28 +100,17 @@ def test_max_failed_pairs_tolerates_some_failed_calls_and_counts_them(tmp_path):
     # 6 pairs (2 atoms x 2 contexts, 2 context-context): the first call fails, the others answer
     with ScriptedServer([500, "entailment"]) as server:
         code = main(
-            [
-                "--input-file",
-                str(source),
-                "--output-dir",
-                str(tmp_path / "out"),
-                "--quiet",
-                "--backend",
-                "openai",
-                "--model",
-                "m",
-                "--base-url",
+            served_run(
+                source,
+                tmp_path / "out",
                 server.base_url,
                 "--nli",
                 "llm",
-                "--llm-retries",
-                "0",
-                "--no-cache",
                 "--engine",
                 "brute-force",
                 "--max-failed-pairs",
                 "0.25",
-            ]
+            )
         )
     assert code == 0
     (row,) = read_jsonl(tmp_path / "out" / "in.fr3.jsonl")
@@ -164,24 +122,7 @@ def test_a_failed_record_is_retried_on_the_next_run(tmp_path):
     from fact_reasoner.llm.testing import ScriptedServer
 
     source = write_jsonl(tmp_path / "in.jsonl", _records_without_relations(1))
-    argv = [
-        "--input-file",
-        str(source),
-        "--output-dir",
-        str(tmp_path / "out"),
-        "--quiet",
-        "--backend",
-        "openai",
-        "--model",
-        "m",
-        "--nli",
-        "llm",
-        "--llm-retries",
-        "0",
-        "--no-cache",
-        "--engine",
-        "brute-force",
-    ]
+    argv = served_run(source, tmp_path / "out", None, "--nli", "llm", "--engine", "brute-force")
     with ScriptedServer([503]) as down:
         assert main([*argv, "--base-url", down.base_url]) == 1
     with ScriptedServer(["entailment"]) as up:
@@ -197,28 +138,7 @@ def test_an_unreadable_answer_stays_a_counted_neutral(tmp_path):
 
     source = write_jsonl(tmp_path / "in.jsonl", _records_without_relations(1))
     with ScriptedServer(["I am not sure what you mean."]) as server:
-        code = main(
-            [
-                "--input-file",
-                str(source),
-                "--output-dir",
-                str(tmp_path / "out"),
-                "--quiet",
-                "--backend",
-                "openai",
-                "--model",
-                "m",
-                "--base-url",
-                server.base_url,
-                "--nli",
-                "llm",
-                "--llm-retries",
-                "0",
-                "--no-cache",
-                "--engine",
-                "brute-force",
-            ]
-        )
+        code = main(served_run(source, tmp_path / "out", server.base_url, "--nli", "llm", "--engine", "brute-force"))
     assert code == 0
     (row,) = read_jsonl(tmp_path / "out" / "in.fr3.jsonl")
     assert row["counters"]["nli_failed"] == 6 and row["counters"]["nli_call_failures"] == 0
@@ -240,24 +160,7 @@ def test_atomizer_calls_that_fail_fail_the_record(tmp_path):
         ],
     )
     with ScriptedServer([502]) as server:
-        code = main(
-            [
-                "--input-file",
-                str(source),
-                "--output-dir",
-                str(tmp_path / "out"),
-                "--quiet",
-                "--backend",
-                "openai",
-                "--model",
-                "m",
-                "--base-url",
-                server.base_url,
-                "--llm-retries",
-                "0",
-                "--no-cache",
-            ]
-        )
+        code = main(served_run(source, tmp_path / "out", server.base_url))
     assert code == 1
     assert read_jsonl(tmp_path / "out" / "in.fr3.jsonl") == []
     (error,) = read_jsonl(tmp_path / "out" / "in.fr3.errors.jsonl")
