@@ -51,11 +51,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .errors import SettingsError
+from .errors import SettingsError, StageUnavailable
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["KINDS", "Entry", "Extra", "Option", "Registry", "UnknownName", "available", "registry"]
+__all__ = ["KINDS", "Entry", "Extra", "Option", "Registry", "UnknownName", "available", "registry", "require_extras"]
 
 #: pip distribution whose extras the messages name
 DISTRIBUTION = "fact-reasoner-offline"
@@ -84,6 +84,14 @@ class Extra:
 
     def install_hint(self) -> str:
         return f"pip install '{DISTRIBUTION}[{self.extra}]'"
+
+
+def require_extras(needed: Iterable[tuple[str, Extra]]) -> None:
+    """Raise :class:`~fact_reasoner.errors.StageUnavailable` for the first ``(what needs it,
+    extra)`` whose module cannot be imported, naming the package and the pip extra to install."""
+    for what, extra in needed:
+        if extra.missing():
+            raise StageUnavailable(f"{what} needs the Python package {extra.module!r}: {extra.install_hint()}")
 
 
 @dataclass(frozen=True)

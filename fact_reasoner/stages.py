@@ -26,7 +26,7 @@ from .errors import RecordFailed, StageUnavailable
 from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement
-from .registry import Entry, Extra
+from .registry import Entry, Extra, require_extras
 from .schema import Relation, RelationType
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -173,7 +173,7 @@ class Stages:
         (RAG metrics). Raises :class:`StageUnavailable` (naming the extra to install) or the engine's own error,
         so a run stops once at start-up instead of failing every record the same way.
         """
-        from .llm import LLM_BACKENDS
+        from .llm import language_model_extras
         from .nli.factory import NLI_BACKENDS, resolve_nli
         from .retrieval.base import RETRIEVERS
 
@@ -203,14 +203,8 @@ class Stages:
             checks.append(nli_entry)
             uses_llm |= "llm" in nli_entry.uses
         if uses_llm and self._llm is None:
-            backend = config.models.backend
-            needed += [
-                (f"the {backend} language model (--backend {backend})", extra)
-                for extra in LLM_BACKENDS.entry(backend).extras
-            ]
-        for what, extra in needed:
-            if extra.missing():
-                raise StageUnavailable(f"{what} needs the Python package {extra.module!r}: {extra.install_hint()}")
+            needed += language_model_extras(config)
+        require_extras(needed)
         for entry in checks:
             entry.run_check(config)
 

@@ -35,6 +35,7 @@ __all__ = [
     "LLM_BACKENDS",
     "TokenLogprob",
     "available_llm_backends",
+    "language_model_extras",
     "make_cache",
     "make_llm",
     "stats_delta",
@@ -65,6 +66,13 @@ def _make_openai(config: "PipelineConfig", cache: ModelCache) -> LLMBackend:
         timeout=models.llm_timeout,
         max_retries=models.llm_retries,
     )
+
+
+def language_model_extras(config: "PipelineConfig") -> list[tuple[str, Extra]]:
+    """What the configured language model needs installed, as ``(what needs it, extra)`` pairs
+    for :func:`~fact_reasoner.registry.require_extras`."""
+    backend = config.models.backend
+    return [(f"the {backend} language model (--backend {backend})", e) for e in LLM_BACKENDS.entry(backend).extras]
 
 
 LLM_BACKENDS.register(

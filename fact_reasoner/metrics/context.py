@@ -144,6 +144,7 @@ class MetricContext:
         :class:`~fact_reasoner.stages.StageUnavailable` naming the metric and the extra to
         install, instead of every sample failing the same way."""
         from ..embeddings import EMBEDDER_EXTRAS
+        from ..registry import require_extras
         from ..stages import StageUnavailable
         from .evaluation import METRICS
 
@@ -167,13 +168,12 @@ class MetricContext:
             if metric.name not in METRICS:  # a metric object of its own: nothing declared
                 continue
             entry = METRICS.entry(metric.name)
-            for extra in entry.extras:
-                if extra in EMBEDDER_EXTRAS and "embedder" not in needs:
-                    continue  # e.g. answer_relevance with method="rubric" embeds nothing
-                if extra.missing():
-                    raise StageUnavailable(
-                        f"{metric.name} needs the Python package {extra.module!r}: {extra.install_hint()}"
-                    )
+            require_extras(
+                (metric.name, extra)
+                for extra in entry.extras
+                # e.g. answer_relevance with method="rubric" embeds nothing
+                if "embedder" in needs or extra not in EMBEDDER_EXTRAS
+            )
             entry.run_check(self.config)
 
     # -- shared computations -------------------------------------------------------------

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..registry import Extra, Registry
+from ..registry import Extra, Registry, require_extras
 from .base import NLIBackend
 from .cache import CachedNLI
 
@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 
 #: what ``--nli auto`` uses for pairs that no record relation covers
 DEFAULT_NLI = "llm"
+
+#: what the cross-encoder (and so the cascade, which runs it first) imports
+CROSS_ENCODER_EXTRAS = (Extra("onnxruntime", "nli"), Extra("tokenizers", "nli"))
 
 #: every NLI backend (``--nli`` takes any of these names)
 NLI_BACKENDS: Registry[NLIBackend] = Registry("nli", noun="NLI backend", entry_point_group="fact_reasoner.nli")
@@ -80,20 +83,14 @@ def _make_cascade(config: "PipelineConfig", llm_factory: "Callable[[], LLMBacken
 
 def _check_cascade(config: "PipelineConfig") -> None:
     """Start-up check of ``cascade``: the second judge's extras (and its language model's)."""
-    from ..errors import StageUnavailable
-    from ..llm import LLM_BACKENDS
+    from ..llm import language_model_extras
 
     second = config.models.nli_cascade_second
     entry = NLI_BACKENDS.entry(second)
     needed = [(f"--nli-cascade-second {second}", extra) for extra in entry.extras]
     if "llm" in entry.uses:
-        backend = config.models.backend
-        needed += [
-            (f"the {backend} language model (--backend {backend})", e) for e in LLM_BACKENDS.entry(backend).extras
-        ]
-    for what, extra in needed:
-        if extra.missing():
-            raise StageUnavailable(f"{what} needs the Python package {extra.module!r}: {extra.install_hint()}")
+        needed += language_model_extras(config)
+    require_extras(needed)
 
 
 def _precomputed(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
@@ -124,14 +121,14 @@ NLI_BACKENDS.register(
     "cross-encoder",
     _make_cross_encoder,
     description="the shipped MiniLM NLI model (ONNX Runtime: fast)",
-    extras=(Extra("onnxruntime", "nli"), Extra("tokenizers", "nli")),
+    extras=CROSS_ENCODER_EXTRAS,
     builtin=True,
 )
 NLI_BACKENDS.register(
     "cascade",
     _make_cascade,
     description="the cross-encoder, and a second judge (--nli-cascade-second) for the pairs it is unsure of",
-    extras=(Extra("onnxruntime", "nli"), Extra("tokenizers", "nli")),
+    extras=CROSS_ENCODER_EXTRAS,
     check=_check_cascade,
     builtin=True,
 )
