@@ -19,10 +19,11 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+from experiments.nli_training.labels import CLASSES  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
-CLASSES = ("entailment", "neutral", "contradiction")
 _EMBEDDINGS = {
     "emb.word": "bert.embeddings.word_embeddings.weight",
     "emb.pos": "bert.embeddings.position_embeddings.weight",

@@ -39,17 +39,10 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
 
+from experiments.nli_training.labels import ALLOWED, CLASSES  # noqa: E402
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-
-CLASSES = ("entailment", "neutral", "contradiction")
-#: allowed classes of each training label
-ALLOWED = {
-    "entailment": (1, 0, 0),
-    "neutral": (0, 1, 0),
-    "contradiction": (0, 0, 1),
-    "not_entailment": (0, 1, 1),
-}
 
 
 def base_model_path(config: dict) -> str:
