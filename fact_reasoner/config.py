@@ -222,7 +222,7 @@ class ModelOptions(_Group):
     nli_gate_threshold: Annotated[float, Field(ge=-1.0, le=1.0)] | None = option(
         None,
         "fast: pairs whose similarity is at least this are judged even when no nearby atom "
-        "retrieved the context (default: 0.35 for the embedding gate, 0.1 for the lexical one)",
+        "retrieved the context (default: 0.2 for the embedding gate, 0.1 for the lexical one, which is not measured)",
         only_when=("nli_mode", "fast"),
     )
     nli_neighbour_window: Annotated[int, Field(ge=0)] = option(

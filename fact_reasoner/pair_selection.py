@@ -92,7 +92,7 @@ Gate = Literal["embedding", "lexical"]
 
 #: the gate's threshold when ``--nli-gate-threshold`` is not given, per gate (measured on the
 #: held-out biographies: experiments/results/nli_mode_fast.md)
-GATE_DEFAULT_THRESHOLDS: dict[str, float] = {"embedding": 0.35, "lexical": 0.1}
+GATE_DEFAULT_THRESHOLDS: dict[str, float] = {"embedding": 0.2, "lexical": 0.1}
 
 
 @dataclass(frozen=True)
