@@ -202,6 +202,35 @@ class ModelOptions(_Group):
         "P(contradiction) lies within this distance of 0.5 (0.3: between 0.2 and 0.8; 0: never)",
         only_when=("nli", "cascade"),
     )
+    # only_when on itself: the default ("all") is the behaviour from before the setting existed,
+    # so it stays out of the settings and earlier outputs still resume; "fast" is written.
+    nli_mode: Literal["all", "fast", "all_pairs"] = option(
+        "all",
+        "which NLI pairs are judged: all (every atom-context and, FR3, context-context pair; "
+        "'all_pairs' is IBM's name for it) or fast (FR2/FR3: an atom against the contexts "
+        "retrieved for it and its neighbours plus those passing the similarity gate, "
+        "near-duplicate contexts merged, one direction of a context pair first; what it skips "
+        "is counted in counters.nli_pruned_*)",
+        only_when=("nli_mode", "fast"),
+    )
+    nli_gate: Literal["embedding", "lexical"] = option(
+        "embedding",
+        "fast: the similarity gate, cosine of sentence embeddings (needs the embeddings extra) or "
+        "Jaccard overlap of words",
+        only_when=("nli_mode", "fast"),
+    )
+    nli_gate_threshold: Annotated[float, Field(ge=-1.0, le=1.0)] | None = option(
+        None,
+        "fast: pairs whose similarity is at least this are judged even when no nearby atom "
+        "retrieved the context (default: 0.2 for the embedding gate, 0.1 for the lexical one, which is not measured)",
+        only_when=("nli_mode", "fast"),
+    )
+    nli_neighbour_window: Annotated[int, Field(ge=0)] = option(
+        1,
+        "fast: an atom is also judged against the contexts retrieved for the atoms up to this many "
+        "places before or after it",
+        only_when=("nli_mode", "fast"),
+    )
     nli_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the LLM judge")
     nli_calibrate: bool = option(False, "contextual calibration of the LLM judge")
     nli_samples: Annotated[int, Field(ge=1)] = option(
@@ -228,6 +257,11 @@ class ModelOptions(_Group):
     @classmethod
     def _registered_nli(cls, value: str) -> str:
         return _one_of(registry("nli").available(), value)
+
+    @field_validator("nli_mode")
+    @classmethod
+    def _ibm_mode_name(cls, value: str) -> str:
+        return "all" if value == "all_pairs" else value
 
     @field_validator("nli_cascade_second")
     @classmethod

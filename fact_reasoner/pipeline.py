@@ -17,7 +17,7 @@ carries everything needs no language model at all.
 from __future__ import annotations
 
 import logging
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .atomizer import AtomizerBackend
 from .config import PipelineConfig
@@ -26,6 +26,13 @@ from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
+from .pair_selection import (
+    GATE_DEFAULT_THRESHOLDS,
+    PairSelection,
+    embedding_similarities,
+    lexical_similarities,
+    select_pairs,
+)
 from .retrieval.base import Retriever
 from .reviser import ReviserBackend
 from .schema import (
@@ -40,6 +47,9 @@ from .schema import (
 )
 from .scores import predict_label, resolve_k, score_record
 from .stages import JudgedPlan, Stages, StageUnavailable, judge_and_build, judge_and_infer, timed
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .embeddings import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -60,8 +70,9 @@ class FactReasoner:
     config:
         Every setting (version, priors, engine, models…); defaults run FR3 with the native
         engine.
-    nli, engine, atomizer, reviser, retriever, llm:
-        Ready-made stages that override what ``config`` would build.
+    nli, engine, atomizer, reviser, retriever, llm, embedder:
+        Ready-made stages that override what ``config`` would build (the embedder serves the
+        similarity gate of ``--nli-mode fast``).
     """
 
     def __init__(
@@ -74,6 +85,7 @@ class FactReasoner:
         reviser: ReviserBackend | None = None,
         retriever: Retriever | None = None,
         llm: LLMBackend | None = None,
+        embedder: "Embedder | None" = None,
     ) -> None:
         self.config = config or PipelineConfig()
         self.stages = Stages(
@@ -84,6 +96,7 @@ class FactReasoner:
             reviser=reviser,
             retriever=retriever,
             llm=llm,
+            embedder=embedder,
         )
 
     @property
@@ -137,19 +150,24 @@ class FactReasoner:
             record = InputRecord.model_validate(record)
         counters_before = self.stage_stats()
         timings: dict[str, float] = {}
-        plan, nli = self._plan(record, timings)
+        selection, nli = self._plan(record, timings)
         reasoning = judge_and_infer(
-            plan,
+            selection.plan,
             nli,
             self.engine,
             self.config.graph,
             max_failed_pairs=self.config.models.max_failed_pairs,
             timings=timings,
+            deferred_reverse=selection.deferred_reverse,
         )
         built, inference = reasoning.built, reasoning.inference
-        nli_counts = self._nli_counts(record, plan, reasoning.judged)
+        nli_counts = self._nli_counts(record, built.plan, reasoning.judged) | _selection_counts(
+            selection, reasoning.judged
+        )
         with timed(timings, "score"):
             output = self._output(record, built, inference, k, dataset_median_atoms, record_key)
+        if selection.merged_contexts:
+            output.merged_contexts = selection.merged_contexts  # type: ignore[attr-defined]
         output.timings = timings | {"total": sum(timings.values())}
         counters_after = self.stage_stats()
         output.counters = (
@@ -173,15 +191,22 @@ class FactReasoner:
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)
         timings: dict[str, float] = {}
-        plan, nli = self._plan(record, timings)
+        selection, nli = self._plan(record, timings)
         judged, built = judge_and_build(
-            plan, nli, self.config.graph, max_failed_pairs=self.config.models.max_failed_pairs, timings=timings
+            selection.plan,
+            nli,
+            self.config.graph,
+            max_failed_pairs=self.config.models.max_failed_pairs,
+            timings=timings,
+            deferred_reverse=selection.deferred_reverse,
         )
-        return GraphBuild(built, timings, self._nli_counts(record, plan, judged))
+        return GraphBuild(
+            built, timings, self._nli_counts(record, built.plan, judged) | _selection_counts(selection, judged)
+        )
 
-    def _plan(self, record: InputRecord, timings: dict[str, float]) -> tuple[GraphPlan, NLIBackend]:
+    def _plan(self, record: InputRecord, timings: dict[str, float]) -> tuple[PairSelection, NLIBackend]:
         """Atoms and contexts (atomizing, revising, retrieving what the record lacks), the graph's
-        plan, and the NLI backend that judges its pairs."""
+        plan with the pairs ``--nli-mode`` judges, and the NLI backend that judges them."""
         if self.config.models.nli == "precomputed" and record.relations is None:
             # scoring it would count every pair as neutral: a record without its NLI is not assessed
             raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
@@ -194,9 +219,34 @@ class FactReasoner:
                 "(not supported); further ones are only counted (summary: records_without_contexts)",
             )
         plan = plan_graph(atoms, contexts, self.config.graph.version)
+        selection = self._select_pairs(plan, atoms, timings)
+        plan = selection.plan
         # no pairs: nothing is judged, so no NLI model is built for it
         nli = self._nli_for(record, plan) if plan.pairs else PrecomputedNLI([], plan.texts)
-        return plan, nli
+        return selection, nli
+
+    def _select_pairs(self, plan: GraphPlan, atoms: list[Atom], timings: dict[str, float]) -> PairSelection:
+        """``--nli-mode``: the plan as it is (all), or only the pairs that can matter (fast)."""
+        models = self.config.models
+        if models.nli_mode != "fast" or plan.version == 1 or not plan.pairs:
+            return PairSelection(plan)
+        with timed(timings, "select_pairs"):
+            atom_texts = [a.text for a in plan.atoms]
+            context_texts = [c.text for c in plan.contexts]
+            if models.nli_gate == "embedding":
+                embedder = self.stages.embedder()
+                similarities = embedding_similarities(embedder.encode(atom_texts), embedder.encode(context_texts))
+            else:
+                similarities = lexical_similarities(atom_texts, context_texts)
+            threshold = models.nli_gate_threshold
+            return select_pairs(
+                plan,
+                atoms,
+                similarities,
+                mode="fast",
+                threshold=GATE_DEFAULT_THRESHOLDS[models.nli_gate] if threshold is None else threshold,
+                neighbour_window=models.nli_neighbour_window,
+            )
 
     def _nli_counts(self, record: InputRecord, plan: GraphPlan, judged: JudgedPlan) -> dict[str, int]:
         counts = {
@@ -351,6 +401,16 @@ def _warn_once(key: str, message: str) -> None:
     if key not in _warned:
         _warned.add(key)
         logger.warning(message)
+
+
+def _selection_counts(selection: PairSelection, judged: JudgedPlan) -> dict[str, int]:
+    """``--nli-mode fast``'s counters: pairs kept and pruned by reason (nothing for ``all``)."""
+    if not selection.counts:
+        return {}
+    counts = dict(selection.counts)
+    if selection.plan.version == 3:
+        counts["nli_pruned_reverse"] = judged.reverse_skipped
+    return counts
 
 
 def _tidy(value: float) -> float | int:

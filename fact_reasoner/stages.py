@@ -182,10 +182,6 @@ class Stages:
         needed: list[tuple[str, Extra]] = []  # (what needs it, the extra)
         checks: list[Entry[Any]] = []
         uses_llm = (atomize and self._atomizer is None) or llm
-        if embed and self._embedder is None:
-            from .embeddings import EMBEDDER_EXTRAS
-
-            needed += [("the sentence embedder", extra) for extra in EMBEDDER_EXTRAS]
         if retrieve and self._retriever is None:
             service = config.retrieval.service_type
             if service in RETRIEVERS:  # a module:callable path declares nothing
@@ -196,6 +192,12 @@ class Stages:
             uses_llm |= config.retrieval.query_builder or config.retrieval.summarise_contexts
         if atomize and self._atomizer is None:
             needed.append(("the atomizer", Extra("pysbd", "llm")))
+        if judge and config.models.nli_mode == "fast" and config.models.nli_gate == "embedding":
+            embed = True  # the similarity gate of --nli-mode fast
+        if embed and self._embedder is None:
+            from .embeddings import EMBEDDER_EXTRAS
+
+            needed += [("the sentence embedder", extra) for extra in EMBEDDER_EXTRAS]
         if judge and self._nli is None:
             kind = resolve_nli(config.models.nli)
             nli_entry = NLI_BACKENDS.entry(kind)
@@ -232,10 +234,14 @@ class Stages:
 
 @dataclass(frozen=True)
 class JudgedPlan:
-    """The relations judged for a plan's pairs (unjudged pairs left out) and every judgement."""
+    """The relations judged for a plan's pairs (unjudged pairs left out) and every judgement.
+
+    ``reverse_skipped``: reverse context pairs that ``--nli-mode fast`` deferred and did not
+    judge (:func:`~fact_reasoner.pair_selection.reverse_needed`)."""
 
     relations: list[Relation]
     judgements: list[NLIJudgement]
+    reverse_skipped: int = 0
 
     @property
     def failed(self) -> int:
@@ -317,16 +323,47 @@ def judge_and_build(
     *,
     max_failed_pairs: float = 0.0,
     timings: dict[str, float] | None = None,
+    deferred_reverse: Sequence[tuple[tuple[str, str], tuple[str, str]]] = (),
 ) -> tuple[JudgedPlan, BuiltGraph]:
     """Judge the plan's pairs (failing as :func:`check_judged` says) and build its factor graph.
 
+    ``deferred_reverse`` (``--nli-mode fast``): ``(forward, reverse)`` context pairs whose
+    reverse is judged afterwards, only where the forward judgement leaves the factor open; the
+    built graph's plan lists the reverse pairs that were judged.
     ``timings`` gets the seconds of ``nli`` and ``build``."""
     with timed(timings, "nli"):
         judged = judge_plan(plan, nli)
+        if deferred_reverse:
+            judged, plan = _judge_reverse(plan, judged, nli, deferred_reverse)
     check_judged(judged, len(plan.pairs), max_failed_pairs)
     with timed(timings, "build"):
         built = build_graph(plan, judged.relations, options or GraphOptions(version=plan.version))
     return judged, built
+
+
+def _judge_reverse(
+    plan: GraphPlan,
+    judged: JudgedPlan,
+    nli: NLIBackend,
+    deferred_reverse: Sequence[tuple[tuple[str, str], tuple[str, str]]],
+) -> tuple[JudgedPlan, GraphPlan]:
+    """Judge the deferred reverse pairs that :func:`~fact_reasoner.pair_selection.reverse_pairs_needed`
+    asks for; the plan gains exactly those pairs."""
+    from dataclasses import replace
+
+    from .pair_selection import reverse_pairs_needed
+
+    needed = reverse_pairs_needed(judged.relations, deferred_reverse)
+    plan = replace(plan, pairs=plan.pairs + tuple(needed))
+    more = judge_plan(replace(plan, pairs=tuple(needed)), nli)
+    return (
+        JudgedPlan(
+            judged.relations + more.relations,
+            judged.judgements + more.judgements,
+            reverse_skipped=len(deferred_reverse) - len(needed),
+        ),
+        plan,
+    )
 
 
 def judge_and_infer(
@@ -337,6 +374,7 @@ def judge_and_infer(
     *,
     max_failed_pairs: float = 0.0,
     timings: dict[str, float] | None = None,
+    deferred_reverse: Sequence[tuple[tuple[str, str], tuple[str, str]]] = (),
 ) -> Reasoning:
     """Judge the plan's pairs, build its factor graph and infer the marginals: the core that
     the pipeline and the RAG metrics both run.
@@ -344,7 +382,9 @@ def judge_and_infer(
     Raises :class:`~fact_reasoner.errors.RecordFailed` when more NLI calls failed than
     ``max_failed_pairs`` (a share of the pairs) allows. ``timings`` gets the seconds of
     ``nli``, ``build`` and ``infer``."""
-    judged, built = judge_and_build(plan, nli, options, max_failed_pairs=max_failed_pairs, timings=timings)
+    judged, built = judge_and_build(
+        plan, nli, options, max_failed_pairs=max_failed_pairs, timings=timings, deferred_reverse=deferred_reverse
+    )
     with timed(timings, "infer"):
         inference = engine.infer(built.graph)
     return Reasoning(judged, built, inference)

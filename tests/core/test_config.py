@@ -39,6 +39,10 @@ OTHER_VALUES = {
     "nli_prompt_version": "v2",
     "nli_calibrate": None,
     "nli_samples": "3",
+    "nli_mode": "fast",
+    "nli_gate": "lexical",
+    "nli_gate_threshold": "0.5",
+    "nli_neighbour_window": "2",
     "llm_timeout": "9",
     "llm_retries": "1",
     "max_failed_pairs": "0.25",
@@ -151,7 +155,14 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "batch_size",
     }
     # a backend's own options count only when that backend is chosen (declared ``only_when``)
-    only_when = {"nli_cascade_second": ["--nli", "cascade"], "nli_cascade_band": ["--nli", "cascade"]}
+    only_when = {
+        "nli_cascade_second": ["--nli", "cascade"],
+        "nli_cascade_band": ["--nli", "cascade"],
+        # --nli-mode fast's own options (and the mode itself is written only when it is fast)
+        "nli_gate": ["--nli-mode", "fast"],
+        "nli_gate_threshold": ["--nli-mode", "fast"],
+        "nli_neighbour_window": ["--nli-mode", "fast"],
+    }
     for flag in config_flags():
         if not flag.visible or flag.dest == "reviser_prompt_version":
             continue
