@@ -258,10 +258,11 @@ class Reasoning:
 
 
 def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
-    """Judge the (premise, hypothesis) pairs the plan lists; a pair the backend has no verdict
-    for (``unjudged``) gets no relation, so the graph counts it as missing."""
+    """Judge the (premise, hypothesis) pairs the plan lists (and, with coherence, its atom
+    pairs); a pair the backend has no verdict for (``unjudged``) gets no relation, so the graph
+    counts it as missing."""
     texts = plan.texts
-    pairs: Sequence[tuple[str, str]] = plan.pairs
+    pairs: Sequence[tuple[str, str]] = plan.pairs + plan.atom_pairs
     if not pairs:
         return JudgedPlan([], [])
     judgements = nli.judge([(texts[p], texts[h]) for p, h in pairs])
@@ -323,7 +324,7 @@ def judge_and_build(
     ``timings`` gets the seconds of ``nli`` and ``build``."""
     with timed(timings, "nli"):
         judged = judge_plan(plan, nli)
-    check_judged(judged, len(plan.pairs), max_failed_pairs)
+    check_judged(judged, len(plan.pairs) + len(plan.atom_pairs), max_failed_pairs)
     with timed(timings, "build"):
         built = build_graph(plan, judged.relations, options or GraphOptions(version=plan.version))
     return judged, built
