@@ -190,8 +190,8 @@ def atom_pair_relations(
         contradiction = [p for p in both_ways if p is not None]
         if contradiction:
             out.append((a, b, RelationType.CONTRADICTION, max(contradiction)))
-        for source, target, rel in ((a, b, forward), (b, a, backward)):
-            p = usable(rel, RelationType.ENTAILMENT)
+        for source, target, directed in ((a, b, forward), (b, a, backward)):
+            p = usable(directed, RelationType.ENTAILMENT)
             if p is not None:
                 out.append((source, target, RelationType.ENTAILMENT, p))
     return out
