@@ -195,7 +195,8 @@ def run_single(args: argparse.Namespace, assessor) -> int:
         raise InputError(
             f"--response: {describe_validation_error(error).replace('record: Value error, ', '')}"
         ) from None
-    assessor.stages.preflight(atomize=True, retrieve=contexts is None, judge=True)
+    coherence_gate = assessor.config.graph.coherence and assessor.config.graph.coherence_min_similarity > -1
+    assessor.stages.preflight(atomize=True, retrieve=contexts is None, judge=True, embed=coherence_gate)
     result = assessor.assess(record)
     line = dumps_line(result.model_dump(mode="json"))
     if args.output_file:

@@ -27,7 +27,7 @@ def option(
     metavar: str | None = None,
     parse: str | None = None,
     affects_results: bool = True,
-    only_when: tuple[str, str] | None = None,
+    only_when: tuple[str, Any] | None = None,
     cli: bool = True,
     registry: str | None = None,
     closed: bool = False,

@@ -179,6 +179,22 @@ class GraphOptions(BaseModel):
         "drop entailments/contradictions whose NLI probability is at most this (0 keeps all, as the "
         "paper; 0.5 stops a weak 3-way 'entailment' from counting against the atom)",
     )
+    # Coherence (atom–atom factors, fact_reasoner/coherence.py). Declared only_when themselves
+    # on: with coherence off they are left out of the output's settings and the resume
+    # fingerprint, so outputs written before the option existed still resume.
+    coherence: bool = option(
+        False,
+        "also judge atoms of the response against each other (NLI both ways) and add atom-atom factors, "
+        "so two atoms that contradict each other cannot both be confidently true; adds the output "
+        "fields `coherence` and `contradicting_pairs`",
+        only_when=("coherence", True),
+    )
+    coherence_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = option(
+        0.3,
+        "with --coherence: judge only atom pairs whose sentence-embedding cosine is at least this "
+        "(-1 judges every pair; pruned pairs are counted in counters.coherence_pairs_pruned)",
+        only_when=("coherence", True),
+    )
 
 
 @dataclass(frozen=True)
@@ -191,6 +207,10 @@ class GraphPlan:
     pairs: tuple[tuple[str, str], ...]
     atom_duplicates: dict[str, str]  # dropped atom id -> kept atom id
     context_duplicates: dict[str, str]  # dropped context id -> kept context id
+    #: with coherence: the (atom, atom) pairs to judge, both directions (coherence.plan_atom_pairs)
+    atom_pairs: tuple[tuple[str, str], ...] = ()
+    #: with coherence: ordered atom pairs left unjudged by the similarity gate
+    atom_pairs_pruned: int = 0
 
     @property
     def texts(self) -> dict[str, str]:
@@ -302,6 +322,10 @@ class BuiltGraph:
     #: relations the version does not use, by reason (unknown_id, self_loop, atom_premise,
     #: not_in_version, duplicate, contradictory_duplicate); only given relations can have them
     ignored_relations: dict[str, int] = field(default_factory=dict)
+    #: with coherence: how many of the graph's factors (the last ones) join two atoms
+    atom_factors: int = 0
+    #: with coherence: ordered atom pairs of the plan with no judgement at all
+    atom_pairs_missing: int = 0
 
     @property
     def factor_relations(self) -> tuple[FactorSource, ...]:
@@ -347,6 +371,8 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
     ('entailment', 0, 0)
     """
     options = options or GraphOptions(version=plan.version)
+    if plan.atom_pairs:
+        relations = list(relations)  # read twice: here and for the atom-atom factors
     if options.version != plan.version:
         raise ValueError(f"plan is FR{plan.version} but options ask for FR{options.version}")
     atom_ids = tuple(a.id for a in plan.atoms)
@@ -389,7 +415,7 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
         relations=codes,
         probabilities=probs,
     )
-    return BuiltGraph(
+    built = BuiltGraph(
         graph=graph,
         plan=plan,
         atom_variables=atom_ids,
@@ -399,6 +425,11 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
         factor_probabilities=raw,
         ignored_relations=ignored,
     )
+    if plan.atom_pairs:
+        from .coherence import add_atom_factors  # coherence builds on this module
+
+        built = add_atom_factors(built, relations, options)
+    return built
 
 
 @dataclass(frozen=True)

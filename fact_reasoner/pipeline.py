@@ -17,9 +17,11 @@ carries everything needs no language model at all.
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .atomizer import AtomizerBackend
+from .coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs, plan_atom_pairs
 from .config import PipelineConfig
 from .errors import RecordFailed
 from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
@@ -36,6 +38,8 @@ from .pair_selection import (
 from .retrieval.base import Retriever
 from .reviser import ReviserBackend
 from .schema import (
+    COHERENCE_FIELD,
+    CONTRADICTING_PAIRS_FIELD,
     Atom,
     AtomVerdict,
     Context,
@@ -161,6 +165,8 @@ class FactReasoner:
             deferred_reverse=selection.deferred_reverse,
         )
         built, inference = reasoning.built, reasoning.inference
+        if self.config.graph.coherence:
+            check_coherence_judged(built)
         nli_counts = self._nli_counts(record, built.plan, reasoning.judged) | _selection_counts(
             selection, reasoning.judged
         )
@@ -177,6 +183,7 @@ class FactReasoner:
                 "failed_pairs": built.failed_pairs,
                 "factors": built.graph.num_factors,
             }
+            | (coherence_counters(built) if self.config.graph.coherence else {})
             | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         )
         return output
@@ -221,8 +228,14 @@ class FactReasoner:
         plan = plan_graph(atoms, contexts, self.config.graph.version)
         selection = self._select_pairs(plan, atoms, timings)
         plan = selection.plan
+        if self.config.graph.coherence:
+            gate = self.config.graph.coherence_min_similarity
+            with timed(timings, "coherence_pairs"):
+                plan = plan_atom_pairs(plan, self.stages.embedder() if gate > -1 else None, gate)
+            selection = replace(selection, plan=plan)
         # no pairs: nothing is judged, so no NLI model is built for it
-        nli = self._nli_for(record, plan) if plan.pairs else PrecomputedNLI([], plan.texts)
+        judged = plan.pairs or plan.atom_pairs
+        nli = self._nli_for(record, plan) if judged else PrecomputedNLI([], plan.texts)
         return selection, nli
 
     def _select_pairs(self, plan: GraphPlan, atoms: list[Atom], timings: dict[str, float]) -> PairSelection:
@@ -255,7 +268,9 @@ class FactReasoner:
             "nli_call_failures": len(judged.call_failures),
         }
         if record.relations and self._uses_record_relations(record):
-            for reason, n in ignored_relations(plan, record.relations).items():
+            atom_pairs = set(plan.atom_pairs)  # used with coherence, so not ignored
+            given = [r for r in record.relations if (r.source, r.target) not in atom_pairs]
+            for reason, n in ignored_relations(plan, given).items():
                 counts[f"ignored_relations_{reason}"] = n
                 _warn_once(
                     reason,
@@ -336,7 +351,7 @@ class FactReasoner:
 
         evidence: dict[str, list[EvidenceLink]] = {a: [] for a in atom_ids}
         for rel in built.factor_relations:
-            if rel.target in evidence:
+            if rel.target in evidence and rel.source not in evidence:  # atom-atom: contradicting_pairs
                 evidence[rel.target].append(
                     EvidenceLink(context=rel.source, relation=rel.relation, probability=rel.probability)
                 )
@@ -362,6 +377,10 @@ class FactReasoner:
         if record.contexts is None and built.plan.contexts:
             # retrieved here: show the evidence itself (title, link, snippet, text, where from)
             extra["contexts"] = [c.model_dump(mode="json", exclude_none=True) for c in built.plan.contexts]
+        if self.config.graph.coherence:
+            pairs = contradicting_pairs(built, probabilities)
+            extra[COHERENCE_FIELD] = coherence_score(pair.probability for pair in pairs)
+            extra[CONTRADICTING_PAIRS_FIELD] = [pair.model_dump(mode="json") for pair in pairs]
         links = [c.link for c in built.plan.contexts if c.link]
         return OutputRecord(
             record_key=record_key or record.record_key,

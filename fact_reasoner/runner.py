@@ -181,6 +181,7 @@ def run_dataset(
         atomize=any(r.record.atoms is None for r in valid),
         retrieve=any(r.record.contexts is None for r in valid),
         judge=any(needs_model_nli(config, r.record) for r in valid),
+        embed=config.graph.coherence and config.graph.coherence_min_similarity > -1,  # the pair gate
     )
     executor = make_executor(config.execution)
     writer = open_results(

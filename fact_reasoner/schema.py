@@ -179,12 +179,36 @@ class EngineDiagnostics(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
 
 
+class ContradictingPair(BaseModel):
+    """Two atoms of one response that NLI judged to contradict each other (``--coherence``).
+
+    ``atoms`` and ``texts`` in the same order; ``probability`` is P(contradiction), the larger
+    of the two directions judged a contradiction; ``posteriors`` the posterior P(atom is true)
+    of each atom, with the atom–atom factors in the graph.
+    """
+
+    atoms: tuple[str, str]
+    texts: tuple[str, str]
+    probability: float
+    posteriors: tuple[float, float]
+
+
+#: Output fields added with ``--coherence`` (absent without it, so the rows are unchanged):
+#: ``coherence`` (float, 1 − the largest P(contradiction) between two atoms, 1 when none; see
+#: :func:`fact_reasoner.coherence.coherence_score`) and ``contradicting_pairs`` (a list of
+#: :class:`ContradictingPair` as JSON, most probable first).
+COHERENCE_FIELD = "coherence"
+CONTRADICTING_PAIRS_FIELD = "contradicting_pairs"
+
+
 class OutputRecord(_Open):
     """The assessment of one input record.
 
     IBM's field names are kept as they are (``factuality_score`` … ``references``); our own
     additions are ``recall_k``, ``f1_k``, ``k``, ``atoms`` (per-atom verdict and evidence),
-    ``brier_score``, ``engine``, ``timings`` and ``version``.
+    ``brier_score``, ``engine``, ``timings`` and ``version``. With ``--coherence`` a row also
+    has ``coherence`` and ``contradicting_pairs`` (:data:`COHERENCE_FIELD`,
+    :data:`CONTRADICTING_PAIRS_FIELD`, :class:`ContradictingPair`).
     """
 
     model_config = ConfigDict(extra="allow")

@@ -264,10 +264,11 @@ class Reasoning:
 
 
 def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
-    """Judge the (premise, hypothesis) pairs the plan lists; a pair the backend has no verdict
-    for (``unjudged``) gets no relation, so the graph counts it as missing."""
+    """Judge the (premise, hypothesis) pairs the plan lists (and, with coherence, its atom
+    pairs); a pair the backend has no verdict for (``unjudged``) gets no relation, so the graph
+    counts it as missing."""
     texts = plan.texts
-    pairs: Sequence[tuple[str, str]] = plan.pairs
+    pairs: Sequence[tuple[str, str]] = plan.pairs + plan.atom_pairs
     if not pairs:
         return JudgedPlan([], [])
     judgements = nli.judge([(texts[p], texts[h]) for p, h in pairs])
@@ -335,7 +336,7 @@ def judge_and_build(
         judged = judge_plan(plan, nli)
         if deferred_reverse:
             judged, plan = _judge_reverse(plan, judged, nli, deferred_reverse)
-    check_judged(judged, len(plan.pairs), max_failed_pairs)
+    check_judged(judged, len(plan.pairs) + len(plan.atom_pairs), max_failed_pairs)
     with timed(timings, "build"):
         built = build_graph(plan, judged.relations, options or GraphOptions(version=plan.version))
     return judged, built
@@ -355,7 +356,7 @@ def _judge_reverse(
 
     needed = reverse_pairs_needed(judged.relations, deferred_reverse)
     plan = replace(plan, pairs=plan.pairs + tuple(needed))
-    more = judge_plan(replace(plan, pairs=tuple(needed)), nli)
+    more = judge_plan(replace(plan, pairs=tuple(needed), atom_pairs=()), nli)  # atom pairs: judged once
     return (
         JudgedPlan(
             judged.relations + more.relations,

@@ -19,6 +19,8 @@ OTHER_VALUES = {
     "context_prior": "0.99",
     "atom_prior": "0.4",
     "min_relation_probability": "0.5",
+    "coherence": None,
+    "coherence_min_similarity": "0.6",
     "k": "3",
     "engine": "pgmpy",
     "engine_options": "method=lbp",
@@ -162,6 +164,8 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "nli_gate": ["--nli-mode", "fast"],
         "nli_gate_threshold": ["--nli-mode", "fast"],
         "nli_neighbour_window": ["--nli-mode", "fast"],
+        # with coherence off (the default) neither is in the fingerprint: earlier outputs resume
+        "coherence_min_similarity": ["--coherence"],
     }
     for flag in config_flags():
         if not flag.visible or flag.dest == "reviser_prompt_version":

@@ -5,7 +5,8 @@ x_C they are independent and can be summed out in closed form. The smaller C, th
 exact enumeration costs 2^|C|. For a bipartite coupling graph (FR1/FR2: atoms on one side,
 contexts on the other) a minimum cover is found exactly with a maximum matching and König's
 theorem; otherwise the cover is the complement of a greedy independent set (for FR3 the atoms
-form an independent set, so C ⊆ contexts).
+form an independent set, so C ⊆ contexts; with ``--coherence`` atoms joined to each other
+are no longer independent and some of them enter the cover).
 """
 
 from __future__ import annotations

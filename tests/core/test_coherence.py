@@ -1,0 +1,301 @@
+"""``--coherence``: atom–atom pairs, their factor tables, the coherence score, and the pipeline.
+
+The numbers are worked by hand in each test's docstring.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import fact_reasoner
+from fact_reasoner import FactReasoner, PipelineConfig
+from fact_reasoner.coherence import (
+    atom_contradiction_table,
+    atom_entailment_table,
+    atom_pair_relations,
+    coherence_score,
+    plan_atom_pairs,
+    select_atom_pairs,
+)
+from fact_reasoner.errors import RecordFailed
+from fact_reasoner.graph import GraphOptions, build_graph, plan_graph
+from fact_reasoner.inference import brute_force_marginals
+from fact_reasoner.schema import Atom, Context, Relation, RelationType
+
+GOLDEN = Path(__file__).parent / "data" / "coherence_off_golden.json"
+
+
+def _rel(source: str, target: str, relation: str, p: float, failed: bool = False) -> Relation:
+    return Relation(source=source, target=target, relation=relation, probability=p, failed=failed)
+
+
+ATOMS = [
+    Atom(id="a0", text="Ann was born in 1949."),
+    Atom(id="a1", text="Ann was 30 years old in 1985."),
+    Atom(id="a2", text="Ann was a painter."),
+]
+CONTEXT = Context(id="c0", text="Ann (born 1949) is a painter.")
+
+#: three atoms, every ordered pair judged once: a0/a1 contradict (0.7 one way, 0.95 the other),
+#: a0 entails a2 (0.8) and not back (neutral), a1→a2 failed, a2→a1 a weak contradiction (0.4)
+THREE_ATOM_RELATIONS = [
+    _rel("c0", "a0", "entailment", 0.9),
+    _rel("c0", "a2", "entailment", 0.8),
+    _rel("a0", "a1", "contradiction", 0.7),
+    _rel("a1", "a0", "contradiction", 0.95),
+    _rel("a0", "a2", "entailment", 0.8),
+    _rel("a2", "a0", "neutral", 0.9),
+    _rel("a1", "a2", "neutral", 0.0, failed=True),
+    _rel("a2", "a1", "contradiction", 0.4),
+]
+
+
+def _three_atom_plan(version=2):
+    return plan_atom_pairs(plan_graph(ATOMS, [CONTEXT], version), None, -1.0)
+
+
+# -- tables -----------------------------------------------------------------------------------
+
+
+def test_atom_tables_are_the_mixture_of_relation_and_no_constraint() -> None:
+    """With p = 0.9: the forbidden state weighs p·0 + (1−p)·1 = 0.1, every other p + (1−p) = 1.
+    Contradiction forbids (1, 1); entailment X ⇒ Y forbids (X=1, Y=0)."""
+    np.testing.assert_allclose(atom_contradiction_table(0.9), [[1, 1], [1, 0.1]])
+    np.testing.assert_allclose(atom_entailment_table(0.9), [[1, 1], [0.1, 1]])
+    # a weak judgement never rewards the state it forbids (the paper's table would, for p < 0.5:
+    # [[p, p], [p, 1 − p]] gives (1, 1) the largest weight at p = 0.3)
+    weak = atom_contradiction_table(0.3)
+    assert weak[1, 1] == pytest.approx(0.7) and weak[1, 1] < weak.max()
+
+
+# -- pairs ------------------------------------------------------------------------------------
+
+
+def test_similarity_gate_keeps_pairs_at_or_above_the_threshold() -> None:
+    """Embeddings (1, 0), (0.8, 0.6), (0, 2): cos(a0, a1) = 0.8, cos(a0, a2) = 0, cos(a1, a2) = 0.6
+    (the third is not unit length: cosine normalises). At 0.6: a0–a1 and a1–a2 kept (both
+    directions: 4 ordered pairs), a0–a2 pruned (2 ordered pairs)."""
+    embeddings = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 2.0]])
+    pairs, pruned = select_atom_pairs(["a0", "a1", "a2"], embeddings, 0.6)
+    assert pairs == (("a0", "a1"), ("a1", "a0"), ("a1", "a2"), ("a2", "a1"))
+    assert pruned == 2
+    every, none_pruned = select_atom_pairs(["a0", "a1", "a2"], None, -1.0)
+    assert len(every) == 6 and none_pruned == 0
+    assert select_atom_pairs(["a0"], None, 0.5) == ((), 0)
+    with pytest.raises(ValueError, match="one embedding per atom"):
+        select_atom_pairs(["a0", "a1"], None, 0.5)
+
+
+def test_plan_atom_pairs_uses_the_embedder_and_needs_one_when_gating() -> None:
+    class Fixed:
+        def encode(self, texts):
+            return np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0]])[: len(texts)]
+
+    plan = plan_graph(ATOMS, [CONTEXT], 2)
+    gated = plan_atom_pairs(plan, Fixed(), 0.5)
+    assert gated.atom_pairs == (("a0", "a1"), ("a1", "a0")) and gated.atom_pairs_pruned == 4
+    assert gated.pairs == plan.pairs  # the atom–context pairs are untouched
+    with pytest.raises(ValueError, match="needs a sentence embedder"):
+        plan_atom_pairs(plan, None, 0.5)
+
+
+# -- factors on the three-atom record ---------------------------------------------------------
+
+
+def test_three_atom_factors_worked_by_hand() -> None:
+    """Pair a0–a1: contradiction both ways, p = max(0.7, 0.95) = 0.95 → one factor (a0, a1).
+    a0 → a2 entailment 0.8 → a directed factor a0 ⇒ a2; a2 → a0 neutral → nothing.
+    Pair a1–a2: a1 → a2 failed (nothing), a2 → a1 contradiction 0.4 → factor (a1, a2), 0.4,
+    listed from the atom the plan lists first. With min_relation_probability 0.5 the 0.4 goes."""
+    plan = _three_atom_plan()
+    factors = atom_pair_relations(plan.atom_pairs, THREE_ATOM_RELATIONS)
+    assert factors == [
+        ("a0", "a1", RelationType.CONTRADICTION, 0.95),
+        ("a0", "a2", RelationType.ENTAILMENT, 0.8),
+        ("a1", "a2", RelationType.CONTRADICTION, 0.4),
+    ]
+    assert atom_pair_relations(plan.atom_pairs, THREE_ATOM_RELATIONS, 0.5) == factors[:2]
+
+    built = build_graph(plan, THREE_ATOM_RELATIONS, GraphOptions(version=2))
+    g = built.graph
+    assert built.atom_factors == 3 and g.num_factors == 2 + 3  # c0→a0, c0→a2, then the atoms'
+    np.testing.assert_allclose(g.tables[2], [[1, 1], [1, 0.05]])
+    np.testing.assert_allclose(g.tables[3], [[1, 1], [0.2, 1]])
+    np.testing.assert_allclose(g.tables[4], [[1, 1], [1, 0.6]])
+    assert [g.variables[i] for i in g.source[2:]] == ["a0", "a0", "a1"]
+    assert [g.variables[i] for i in g.target[2:]] == ["a1", "a2", "a2"]
+    assert built.atom_pairs_missing == 0
+    assert "atom_premise" not in built.ignored_relations  # used, so not counted as ignored
+    # the same tables with the prior-carrying family (atom–atom tables have no prior rows)
+    with_priors = build_graph(plan, THREE_ATOM_RELATIONS, GraphOptions(version=2, use_priors=True)).graph
+    np.testing.assert_allclose(with_priors.tables[2:], g.tables[2:])
+
+
+def test_two_contradicting_atoms_posterior_by_hand() -> None:
+    """Two atoms (prior 0.5), no context, contradiction p = 0.9. Unnormalised weights
+    00: 0.25, 01: 0.25, 10: 0.25, 11: 0.25 · 0.1 = 0.025; Z = 0.775;
+    P(a0) = (0.25 + 0.025) / 0.775 = 0.354839 — neither can stay at 0.5, P(both) = 0.0323."""
+    atoms = [Atom(id="a0", text="x was born in 1949."), Atom(id="a1", text="x was born in 1950.")]
+    plan = plan_atom_pairs(plan_graph(atoms, [], 2), None, -1.0)
+    built = build_graph(plan, [_rel("a0", "a1", "contradiction", 0.9)], GraphOptions(version=2))
+    marginals = brute_force_marginals(built.graph).marginals
+    assert marginals["a0"] == pytest.approx(0.275 / 0.775, abs=1e-6)
+    assert marginals["a1"] == pytest.approx(0.275 / 0.775, abs=1e-6)
+    assert built.atom_pairs_missing == 1  # a1 → a0 was never judged
+
+
+def test_confident_contradiction_stops_two_supported_atoms_from_both_being_true() -> None:
+    """Each atom entailed by its own context (p = 0.99, context prior 0.9): alone each is
+    ≈ 0.90. With a contradiction p = 0.99 between them, P(both true) is pushed down so far
+    that at least one of them must fall, and their sum stays ≤ 1 + P(both) ≈ 1."""
+    atoms = [Atom(id="a0", text="born in 1949"), Atom(id="a1", text="born in 1950")]
+    contexts = [Context(id="c0", text="one"), Context(id="c1", text="two")]
+    relations = [
+        _rel("c0", "a0", "entailment", 0.99),
+        _rel("c1", "a1", "entailment", 0.99),
+        _rel("a0", "a1", "contradiction", 0.99),
+    ]
+    plain = plan_graph(atoms, contexts, 2)
+    before = brute_force_marginals(build_graph(plain, relations).graph).marginals
+    after_built = build_graph(plan_atom_pairs(plain, None, -1.0), relations)
+    after = brute_force_marginals(after_built.graph).marginals
+    assert before["a0"] > 0.85 and before["a1"] > 0.85
+    assert after["a0"] + after["a1"] < 1.1  # P(a0) + P(a1) = 1 + P(both) − P(neither)
+
+
+# -- the score --------------------------------------------------------------------------------
+
+
+def test_coherence_score_by_hand() -> None:
+    """coherence = 1 − max p: pairs at 0.2 and 0.9 → 0.1; none → 1 (nothing contradicts)."""
+    assert coherence_score([0.2, 0.9]) == pytest.approx(0.1)
+    assert coherence_score([]) == 1.0
+    assert coherence_score([0.4]) == pytest.approx(0.6)
+    with pytest.raises(ValueError, match="outside"):
+        coherence_score([1.5])
+    with pytest.raises(ValueError, match="outside"):
+        coherence_score([math.nan])
+
+
+# -- the pipeline -----------------------------------------------------------------------------
+
+
+def _record(relations) -> dict:
+    return {
+        "input": "Tell me about Ann.",
+        "output": "Ann was born in 1949. She was 30 in 1985. She was a painter.",
+        "atoms": [a.model_dump(exclude_none=True) for a in ATOMS],
+        "contexts": [CONTEXT.model_dump(exclude_none=True)],
+        "relations": [r.model_dump(exclude_none=True) for r in relations],
+    }
+
+
+@pytest.mark.parametrize("engine", ["native", "brute-force", "pgmpy"])
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_pipeline_output_fields(engine: str, version: int) -> None:
+    """The three-atom record end to end: coherence = 1 − 0.95 = 0.05; the contradicting pairs
+    are a0–a1 (0.95) then a1–a2 (0.4), with texts and both posteriors; the counters say 6
+    ordered pairs judged, none pruned, 3 atom–atom factors; the evidence lists stay contexts."""
+    config = PipelineConfig(
+        version=version, nli="precomputed", use_cache=False, engine=engine, coherence=True, coherence_min_similarity=-1
+    )
+    row = FactReasoner(config).assess(_record(THREE_ATOM_RELATIONS)).model_dump(mode="json")
+    assert row["coherence"] == pytest.approx(0.05)
+    pairs = row["contradicting_pairs"]
+    assert [p["atoms"] for p in pairs] == [["a0", "a1"], ["a1", "a2"]]
+    assert [p["probability"] for p in pairs] == [0.95, 0.4]
+    assert pairs[0]["texts"] == [ATOMS[0].text, ATOMS[1].text]
+    posterior = {a["id"]: a["probability"] for a in row["atoms"]}
+    assert pairs[0]["posteriors"] == [pytest.approx(posterior["a0"]), pytest.approx(posterior["a1"])]
+    counters = row["counters"]
+    assert (counters["coherence_pairs"], counters["coherence_pairs_pruned"], counters["coherence_factors"]) == (6, 0, 3)
+    assert counters["coherence_pairs_missing"] == 0
+    assert not any(k.startswith("ignored_relations_atom") for k in counters)
+    assert all(link["context"] == "c0" for atom in row["atoms"] for link in atom["evidence"])
+    assert row["settings"]["graph"]["coherence"] is True
+    # the exact answer, whatever the engine
+    plan = plan_atom_pairs(plan_graph(ATOMS, [CONTEXT], version), None, -1.0)
+    exact = brute_force_marginals(build_graph(plan, THREE_ATOM_RELATIONS, GraphOptions(version=version)).graph)
+    for atom_id, p in posterior.items():
+        assert p == pytest.approx(exact.marginals[atom_id], abs=1e-6)
+    assert posterior["a1"] < 0.5 < posterior["a0"]  # a0 has evidence, a1 has only the contradiction
+
+
+def test_coherence_is_one_when_pairs_were_judged_and_none_contradicts() -> None:
+    relations = [_rel("c0", "a0", "entailment", 0.9)] + [
+        _rel(a.id, b.id, "neutral", 0.9) for a in ATOMS for b in ATOMS if a.id != b.id
+    ]
+    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, coherence=True, coherence_min_similarity=-1)
+    row = FactReasoner(config).assess(_record(relations)).model_dump(mode="json")
+    assert row["coherence"] == 1.0 and row["contradicting_pairs"] == []
+
+
+def test_record_without_atom_judgements_fails_loudly() -> None:
+    """Precomputed relations with no atom–atom pair: a coherence of 1 would be made up."""
+    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, coherence=True, coherence_min_similarity=-1)
+    with pytest.raises(RecordFailed, match="none of the 6 atom pair"):
+        FactReasoner(config).assess(_record(THREE_ATOM_RELATIONS[:2]))
+
+
+def test_pipeline_gates_pairs_with_the_stage_embedder() -> None:
+    """A fixed embedder: a0 and a1 close (cos ≈ 0.995), a2 orthogonal to both → 2 ordered pairs
+    judged, 4 pruned; the a1–a2 contradiction is never judged, so only a0–a1 is reported."""
+
+    class Fixed:
+        def encode(self, texts):
+            return np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0]])[: len(texts)]
+
+    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, coherence=True, coherence_min_similarity=0.5)
+    assessor = FactReasoner(config)
+    assessor.stages._embedder = Fixed()
+    row = assessor.assess(_record(THREE_ATOM_RELATIONS)).model_dump(mode="json")
+    assert (row["counters"]["coherence_pairs"], row["counters"]["coherence_pairs_pruned"]) == (2, 4)
+    assert [p["atoms"] for p in row["contradicting_pairs"]] == [["a0", "a1"]]
+
+
+def _stable_rows(**options) -> list[dict]:
+    """Output rows of the shipped example records for FR1–FR3 × (native, brute-force), without
+    what varies run to run (seconds, the per-component diagnostics)."""
+    path = Path(fact_reasoner.__file__).parent / "examples" / "bios_with_relations.jsonl"
+    rows = []
+    for version in (1, 2, 3):
+        for engine in ("native", "brute-force"):
+            config = PipelineConfig(version=version, nli="precomputed", use_cache=False, engine=engine, **options)
+            assessor = FactReasoner(config)
+            for line in path.read_text().splitlines():
+                row = assessor.assess(json.loads(line)).model_dump(mode="json")
+                row.pop("timings")
+                row["engine"].pop("seconds")
+                row["engine"]["details"].pop("components", None)
+                rows.append(row)
+    return rows
+
+
+def _assert_same(actual, expected, where="row") -> None:
+    if isinstance(expected, dict):
+        assert isinstance(actual, dict) and sorted(actual) == sorted(expected), where
+        for key in expected:
+            _assert_same(actual[key], expected[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected), where
+        for i, (a, e) in enumerate(zip(actual, expected)):
+            _assert_same(a, e, f"{where}[{i}]")
+    elif isinstance(expected, float):
+        assert actual == pytest.approx(expected, rel=1e-12, abs=1e-12), where
+    else:
+        assert actual == expected, where
+
+
+@pytest.mark.parametrize("options", [{}, {"coherence": False}, {"coherence": False, "coherence_min_similarity": 0.9}])
+def test_coherence_off_reproduces_the_output_before_it_existed(options) -> None:
+    """The golden rows were written by the code before ``--coherence`` existed (commit 36e1bfc):
+    every field, the settings (no coherence keys: the resume fingerprint is unchanged) and the
+    counters are the same, to 1e-12."""
+    expected = json.loads(GOLDEN.read_text())
+    actual = _stable_rows(**options)
+    _assert_same(actual, expected)
