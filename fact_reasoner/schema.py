@@ -151,7 +151,12 @@ class EvidenceLink(BaseModel):
 
 
 class AtomVerdict(BaseModel):
-    """What the assessment concluded about one atom, and why."""
+    """What the assessment concluded about one atom, and why.
+
+    With ``--skip-uncheckable`` each verdict also carries ``checkworthy`` (bool) and, for an
+    uncheckable atom, ``uncheckable_reason`` (extra fields, absent otherwise)."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: str
     text: str
@@ -185,6 +190,10 @@ class OutputRecord(_Open):
     IBM's field names are kept as they are (``factuality_score`` … ``references``); our own
     additions are ``recall_k``, ``f1_k``, ``k``, ``atoms`` (per-atom verdict and evidence),
     ``brier_score``, ``engine``, ``timings`` and ``version``.
+
+    With ``--abstention on``: ``abstained`` (and ``abstention_reason``); an abstention has no
+    ``factuality_score``, ``recall_k`` or ``f1_k`` (null). With ``--gamma``: ``length_penalty``
+    and ``unpenalized_factuality_score`` (``factuality_score`` is the penalised one).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -194,9 +203,9 @@ class OutputRecord(_Open):
     output: str
     topic: str | None = None
     version: Literal[1, 2, 3]
-    factuality_score: float
-    recall_k: float
-    f1_k: float
+    factuality_score: float | None  # None: an abstention (no precision)
+    recall_k: float | None
+    f1_k: float | None
     k: int
     num_atoms: int
     num_contexts: int
