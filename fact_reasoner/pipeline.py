@@ -17,6 +17,7 @@ carries everything needs no language model at all.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .atomizer import AtomizerBackend
@@ -178,7 +179,7 @@ class FactReasoner:
             return self.stages.abstention().abstention(record.output)
 
     def _checkworthy(
-        self, record: InputRecord, atoms: list[Atom], timings: dict[str, float]
+        self, record: InputRecord, atoms: Sequence[Atom], timings: dict[str, float]
     ) -> dict[str, CheckworthyVerdict] | None:
         """``{atom id: verdict}`` with ``--skip-uncheckable``, else None."""
         if not self.config.scores.skip_uncheckable:
@@ -257,7 +258,7 @@ class FactReasoner:
         return atoms
 
     def _contexts(
-        self, record: InputRecord, atoms: list[Atom], timings: dict[str, float]
+        self, record: InputRecord, atoms: Sequence[Atom], timings: dict[str, float]
     ) -> tuple[list[Context], list[Atom]]:
         if record.contexts is not None or self.config.retrieval.service_type == "supplied":
             return list(record.contexts or []), atoms
@@ -389,7 +390,10 @@ def _checkworthy_fields(checkworthy: dict[str, CheckworthyVerdict] | None, atom_
     if checkworthy is None:
         return {}
     verdict = checkworthy[atom_id]
-    return {"checkworthy": verdict.checkworthy, **({} if verdict.checkworthy else {"uncheckable_reason": verdict.reason})}
+    return {
+        "checkworthy": verdict.checkworthy,
+        **({} if verdict.checkworthy else {"uncheckable_reason": verdict.reason}),
+    }
 
 
 def _mark_abstention(output: OutputRecord, reason: str | None) -> None:
