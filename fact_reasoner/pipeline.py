@@ -258,7 +258,7 @@ class FactReasoner:
         return atoms
 
     def _contexts(
-        self, record: InputRecord, atoms: Sequence[Atom], timings: dict[str, float]
+        self, record: InputRecord, atoms: list[Atom], timings: dict[str, float]
     ) -> tuple[list[Context], list[Atom]]:
         if record.contexts is not None or self.config.retrieval.service_type == "supplied":
             return list(record.contexts or []), atoms
