@@ -85,7 +85,7 @@ def _words(*patterns: str) -> re.Pattern[str]:
 
 #: the response talking about itself or its author (checked first: "I hope" is not a hedge)
 ABOUT_THE_RESPONSE = _words(
-    r"\bas an? (?:ai|artificial intelligence|language model|assistant)\b",
+    r"\bas an? (?:ai|artificial intelligence|(?:ai )?language model|ai assistant)\b",
     r"\bI (?:hope|trust) (?:this|that|it) (?:helps|answers|is helpful)",
     r"\blet me know\b",
     r"\bfeel free to\b",
@@ -123,8 +123,9 @@ OPINION = _words(
     r"\b(?:truly|undeniably|undoubtedly|incredibly|amazingly|remarkably|extremely|very|so|really) "
     r"(?:talented|gifted|inspiring|impressive|remarkable|fascinating|beautiful|important|influential|"
     r"successful|skilled|creative|interesting|accomplished|dedicated|passionate|brilliant|great)\b",
-    r"\b(?:amazing|wonderful|fantastic|awesome|incredible|fascinating|inspiring|inspirational|"
-    r"admirable|beautiful|brilliant|magnificent|breathtaking|delightful|extraordinary)\b",
+    # lower case only: "Wonderful Town", "Beautiful Vampire" are titles
+    r"(?-i:\b(?:amazing|wonderful|fantastic|awesome|incredible|fascinating|inspiring|inspirational|"
+    r"admirable|beautiful|brilliant|magnificent|breathtaking|delightful|extraordinary)\b)",
     r"\ba (?:true|real|great|talented|gifted|remarkable|fascinating|inspiring|beloved|brilliant) "
     r"(?:artist|talent|icon|inspiration|legend|pioneer|visionary|genius|person|individual|figure|athlete|"
     r"musician|actor|actress|writer|leader|role model|treasure)\b",
@@ -132,13 +133,14 @@ OPINION = _words(
     r"\b(?:will (?:always )?be remembered|continues? to inspire|(?:lasting|enduring|indelible) "
     r"(?:legacy|impact|mark))\b",
     r"\bone of the (?:best|greatest|finest|most (?:talented|gifted|inspiring|remarkable|fascinating|"
-    r"beautiful|brilliant))\b(?!.*\b(?:according to|considered|regarded|named|ranked|listed|called|voted)\b)",
+    r"beautiful|brilliant))\b(?!-)",
 )
 #: a reported opinion is a checkable fact about reception
 REPORTED = _words(
-    r"\b(?:is|was|are|were|been|being) (?:widely |often |generally )?(?:considered|regarded|described|"
-    r"hailed|named|ranked|voted|called|praised|acclaimed|recognized|recognised|known)\b",
-    r"\b(?:critics|reviewers|according to|praised|acclaimed)\b",
+    r"\b(?:is|was|are|were|been|being) (?:widely |often |generally |highly |universally )?(?:considered|"
+    r"regarded|described|hailed|named|ranked|voted|called|praised|acclaimed|recognized|recognised|known)\b",
+    r"\b(?:critics|reviewers|fans|according to|praised|acclaimed|mourned)\b",
+    r"\b(?:argued|argues|said|says|stated|states|claimed|claims|suggested|suggests|wrote|believed) that\b",
 )
 
 _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -151,8 +153,8 @@ _RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
 
 def classify_by_rules(atom: str) -> CheckworthyVerdict:
     """The verdict of the patterns: a question (ends with "?"), then the first kind whose pattern
-    matches (about the response, instruction, hedge, opinion); an opinion is not one when the
-    atom reports it (:data:`REPORTED`). The reason names the kind and the words that matched.
+    matches (about the response, instruction, hedge, opinion); an opinion or a hedge is not one
+    when the atom reports it (:data:`REPORTED`: "is regarded as", "critics", "argued that"). The reason names the kind and the words that matched.
 
     >>> classify_by_rules("Is he still alive?").reason
     'question'
@@ -168,7 +170,7 @@ def classify_by_rules(atom: str) -> CheckworthyVerdict:
         match = pattern.search(text)
         if match is None:
             continue
-        if kind == "opinion" and REPORTED.search(text):
+        if kind in ("opinion", "hedge") and REPORTED.search(text):
             continue
         return CheckworthyVerdict(False, f"{kind}: {match.group(0).strip()!r}")
     return CheckworthyVerdict(True)
