@@ -143,7 +143,10 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConf
     p.add_argument("--report", type=Path, metavar="HTML", help="also write the HTML report of all outputs")
     p.add_argument("--quiet", action="store_true")
     # The pipeline's settings; the FR version is per assessor and K is the dataset median here.
-    add_config_arguments(p, groups=("graph", "engine", "models", "cache", "execution"), exclude=("version",))
+    # From the scores group: --skip-uncheckable, --checkworthy, --abstention, --gamma (FR rows only).
+    add_config_arguments(
+        p, groups=("graph", "scores", "engine", "models", "cache", "execution"), exclude=("version", "k")
+    )
     # Prepared files usually carry no relations: this runner judges with the records' relations
     # only when asked, and otherwise needs --nli (llm, align, cross-encoder).
     p.set_defaults(nli="precomputed")

@@ -26,6 +26,7 @@ from . import runner
 from .cli_options import add_config_arguments, config_from_args
 from .cli_options import positive_int as _positive_int
 from .errors import FactReasonerError, InputError, SetupError
+from .gate import GATE_FAILED, evaluate_gate
 from .io import RecordError, dumps_line, read_contexts
 from .scores import describe_k
 
@@ -54,6 +55,9 @@ examples:
   fact-reasoner --version 3 --input-file fact_reasoner/examples/bios_with_relations.jsonl --output-dir out
   fact-reasoner --version 2 --input_file data.jsonl --output_dir out --engine pgmpy --use_priors
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
+  fact-reasoner --input-file data.jsonl --nli cross-encoder --fail-under 0.8   # CI gate: exit 3 below 0.8
+exit status: 0 done, 1 a record failed, 2 the run could not be done, 3 the --fail-under gate failed,
+  130 interrupted
 other commands: fact-reasoner index --help | ragas --help | report --help
 """
 
@@ -101,7 +105,8 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     """The dataset run (:func:`fact_reasoner.runner.run_dataset`) with the command's options,
     its report printed on stderr. Exit status: 0 every record done, 1 some record failed or
     could not be read, 2 the run stopped (a stage could not be set up, the server was down),
-    130 interrupted (Ctrl-C, SIGTERM)."""
+    3 the ``--fail-under`` gate failed (:mod:`fact_reasoner.gate`), 130 interrupted (Ctrl-C,
+    SIGTERM)."""
     if args.export_uai:
         return export_models(args, assessor)
     report = runner.run_dataset(
@@ -126,7 +131,29 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
     if report.interrupted:
         print(f"interrupted: {report.kept} record(s) kept in {report.output_file}; rerun to resume", file=sys.stderr)
         return 130
-    return 1 if report.failures else 0
+    status = 1 if report.failures else 0
+    thresholds = assessor.config.gate.fail_under
+    if thresholds:
+        gate = evaluate_gate(
+            thresholds,
+            {metric: [(_row_id(row), row.get(metric)) for row in report.rows] for metric in thresholds},
+            [str(failure) for failure in report.failures],
+        )
+        for line in gate.lines:
+            print(line, file=sys.stderr)
+        if gate.below_threshold:
+            return GATE_FAILED
+    return status
+
+
+#: what ``fact-reasoner --fail-under METRIC=X`` can gate on: per-record fields of the output
+GATE_METRICS = ("factuality_score", "f1_k", "recall_k")
+
+
+def _row_id(row: dict[str, Any]) -> str:
+    """How the gate names a record: its input line, topic (or question) and key."""
+    about = row.get("topic") or " ".join(str(row.get("input") or "").split())[:60]
+    return f"line {row.get('source_line')}: {about} [{str(row.get('record_key', ''))[:12]}]"
 
 
 def _fmt(value: Any) -> str:
@@ -152,6 +179,9 @@ def _print_summary(summary: dict[str, Any], failures: Sequence[RecordError], out
         "atom_brier_score",
         "atom_ece",
         "records_without_contexts",
+        "num_abstained",
+        "respond_ratio",
+        "num_uncheckable_atoms",
         "failed_records",
         "seconds",
     ]
@@ -215,6 +245,11 @@ def assess_main(argv: list[str]) -> int:
     config = config_from_args(args, parser)
     for problem in _path_problems(args):
         parser.error(problem)
+    unknown = sorted(set(config.gate.fail_under) - set(GATE_METRICS))
+    if unknown:
+        parser.error(f"argument --fail-under: {', '.join(unknown)} is not one of {', '.join(GATE_METRICS)}")
+    if config.gate.fail_under and args.input_file is None:
+        parser.error("argument --fail-under: needs --input-file (a dataset run)")
     from .pipeline import FactReasoner
 
     assessor = FactReasoner(config)

@@ -136,6 +136,25 @@ def _key_value(text: str) -> tuple[str, Any]:
     return key.replace("-", "_"), value
 
 
+#: the metric a bare ``--fail-under X`` sets: the dataset's factual precision
+DEFAULT_GATE_METRIC = "factuality_score"
+
+
+def _threshold(text: str) -> tuple[str, float]:
+    """``X`` or ``METRIC=X`` (``--fail-under``): X a number in [0, 1]; a bare X is the factual
+    precision's threshold (:data:`DEFAULT_GATE_METRIC`)."""
+    key, sep, raw = text.rpartition("=")
+    if sep and not key:
+        raise argparse.ArgumentTypeError("give X or METRIC=X")
+    try:
+        value = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value} is not between 0 and 1")
+    return (key.strip() if sep else DEFAULT_GATE_METRIC), value
+
+
 class _CollectKeyValues(argparse.Action):
     def __call__(self, parser, namespace, values, option_string=None):
         collected = dict(getattr(namespace, self.dest, None) or {})
@@ -200,6 +219,8 @@ def add_config_arguments(
         help_text = flag.help
         if flag.parse == "key_value":
             kwargs.update(type=_key_value, action=_CollectKeyValues, metavar=flag.metavar or "KEY=VALUE")
+        elif flag.parse == "threshold":
+            kwargs.update(type=_threshold, action=_CollectKeyValues, metavar=flag.metavar or "X")
         elif bool in _scalar_types(flag.annotation):
             kwargs["action"] = "store_false" if flag.default is True else "store_true"
         else:

@@ -4,12 +4,13 @@
 
     PipelineConfig
     ├── graph      GraphOptions      FR version, priors, relation threshold (fact_reasoner.graph)
-    ├── scores     ScoreOptions      K of R@K / F1@K
+    ├── scores     ScoreOptions      K of R@K / F1@K, checkworthy atoms, abstention, length penalty γ
     ├── engine     EngineOptions     inference engine and its options (those engines declare)
     ├── models     ModelOptions      LLM backend, NLI backend, atomizer and reviser prompts
     ├── retrieval  RetrievalOptions  where contexts come from
     ├── cache      CacheOptions      model-call cache
-    └── execution  ExecutionOptions  where records run: this process, or Ray actors
+    ├── execution  ExecutionOptions  where records run: this process, or Ray actors
+    └── gate       GateOptions       the CI gate (--fail-under): run control, never a result
 
 Each field carries its default, its constraint and its description. Everything else is derived
 from these declarations:
@@ -43,6 +44,7 @@ __all__ = [
     "CacheOptions",
     "EngineOptions",
     "ExecutionOptions",
+    "GateOptions",
     "GraphOptions",
     "ModelOptions",
     "PipelineConfig",
@@ -92,6 +94,37 @@ class ScoreOptions(_Group):
         "paper's choice) or 'half' (max(n // 2, 1) per response, IBM's newest code)",
         aliases=("--K",),
         metavar="K",
+    )
+
+    # The three below are left out of the resume fingerprint at their defaults (omit_default),
+    # which do what the program did before they existed: outputs written before stay resumable.
+    skip_uncheckable: bool = option(
+        False,
+        "leave uncheckable atoms (opinions, questions, hedges, advice, statements about the response "
+        "itself) out of factual precision, R@K and F1@K; they stay in the output with checkworthy: "
+        "false and the reason (see --checkworthy)",
+        omit_default=True,
+    )
+    checkworthy: Literal["rules", "llm"] = option(
+        "rules",
+        "with --skip-uncheckable, --abstention: what decides: rules (patterns, no model; "
+        "fact_reasoner.checkworthy) or llm (one structured call per response with the LLM backend; "
+        "an unreadable answer fails the record)",
+        omit_default=True,
+    )
+    abstention: Literal["off", "on"] = option(
+        "off",
+        "on: a response that declines to answer ('I could not find information about …') is reported "
+        "as an abstention (abstained: true, no precision) and the summary gives the respond ratio; "
+        "detected by --checkworthy",
+        omit_default=True,
+    )
+    gamma: Annotated[float, Field(ge=0.0)] = option(
+        0.0,
+        "FActScore's length penalty: a response with |A| < G atoms has its precision multiplied by "
+        "exp(1 - G/|A|) (FActScore uses 10; 0: off)",
+        metavar="G",
+        omit_default=True,
     )
 
     @field_validator("k")
@@ -385,6 +418,24 @@ class ExecutionOptions(_Group):
     )
 
 
+class GateOptions(_Group):
+    """A quality gate for CI: the command exits with :data:`~fact_reasoner.gate.GATE_FAILED` when
+    the dataset's figures are below the thresholds. Run control: it never changes a result, so
+    it is not part of the settings a resumed run must share."""
+
+    title: ClassVar[str] = "quality gate (CI)"
+
+    fail_under: dict[str, float] = option(
+        {},
+        "fail (exit 3) when the dataset's mean is below X, listing the records that pulled it down: "
+        "fact-reasoner --fail-under X (factual precision), fact-reasoner ragas --fail-under METRIC=X "
+        "(repeatable); failed records fail the gate too",
+        metavar="[METRIC=]X",
+        parse="threshold",
+        affects_results=False,
+    )
+
+
 class PipelineConfig(BaseModel):
     """Every setting of a :class:`~fact_reasoner.pipeline.FactReasoner`, one group per concern."""
 
@@ -397,8 +448,18 @@ class PipelineConfig(BaseModel):
     retrieval: RetrievalOptions = Field(default_factory=RetrievalOptions)
     cache: CacheOptions = Field(default_factory=CacheOptions)
     execution: ExecutionOptions = Field(default_factory=ExecutionOptions)
+    gate: GateOptions = Field(default_factory=GateOptions)
 
-    GROUPS: ClassVar[tuple[str, ...]] = ("graph", "scores", "engine", "models", "retrieval", "cache", "execution")
+    GROUPS: ClassVar[tuple[str, ...]] = (
+        "graph",
+        "scores",
+        "engine",
+        "models",
+        "retrieval",
+        "cache",
+        "execution",
+        "gate",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -433,7 +494,8 @@ class PipelineConfig(BaseModel):
         Derived from the declarations: every field of every group except those declared with
         ``affects_results=False`` (threads, cache location, an engine's binary path and timeout)
         and those declared ``only_when`` another field has a value it does not have (the
-        cascade's options when ``nli`` is not ``cascade``).
+        cascade's options when ``nli`` is not ``cascade``), and those declared ``omit_default``
+        while at their default (``--skip-uncheckable``, ``--abstention``, ``--gamma``).
         """
         out: dict[str, dict[str, Any]] = {}
         for group_name in self.GROUPS:
@@ -442,7 +504,7 @@ class PipelineConfig(BaseModel):
             kept = {
                 name: dumped[name]
                 for name, field in type(group).model_fields.items()
-                if affects_results(field) and applies(field, dumped)
+                if affects_results(field) and applies(field, dumped) and not _omitted(field, dumped[name])
             }
             if kept:
                 out[group_name] = kept
@@ -466,6 +528,12 @@ class PipelineConfig(BaseModel):
 def affects_results(field: Any) -> bool:
     extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
     return bool(extra.get("affects_results", True))
+
+
+def _omitted(field: Any, value: Any) -> bool:
+    """True for a field declared ``omit_default`` whose value is its default."""
+    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+    return bool(extra.get("omit_default")) and value == field.get_default(call_default_factory=True)
 
 
 def applies(field: Any, group_values: dict[str, Any]) -> bool:

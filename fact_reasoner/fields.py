@@ -28,6 +28,7 @@ def option(
     parse: str | None = None,
     affects_results: bool = True,
     only_when: tuple[str, Any] | None = None,
+    omit_default: bool = False,
     cli: bool = True,
     registry: str | None = None,
     closed: bool = False,
@@ -65,6 +66,10 @@ def option(
         group has that value (a backend's own option): otherwise it is left out of the settings
         a resumed run must share, so adding such an option does not refuse the outputs of
         earlier versions.
+    omit_default:
+        The setting is left out of the settings a resumed run must share while it has its
+        default value (which reproduces what the program did before the setting existed): adding
+        it does not refuse the outputs written before, and turning it on does.
     """
     extra: dict[str, Any] = {"affects_results": affects_results, "cli": cli}
     for key, value in (
@@ -82,6 +87,8 @@ def option(
         extra["closed"] = True
     if only_when is not None:
         extra["only_when"] = list(only_when)
+    if omit_default:
+        extra["omit_default"] = True
     if default_factory is not None:
         return Field(default_factory=default_factory, description=description, json_schema_extra=extra)
     return Field(default, description=description, json_schema_extra=extra)

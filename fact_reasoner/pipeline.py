@@ -17,10 +17,12 @@ carries everything needs no language model at all.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .atomizer import AtomizerBackend
+from .checkworthy import CheckworthyVerdict
 from .coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs, plan_atom_pairs
 from .config import PipelineConfig
 from .errors import RecordFailed
@@ -49,7 +51,7 @@ from .schema import (
     Marginal,
     OutputRecord,
 )
-from .scores import predict_label, resolve_k, score_record
+from .scores import length_penalty, predict_label, resolve_k, score_record
 from .stages import JudgedPlan, Stages, StageUnavailable, judge_and_build, judge_and_infer, timed
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,7 +156,8 @@ class FactReasoner:
             record = InputRecord.model_validate(record)
         counters_before = self.stage_stats()
         timings: dict[str, float] = {}
-        selection, nli = self._plan(record, timings)
+        abstention = self._abstention(record, timings)
+        selection, nli = self._plan(record, timings, abstained=abstention is not None)
         reasoning = judge_and_infer(
             selection.plan,
             nli,
@@ -170,8 +173,11 @@ class FactReasoner:
         nli_counts = self._nli_counts(record, built.plan, reasoning.judged) | _selection_counts(
             selection, reasoning.judged
         )
+        checkworthy = self._checkworthy(record, built.plan.atoms, timings)
         with timed(timings, "score"):
-            output = self._output(record, built, inference, k, dataset_median_atoms, record_key)
+            output = self._output(record, built, inference, k, dataset_median_atoms, record_key, checkworthy)
+        if self.config.scores.abstention == "on":
+            _mark_abstention(output, abstention)
         if selection.merged_contexts:
             output.merged_contexts = selection.merged_contexts  # type: ignore[attr-defined]
         output.timings = timings | {"total": sum(timings.values())}
@@ -186,7 +192,28 @@ class FactReasoner:
             | (coherence_counters(built) if self.config.graph.coherence else {})
             | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         )
+        if checkworthy is not None:
+            output.counters["uncheckable_atoms"] = sum(not v.checkworthy for v in checkworthy.values())
         return output
+
+    def _abstention(self, record: InputRecord, timings: dict[str, float]) -> str | None:
+        """Why the response declines to answer (``--abstention on``), else None."""
+        if self.config.scores.abstention != "on" or not record.output.strip():
+            return None
+        with timed(timings, "abstention"):
+            return self.stages.abstention().abstention(record.output)
+
+    def _checkworthy(
+        self, record: InputRecord, atoms: Sequence[Atom], timings: dict[str, float]
+    ) -> dict[str, CheckworthyVerdict] | None:
+        """``{atom id: verdict}`` with ``--skip-uncheckable``, else None."""
+        if not self.config.scores.skip_uncheckable:
+            return None
+        with timed(timings, "checkworthy"):
+            verdicts = self.stages.checkworthy().classify([a.text for a in atoms], response=record.output or None)
+        if len(verdicts) != len(atoms):  # a classifier that breaks the protocol must not shift verdicts
+            raise RuntimeError(f"checkworthy classifier returned {len(verdicts)} verdicts for {len(atoms)} atoms")
+        return {atom.id: verdict for atom, verdict in zip(atoms, verdicts)}
 
     def build(self, record: InputRecord | dict) -> GraphBuild:
         """Run every stage up to the factor graph (no inference); also returns timings and NLI counts.
@@ -211,14 +238,19 @@ class FactReasoner:
             built, timings, self._nli_counts(record, built.plan, judged) | _selection_counts(selection, judged)
         )
 
-    def _plan(self, record: InputRecord, timings: dict[str, float]) -> tuple[PairSelection, NLIBackend]:
+    def _plan(
+        self, record: InputRecord, timings: dict[str, float], *, abstained: bool = False
+    ) -> tuple[PairSelection, NLIBackend]:
         """Atoms and contexts (atomizing, revising, retrieving what the record lacks), the graph's
-        plan with the pairs ``--nli-mode`` judges, and the NLI backend that judges them."""
-        if self.config.models.nli == "precomputed" and record.relations is None:
+        plan with the pairs ``--nli-mode`` judges, and the NLI backend that judges them. An
+        abstention is not atomized (it states nothing to check); atoms it carries are assessed
+        as usual."""
+        nothing_to_judge = abstained and record.atoms is None
+        if self.config.models.nli == "precomputed" and record.relations is None and not nothing_to_judge:
             # scoring it would count every pair as neutral: a record without its NLI is not assessed
             raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
-        atoms = self._atoms(record, timings)
-        contexts, atoms = self._contexts(record, atoms, timings)
+        atoms = [] if abstained and record.atoms is None else self._atoms(record, timings)
+        contexts, atoms = self._contexts(record, atoms, timings) if atoms or not abstained else ([], [])
         if atoms and not contexts:
             _warn_once(
                 "no_contexts",
@@ -340,14 +372,18 @@ class FactReasoner:
         k: int | str | None,
         dataset_median_atoms: float | None,
         record_key: str | None,
+        checkworthy: dict[str, CheckworthyVerdict] | None = None,
     ) -> OutputRecord:
         atom_ids = built.atom_variables
         probabilities = {a: float(inference.marginals[a]) for a in atom_ids}
-        n = len(atom_ids)
+        # --skip-uncheckable: the scores (precision, R@K, F1@K, K, gold agreement) count the
+        # checkworthy atoms only; every atom keeps its verdict below
+        scored = {a: p for a, p in probabilities.items() if checkworthy is None or checkworthy[a].checkworthy}
+        n = len(scored)
         median = dataset_median_atoms if dataset_median_atoms is not None else float(n)
         k = resolve_k(self.config.scores.k if k is None else k, n, median)
-        gold = {a.id: a.label for a in built.plan.atoms}
-        scores = score_record(probabilities, k, gold if any(gold.values()) else None)
+        gold = {a.id: a.label for a in built.plan.atoms if a.id in scored}
+        scores = score_record(scored, k, gold if any(gold.values()) else None)
 
         evidence: dict[str, list[EvidenceLink]] = {a: [] for a in atom_ids}
         for rel in built.factor_relations:
@@ -364,11 +400,18 @@ class FactReasoner:
                 probability=probabilities[atom.id],
                 prediction=predict_label(probabilities[atom.id]),
                 evidence=sorted(evidence[atom.id], key=lambda e: -e.probability),
+                **_checkworthy_fields(checkworthy, atom.id),
             )
             for atom in built.plan.atoms
         ]
         marginals = [Marginal(variable=v, probabilities=(1.0 - p, p)) for v, p in sorted(inference.marginals.items())]
         fields = scores.as_fields()
+        gamma = self.config.scores.gamma
+        if gamma > 0:
+            penalty = length_penalty(n, gamma)
+            fields["unpenalized_factuality_score"] = fields["factuality_score"]
+            fields["factuality_score"] = fields["factuality_score"] * penalty
+            fields["length_penalty"] = penalty
         extra: dict[str, Any] = {}
         if built.plan.atom_duplicates:
             extra["duplicate_atoms"] = built.plan.atom_duplicates
@@ -410,6 +453,29 @@ class FactReasoner:
     def settings(self) -> dict[str, Any]:
         """The settings that change results (derived from the config); a resumed run must match."""
         return self.config.settings()
+
+
+def _checkworthy_fields(checkworthy: dict[str, CheckworthyVerdict] | None, atom_id: str) -> dict[str, Any]:
+    """An atom's ``checkworthy`` and ``uncheckable_reason`` fields (none without a classifier)."""
+    if checkworthy is None:
+        return {}
+    verdict = checkworthy[atom_id]
+    return {
+        "checkworthy": verdict.checkworthy,
+        **({} if verdict.checkworthy else {"uncheckable_reason": verdict.reason}),
+    }
+
+
+def _mark_abstention(output: OutputRecord, reason: str | None) -> None:
+    """``abstained`` on every row (``--abstention on``); an abstention gets no precision, R@K or
+    F1@K — null, never 0 — and says why."""
+    output.abstained = reason is not None  # type: ignore[attr-defined]
+    if reason is not None:
+        output.abstention_reason = reason  # type: ignore[attr-defined]
+        output.factuality_score = output.recall_k = output.f1_k = None
+        for name in ("unpenalized_factuality_score", "length_penalty"):
+            if hasattr(output, name):
+                setattr(output, name, None)
 
 
 _warned: set[str] = set()

@@ -78,6 +78,8 @@ class RunReport:
     summary: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
+    #: the rows the summary was made of (this input's records), for the gate's worst records
+    rows: tuple[dict[str, Any], ...] = ()
 
     @property
     def failed(self) -> int:
@@ -283,7 +285,7 @@ def run_dataset(
         workers=executor.worker_summary(),
     )
     summary_path.write_text(dumps_line(summary))
-    return replace(report, stale=stale, summary=summary, notes=tuple(notes))
+    return replace(report, stale=stale, summary=summary, notes=tuple(notes), rows=tuple(current))
 
 
 class _Terminated(KeyboardInterrupt):

@@ -151,7 +151,12 @@ class EvidenceLink(BaseModel):
 
 
 class AtomVerdict(BaseModel):
-    """What the assessment concluded about one atom, and why."""
+    """What the assessment concluded about one atom, and why.
+
+    With ``--skip-uncheckable`` each verdict also carries ``checkworthy`` (bool) and, for an
+    uncheckable atom, ``uncheckable_reason`` (extra fields, absent otherwise)."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: str
     text: str
@@ -209,6 +214,10 @@ class OutputRecord(_Open):
     ``brier_score``, ``engine``, ``timings`` and ``version``. With ``--coherence`` a row also
     has ``coherence`` and ``contradicting_pairs`` (:data:`COHERENCE_FIELD`,
     :data:`CONTRADICTING_PAIRS_FIELD`, :class:`ContradictingPair`).
+
+    With ``--abstention on``: ``abstained`` (and ``abstention_reason``); an abstention has no
+    ``factuality_score``, ``recall_k`` or ``f1_k`` (null). With ``--gamma``: ``length_penalty``
+    and ``unpenalized_factuality_score`` (``factuality_score`` is the penalised one).
     """
 
     model_config = ConfigDict(extra="allow")
@@ -218,9 +227,9 @@ class OutputRecord(_Open):
     output: str
     topic: str | None = None
     version: Literal[1, 2, 3]
-    factuality_score: float
-    recall_k: float
-    f1_k: float
+    factuality_score: float | None  # None: an abstention (no precision)
+    recall_k: float | None
+    f1_k: float | None
     k: int
     num_atoms: int
     num_contexts: int

@@ -82,6 +82,40 @@ def entropy_terms(probabilities: Iterable[float]) -> list[float]:
     return [-p * math.log(p) if p > 0 else 0.0 for p in probabilities]
 
 
+def length_penalty(num_atoms: int, gamma: float) -> float:
+    """FActScore's length penalty (Min et al., EMNLP 2023, §4.2 and their ``get_score``): a
+    response with fewer than γ atoms has its precision multiplied by
+
+        penalty(|A|) = exp(1 − γ / |A|)   if |A| < γ,   else 1,
+
+    |A| the number of atoms scored. It is 1 at |A| = γ and falls towards 0 as |A| → 0, so a
+    response cannot score high by stating one safe fact; FActScore uses γ = 10. γ = 0 turns it
+    off (1 for any |A|). With γ > 0 and no atoms there is no precision to penalise: NaN.
+
+    >>> round(length_penalty(5, 10), 4)   # exp(1 − 10/5) = exp(−1)
+    0.3679
+    >>> length_penalty(10, 10), length_penalty(12, 10), length_penalty(3, 0)
+    (1.0, 1.0, 1.0)
+    """
+    if gamma < 0:
+        raise ValueError(f"gamma must be ≥ 0, got {gamma}")
+    if gamma == 0:
+        return 1.0
+    if num_atoms <= 0:
+        return math.nan
+    return math.exp(1.0 - gamma / num_atoms) if num_atoms < gamma else 1.0
+
+
+def respond_ratio(abstained: Sequence[bool]) -> float:
+    """FActScore's respond ratio: the share of responses that did not abstain,
+    #{r : not abstained_r} / R; NaN for no responses.
+
+    >>> respond_ratio([False, True, False, False])
+    0.75
+    """
+    return sum(not a for a in abstained) / len(abstained) if abstained else math.nan
+
+
 def resolve_k(k: int | str, num_atoms: int, dataset_median: float | None = None) -> int:
     """The K of R@K / F1@K.
 
@@ -302,10 +336,14 @@ class GoldAtoms:
 
     @classmethod
     def of(cls, row: Mapping[str, Any]) -> "GoldAtoms":
+        """The row's labelled atoms; none for an abstention (it has no precision), and atoms
+        marked ``checkworthy: false`` (``--skip-uncheckable``) are left out as its scores left them."""
         predicted, probabilities, truths = [], [], []
+        if row.get("abstained"):
+            return cls((), (), ())
         for atom in row.get("atoms") or []:
             label = atom.get("label")
-            if label not in ("S", "NS"):
+            if label not in ("S", "NS") or atom.get("checkworthy") is False:
                 continue
             p = float(atom["probability"])
             prediction = atom.get("prediction")
@@ -348,6 +386,10 @@ class DatasetSummary:
     num_gold_atoms: int = 0
     num_gold_records: int = 0
     records_without_contexts: int = 0
+    # only when the rows say (--abstention on / --skip-uncheckable); None otherwise
+    num_abstained: int | None = None
+    respond_ratio: float | None = None
+    num_uncheckable_atoms: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
@@ -372,7 +414,13 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
       without atoms wrote none and are skipped);
     - ``mean_f1_k`` = mean_r of the written ``f1_k``;
     - ``records_without_contexts`` = rows with atoms and ``num_contexts`` 0 (no evidence: their
-      atoms stay at the prior).
+      atoms stay at the prior);
+    - when the rows carry ``abstained`` (``--abstention on``): ``num_abstained`` and
+      ``respond_ratio`` = :func:`respond_ratio`; an abstention writes no precision, so
+      ``mean_factuality_score`` and ``mean_f1_k`` are over the responding rows only, and it is
+      left out of the gold figures;
+    - when atoms carry ``checkworthy`` (``--skip-uncheckable``): ``num_uncheckable_atoms`` =
+      #{atoms with ``checkworthy: false``}, which are left out of the gold figures too.
 
     Against gold labels (atoms labelled S or NS; unlabelled atoms are ignored), over the G rows
     with at least one labelled atom and the N labelled atoms, y_i = 1 for gold S, ŷ_i the
@@ -400,6 +448,12 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         mean_f1_k=_mean(_written(rows, "f1_k")),
         records_without_contexts=sum(1 for row, n in zip(rows, counts) if n and row.get("num_contexts") == 0),
     )
+    if any("abstained" in row for row in rows):
+        abstained = [bool(row.get("abstained")) for row in rows]
+        summary = replace(summary, num_abstained=sum(abstained), respond_ratio=respond_ratio(abstained))
+    if any("checkworthy" in atom for row in rows for atom in row.get("atoms") or []):
+        uncheckable = sum(atom.get("checkworthy") is False for row in rows for atom in row.get("atoms") or [])
+        summary = replace(summary, num_uncheckable_atoms=uncheckable)
     gold = [g for g in (GoldAtoms.of(row) for row in rows) if g.truths]
     if not gold:
         return summary

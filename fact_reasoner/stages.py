@@ -31,6 +31,7 @@ from .schema import Relation, RelationType
 
 if TYPE_CHECKING:  # pragma: no cover
     from .atomizer import AtomizerBackend
+    from .checkworthy import AbstentionDetector, CheckworthyClassifier
     from .config import PipelineConfig
     from .embeddings import Embedder
     from .llm.base import LLMBackend
@@ -93,6 +94,8 @@ class Stages:
         self._retriever = retriever
         self._llm = llm
         self._embedder = embedder
+        self._checkworthy: CheckworthyClassifier | None = None
+        self._abstention: AbstentionDetector | None = None
 
     @property
     def engine(self) -> InferenceEngine:
@@ -147,6 +150,24 @@ class Stages:
             except RetrievalError as error:  # no store, a bad collection: every record would fail
                 raise StageUnavailable(str(error)) from error
         return self._retriever
+
+    def checkworthy(self) -> "CheckworthyClassifier":
+        """The atom classifier of ``--checkworthy`` (``llm`` asks the LLM backend)."""
+        if self._checkworthy is None:
+            from .checkworthy import make_classifier
+
+            llm = self.llm() if self.config.scores.checkworthy == "llm" else None
+            self._checkworthy = make_classifier(self.config, llm)
+        return self._checkworthy
+
+    def abstention(self) -> "AbstentionDetector":
+        """The abstention detector of ``--checkworthy`` (``llm`` asks the LLM backend)."""
+        if self._abstention is None:
+            from .checkworthy import make_abstention_detector
+
+            llm = self.llm() if self.config.scores.checkworthy == "llm" else None
+            self._abstention = make_abstention_detector(self.config, llm)
+        return self._abstention
 
     def embedder(self) -> "Embedder":
         if self._embedder is None:
@@ -204,6 +225,8 @@ class Stages:
             needed += [(f"--nli {kind}", extra) for extra in nli_entry.extras]
             checks.append(nli_entry)
             uses_llm |= "llm" in nli_entry.uses
+        scores = config.scores
+        uses_llm |= scores.checkworthy == "llm" and (scores.skip_uncheckable or scores.abstention == "on")
         if uses_llm and self._llm is None:
             needed += language_model_extras(config)
         require_extras(needed)
@@ -220,6 +243,7 @@ class Stages:
             ("atomizer", self._atomizer),
             ("reviser", self._reviser),
             ("retrieval", self._retriever),
+            ("checkworthy", self._checkworthy),
         ):
             stats = getattr(stage, "stats", None)
             if callable(stats):

@@ -25,7 +25,8 @@ or a JSON list in a CSV cell; CSV cells NaN/nan/None/null are missing values).
 
 Every sample is checked first: a bad one (no response, none of the known fields, invalid
 JSON, not UTF-8) is reported as file:line and skipped, the others are computed, and the exit
-status is 1. Results are written and fsynced sample by sample; rerunning the same command
+status is 1. --fail-under METRIC=X (repeatable) makes it a CI gate: exit 3 when a metric's mean
+is below X (the lowest samples are listed); failed samples fail the gate too. Results are written and fsynced sample by sample; rerunning the same command
 resumes (Ctrl-C keeps what was written). A sample whose metric could not be computed (a
 model call failed) is reported and retried by the next run, never written with a score.
 """
@@ -77,7 +78,7 @@ def register(subparsers) -> None:
     p.add_argument("--context-precision-mode", default="average_precision", choices=("average_precision", "mean"))
     p.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     # The pipeline's own settings, minus the FR version: the metrics always build FR2 graphs.
-    add_config_arguments(p, groups=("graph", "engine", "models", "cache", "execution"), exclude=("version",))
+    add_config_arguments(p, groups=("graph", "engine", "models", "cache", "execution", "gate"), exclude=("version",))
     p.set_defaults(func=run, parser=p)
 
 
@@ -122,6 +123,15 @@ def argument_problems(args: argparse.Namespace) -> list[str]:
             make_metric(name)
         except ValueError as error:
             problems.append(f"argument --metrics: {error}")
+    gated = sorted(set(getattr(args, "fail_under", None) or {}))
+    if gated and not problems:
+        columns = column_names([make_metric(name) for name in names])
+        unknown = [name for name in gated if name not in columns]
+        if unknown:
+            problems.append(
+                f"argument --fail-under: {', '.join(unknown)} is not a metric of this run; give METRIC=X "
+                f"with METRIC one of {', '.join(columns)}"
+            )
     if args.input_file.is_dir():
         problems.append(f"argument --input-file: {args.input_file} is a directory, not a file")
     for flag, path in (("--output", output_path(args)), ("--csv", args.csv)):
@@ -231,7 +241,24 @@ def run(args: argparse.Namespace) -> int:
     if interrupted:
         print(f"interrupted: {len(current)} sample(s) kept in {out_path}; rerun to resume", file=sys.stderr)
         return 130
-    return 1 if failures else 0
+    status = 1 if failures else 0
+    thresholds = config.gate.fail_under
+    if thresholds:
+        from ..gate import GATE_FAILED, evaluate_gate
+
+        gate = evaluate_gate(
+            thresholds,
+            {
+                name: [(f"line {row.get('source_line')}", row["metrics"][name]["score"]) for row in current]
+                for name in thresholds
+            },
+            [str(failure) for failure in failures],
+        )
+        for line in gate.lines:
+            print(line, file=sys.stderr)
+        if gate.below_threshold:
+            return GATE_FAILED
+    return status
 
 
 def rows_table(rows: list[dict[str, Any]], names: list[str]):

@@ -212,3 +212,28 @@ def test_balanced_accuracy_does_not_reward_saying_yes():
 def test_describe_k():
     assert describe_k([7]) == "7" and describe_k((9, 4, 4)) == "4, 9" and describe_k(range(2, 31)) == "2–30"
     assert describe_k([]) == ""
+
+
+# -- FActScore's length penalty and respond ratio (issue #25) ----------------------------------
+
+
+def test_length_penalty_by_hand():
+    """exp(1 − γ/|A|) below γ: |A| = 5, γ = 10 → exp(−1) = 0.367879; |A| = 1 → exp(−9) =
+    0.00012341; |A| ≥ γ → 1; γ = 0 → 1 (off); no atoms with γ > 0 → NaN (no precision)."""
+    from fact_reasoner.scores import length_penalty
+
+    assert length_penalty(5, 10) == pytest.approx(0.3678794412)
+    assert length_penalty(1, 10) == pytest.approx(0.0001234098)
+    assert length_penalty(10, 10) == 1.0 and length_penalty(25, 10) == 1.0
+    assert length_penalty(0, 0) == 1.0 and length_penalty(3, 0) == 1.0
+    assert math.isnan(length_penalty(0, 10))
+    with pytest.raises(ValueError):
+        length_penalty(3, -1)
+
+
+def test_respond_ratio_by_hand():
+    from fact_reasoner.scores import respond_ratio
+
+    assert respond_ratio([False, False, True, False, True]) == pytest.approx(3 / 5)
+    assert respond_ratio([True]) == 0.0
+    assert math.isnan(respond_ratio([]))
