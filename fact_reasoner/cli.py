@@ -44,6 +44,8 @@ response), and optionally `atoms`, `contexts` and precomputed NLI `relations`. W
 lacks is produced by the pipeline: atomize -> revise -> retrieve -> NLI. The graph is FR1, FR2
 or FR3 (--version); the posterior P(atom is true) of each atom gives S (> 0.5) or NS, the
 factual precision, R@K, F1@K and entropy, and agreement with gold labels when atoms carry them.
+--pipeline factscore|veriscore|factverify runs a baseline instead (FActScore, VeriScore, SAFE)
+on the same atoms, retrievers and models, writing the same rows.
 
 Output: one JSON line per record, written as soon as the record is done; rerunning the same
 command skips records already written, so an interrupted run resumes where it stopped.
@@ -53,6 +55,7 @@ EPILOG = """\
 examples:
   fact-reasoner --version 3 --input-file fact_reasoner/examples/bios_with_relations.jsonl --output-dir out
   fact-reasoner --version 2 --input_file data.jsonl --output_dir out --engine pgmpy --use_priors
+  fact-reasoner --pipeline factscore --pipeline-judge nli --input-file fact_reasoner/examples/bios_with_relations.jsonl
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
 other commands: fact-reasoner index --help | ragas --help | report --help
 """
@@ -195,7 +198,7 @@ def run_single(args: argparse.Namespace, assessor) -> int:
         raise InputError(
             f"--response: {describe_validation_error(error).replace('record: Value error, ', '')}"
         ) from None
-    assessor.stages.preflight(atomize=True, retrieve=contexts is None, judge=True)
+    assessor.preflight([record])
     result = assessor.assess(record)
     line = dumps_line(result.model_dump(mode="json"))
     if args.output_file:
@@ -214,9 +217,11 @@ def assess_main(argv: list[str]) -> int:
     config = config_from_args(args, parser)
     for problem in _path_problems(args):
         parser.error(problem)
-    from .pipeline import FactReasoner
+    if args.export_uai and config.pipeline.name != "factreasoner":
+        parser.error(f"--export-uai writes FactReasoner's factor graphs; --pipeline {config.pipeline.name} builds none")
+    from .pipelines import make_pipeline
 
-    assessor = FactReasoner(config)
+    assessor = make_pipeline(config)
     if args.response is not None:
         return run_single(args, assessor)
     return run_dataset(args, assessor)

@@ -27,7 +27,7 @@ def option(
     metavar: str | None = None,
     parse: str | None = None,
     affects_results: bool = True,
-    only_when: tuple[str, str] | None = None,
+    only_when: tuple[str, str | Sequence[str]] | None = None,
     cli: bool = True,
     registry: str | None = None,
     closed: bool = False,
@@ -62,7 +62,7 @@ def option(
         With ``registry``: the flag takes only the registered names (argparse ``choices``).
     only_when:
         ``(field, value)``: the setting can change a result only when that other field of its
-        group has that value (a backend's own option): otherwise it is left out of the settings
+        group has that value, or one of them when ``value`` is a sequence (a backend's own option): otherwise it is left out of the settings
         a resumed run must share, so adding such an option does not refuse the outputs of
         earlier versions.
     """
@@ -81,7 +81,8 @@ def option(
     if closed:
         extra["closed"] = True
     if only_when is not None:
-        extra["only_when"] = list(only_when)
+        field_name, value = only_when
+        extra["only_when"] = [field_name, value if isinstance(value, str) else list(value)]
     if default_factory is not None:
         return Field(default_factory=default_factory, description=description, json_schema_extra=extra)
     return Field(default, description=description, json_schema_extra=extra)

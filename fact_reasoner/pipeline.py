@@ -17,6 +17,7 @@ carries everything needs no language model at all.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from .atomizer import AtomizerBackend
@@ -93,6 +94,17 @@ class FactReasoner:
     def stage_stats(self) -> dict[str, float]:
         """Cumulative counters (calls, cache hits/misses, seconds…) of the stages built so far."""
         return self.stages.stats()
+
+    def preflight(self, records: Sequence[InputRecord]) -> None:
+        """Check once, before any of ``records`` is assessed, that the stages they need can be
+        set up (:meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`)."""
+        from .runner import needs_model_nli
+
+        self.stages.preflight(
+            atomize=any(r.atoms is None for r in records),
+            retrieve=any(r.contexts is None for r in records),
+            judge=any(needs_model_nli(self.config, r) for r in records),
+        )
 
     # -- the assessment ------------------------------------------------------------------
 

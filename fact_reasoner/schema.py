@@ -151,7 +151,12 @@ class EvidenceLink(BaseModel):
 
 
 class AtomVerdict(BaseModel):
-    """What the assessment concluded about one atom, and why."""
+    """What the assessment concluded about one atom, and why.
+
+    A baseline pipeline (:mod:`fact_reasoner.pipelines`) adds its judgement's details as extra
+    fields (``judgement``, ``evidence_ids``, ``raw_judgement``, ``model_calls`` …)."""
+
+    model_config = ConfigDict(extra="allow")
 
     id: str
     text: str
