@@ -14,6 +14,11 @@ from fact_reasoner.config import PipelineConfig
 
 #: a value different from the default for every setting that has a flag
 OTHER_VALUES = {
+    "pipeline": "factverify",
+    "pipeline_judge": "nli",
+    "veriscore_claims": "extract",
+    "factverify_steps": "5",
+    "factverify_results": "4",
     "version": "1",
     "use_priors": None,
     "context_prior": "0.99",
@@ -151,7 +156,14 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "batch_size",
     }
     # a backend's own options count only when that backend is chosen (declared ``only_when``)
-    only_when = {"nli_cascade_second": ["--nli", "cascade"], "nli_cascade_band": ["--nli", "cascade"]}
+    only_when = {
+        "nli_cascade_second": ["--nli", "cascade"],
+        "nli_cascade_band": ["--nli", "cascade"],
+        "pipeline_judge": ["--pipeline", "factscore"],
+        "veriscore_claims": ["--pipeline", "veriscore"],
+        "factverify_steps": ["--pipeline", "factverify"],
+        "factverify_results": ["--pipeline", "factverify"],
+    }
     for flag in config_flags():
         if not flag.visible or flag.dest == "reviser_prompt_version":
             continue

@@ -38,7 +38,16 @@ def test_python_m_fact_reasoner_runs_a_baseline_pipeline_and_names_it_in_every_r
 
 def test_resuming_with_another_pipeline_is_refused(tmp_path, capsys):
     output = tmp_path / "results.jsonl"
-    common = ["--input-file", str(BIOS), "--output-file", str(output), "--quiet", "--no-cache", "--pipeline-judge", "nli"]
+    common = [
+        "--input-file",
+        str(BIOS),
+        "--output-file",
+        str(output),
+        "--quiet",
+        "--no-cache",
+        "--pipeline-judge",
+        "nli",
+    ]
     assert main(["--pipeline", "factscore", *common]) == 0
     capsys.readouterr()
     assert main(["--pipeline", "veriscore", *common]) == 2

@@ -117,7 +117,13 @@ def test_an_atom_without_passages_is_not_supported_without_asking():
 
 @pytest.mark.parametrize(
     ("reply", "expected"),
-    [("True", True), ("false.", False), ("It is TRUE, not false", True), ("False - true would be wrong", False), ("yes", None)],
+    [
+        ("True", True),
+        ("false.", False),
+        ("It is TRUE, not false", True),
+        ("False - true would be wrong", False),
+        ("yes", None),
+    ],
 )
 def test_true_or_false_is_read_from_the_first_of_the_two_words(reply, expected):
     assert parse_true_false(reply) is expected
