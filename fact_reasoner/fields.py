@@ -81,8 +81,8 @@ def option(
     if closed:
         extra["closed"] = True
     if only_when is not None:
-        field_name, value = only_when
-        extra["only_when"] = [field_name, value if isinstance(value, str) else list(value)]
+        condition_field, wanted = only_when
+        extra["only_when"] = [condition_field, wanted if isinstance(wanted, str) else list(wanted)]
     if default_factory is not None:
         return Field(default_factory=default_factory, description=description, json_schema_extra=extra)
     return Field(default, description=description, json_schema_extra=extra)
