@@ -46,7 +46,9 @@ def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.C
     assert len(again["sessions"]) == 2 and all(s["finished"] for s in again["sessions"])
     assert again["totals"]["fr3"]["done_now"] == 1
     assert again["totals"]["fr1"]["nli_pairs_requested"] == report["assessors"]["fr1"]["nli_pairs_requested"]
-    assert all(len((out / f"bios.precomputed.{a}.jsonl").read_text().splitlines()) == 1 for a in runner.DEFAULT_ASSESSORS)
+    assert all(
+        len((out / f"bios.precomputed.{a}.jsonl").read_text().splitlines()) == 1 for a in runner.DEFAULT_ASSESSORS
+    )
     # other settings into the same files are refused
     assert runner.main(argv + ["--use-priors"]) == 2
 
