@@ -7,7 +7,9 @@ One command, one NLI backend, one output JSONL per assessor::
         --tables experiments/results/chatgpt_dev_cross-encoder
 
 writes ``<out-dir>/<stem>.<tag>.{fr1,factscore,vote,fr2,fr3}.jsonl`` (``tag`` = ``--tag`` or
-the NLI backend name), ``<stem>.<tag>.run.json`` (wall time, NLI pairs, backend calls and
+the NLI backend name; ``--assessors factscore-pipeline veriscore factverify`` adds the baseline
+pipelines of :mod:`fact_reasoner.pipelines` on the same gold atoms and contexts, judged by
+``--pipeline-judge llm|nli``, with their LLM calls per biography in ``run.json``), ``<stem>.<tag>.run.json`` (wall time, NLI pairs, backend calls and
 cache hits per assessor: this invocation's under ``assessors``, every invocation's under
 ``sessions`` and their sums under ``totals``; rewritten after each record), with ``--tables
 PREFIX`` the Markdown/CSV tables of ``experiments/tables.py``, and with ``--report FILE.html``
@@ -53,7 +55,11 @@ from fact_reasoner.nli import PrecomputedNLI
 from fact_reasoner.schema import InputRecord
 from fact_reasoner.stages import Stages
 
-ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3")
+ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3", "factscore-pipeline", "veriscore", "factverify")
+#: the assessors that run a baseline pipeline of :mod:`fact_reasoner.pipelines`, and which one
+PIPELINE_ASSESSORS = {"factscore-pipeline": "factscore", "veriscore": "veriscore", "factverify": "factverify"}
+#: the assessors run when --assessors is not given (the pipelines ask a model per atom: named only)
+DEFAULT_ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3")
 
 
 class CountingNLI:
@@ -85,11 +91,26 @@ class RunnerState:
         self.nli: Any = CountingNLI() if precomputed else Stages(config).nli()
         self.name = "precomputed" if precomputed else self.nli.name
         self._fr: dict[int, Any] = {}
+        self._pipelines: dict[str, Any] = {}
         self._engine: Any = None
+
+    def pipeline(self, assessor: str) -> Any:
+        """The baseline pipeline of a pipeline assessor (None for the others), sharing the NLI
+        backend (and its pair cache) with the FR assessors."""
+        name = PIPELINE_ASSESSORS.get(assessor)
+        if name is None:
+            return None
+        if name not in self._pipelines:
+            from fact_reasoner.pipelines import make_pipeline
+
+            self._pipelines[name] = make_pipeline(
+                self.config.with_options(pipeline=name), nli=None if self.precomputed else self.nli
+            )
+        return self._pipelines[name]
 
     def fr(self, assessor: str) -> Any:
         """The FactReasoner of an FR assessor (None for a baseline); one engine for every version."""
-        if not assessor.startswith("fr"):
+        if not assessor.startswith("fr") or assessor in PIPELINE_ASSESSORS:
             return None
         version = int(assessor[2])
         if version not in self._fr:
@@ -120,7 +141,14 @@ class BiographyJob(Job[tuple[str, NumberedRecord], tuple[dict[str, Any], dict[st
     def run(self, state: RunnerState, item: tuple[str, NumberedRecord]) -> tuple[dict[str, Any], dict[str, float]]:
         assessor, record = item
         before = _nli_counts(state.nli)
-        row = _assess(assessor, state.fr(assessor), record, state.nli, self.median, self.precomputed)
+        pipeline = state.pipeline(assessor)
+        if pipeline is not None:
+            result = pipeline.assess(record.record, k="median", dataset_median_atoms=self.median, record_key=record.key)
+            if self.precomputed:
+                state.nli.requested += result.counters.get("pipeline_nli_pairs", 0)
+            row = result.model_dump(mode="json")
+        else:
+            row = _assess(assessor, state.fr(assessor), record, state.nli, self.median, self.precomputed)
         after = _nli_counts(state.nli)
         return row, {name: after[name] - before[name] for name in NLI_COUNTERS}
 
@@ -134,8 +162,12 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConf
         "--assessors",
         nargs="+",
         choices=ASSESSORS,
-        default=list(ASSESSORS),
-        help="which assessors to run (default: all, in the order fr1 factscore vote fr2 fr3)",
+        default=list(DEFAULT_ASSESSORS),
+        help="which assessors to run (default: fr1 factscore vote fr2 fr3). The baseline pipelines "
+        "(fact_reasoner.pipelines, run on the record's gold atoms and contexts, judged by "
+        "--pipeline-judge): factscore-pipeline (FActScore's 'True or False?'), veriscore (VeriScore's "
+        "supported/unsupported; --veriscore-claims given: the gold atoms), factverify (SAFE: "
+        "--factverify-steps LLM-written queries over the record's contexts, then a rating)",
     )
     p.add_argument("--limit", type=int, help="only the first N records")
     p.add_argument("--overwrite", action="store_true", help="start the output files afresh")
@@ -145,7 +177,9 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConf
     # The pipeline's settings; the FR version is per assessor and K is the dataset median here.
     # From the scores group: --skip-uncheckable, --checkworthy, --abstention, --gamma (FR rows only).
     add_config_arguments(
-        p, groups=("graph", "scores", "engine", "models", "cache", "execution"), exclude=("version", "k")
+        p,
+        groups=("pipeline", "graph", "scores", "engine", "models", "cache", "execution"),
+        exclude=("version", "k", "pipeline"),
     )
     # Prepared files usually carry no relations: this runner judges with the records' relations
     # only when asked, and otherwise needs --nli (llm, align, cross-encoder).
@@ -160,8 +194,17 @@ def _slug(text: str) -> str:
 
 def _settings(assessor: str, config: PipelineConfig, nli_name: str) -> dict[str, Any]:
     """The settings an assessor's results depend on (derived from the config)."""
+    if assessor in PIPELINE_ASSESSORS:
+        settings = config.with_options(pipeline=PIPELINE_ASSESSORS[assessor]).settings()
+        return {"pipeline": settings["pipeline"], "models": settings["models"], "scores": settings["scores"]} | {
+            "nli_backend": nli_name,
+            "assessor": assessor,
+        }
     if assessor.startswith("fr"):
-        return config.with_options(version=int(assessor[2])).settings() | {"nli_backend": nli_name}
+        # the FR rows keep the settings they had before --pipeline existed, so they still resume
+        settings = config.with_options(version=int(assessor[2])).settings()
+        settings.pop("pipeline", None)
+        return settings | {"nli_backend": nli_name}
     return {"models": config.settings()["models"], "nli_backend": nli_name, "assessor": assessor}
 
 
@@ -245,6 +288,7 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                 return 2
             todo = [r for r in records if r.key not in writer]
             used = dict.fromkeys(NLI_COUNTERS, 0.0)  # NLI counts of this assessor's records
+            llm = {"calls": 0, "cache_hits": 0, "records": 0}  # LLM requests of a pipeline's records
             start = time.perf_counter()
             failures = 0
 
@@ -260,6 +304,10 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                     "nli_backend_seconds": round(used["seconds"], 3),
                     "output": str(out_path),
                 }
+                if assessor in PIPELINE_ASSESSORS:
+                    stats["llm_calls"] = llm["calls"]
+                    stats["llm_cache_hits"] = llm["cache_hits"]
+                    stats["llm_calls_per_record"] = round(llm["calls"] / llm["records"], 2) if llm["records"] else None
                 session["assessors"][assessor] = stats
                 _write_run_report(report_path, report)
                 return stats
@@ -279,8 +327,12 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                         row, counts = outcome.value
                         for name in NLI_COUNTERS:
                             used[name] += counts[name]
+                        counters = row.get("counters") or {}
+                        llm["calls"] += int(counters.get("pipeline_llm_calls", 0))
+                        llm["cache_hits"] += int(counters.get("llm_cache_hits", 0))
+                        llm["records"] += 1
                         row["settings"] = settings
-                        row["assessor"] = row.get("assessor") or assessor.upper()
+                        row["assessor"] = row.get("assessor") or assessor_name(assessor, row)
                         row["cat"] = (item.record.model_extra or {}).get("cat")
                         row["source_line"] = item.line
                         writer.write(row)
@@ -328,6 +380,18 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     return 0
 
 
+def assessor_name(assessor: str, row: dict[str, Any]) -> str:
+    """The assessor's name in the tables: ``FR2``; a pipeline with its judge and, for VeriScore,
+    where its claims came from (``VeriScore (llm, given atoms)``)."""
+    if assessor not in PIPELINE_ASSESSORS:
+        return assessor.upper()
+    title = {"factscore-pipeline": "FActScore-pipeline", "veriscore": "VeriScore", "factverify": "FactVerify"}[assessor]
+    details = [str(row.get("judge"))]
+    if assessor == "veriscore":
+        details.append("given atoms" if row.get("claims_source") == "given" else "own claims")
+    return f"{title} ({', '.join(details)})"
+
+
 SUMMED_STATS = (
     "done_now",
     "failed",
@@ -336,6 +400,8 @@ SUMMED_STATS = (
     "nli_cache_hits",
     "nli_backend_calls",
     "nli_backend_seconds",
+    "llm_calls",
+    "llm_cache_hits",
 )
 
 

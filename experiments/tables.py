@@ -13,9 +13,11 @@ MAE of precision, Brier score, ECE over 10 equal-width bins); every figure is
 from __future__ import annotations
 
 import argparse
+import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from fact_reasoner.report import tables as rt
 from fact_reasoner.report.rows import group_rows, read_rows, restrict_to_common
@@ -45,8 +47,31 @@ def render(paths: Sequence[Path], title: str | None = None) -> str:
     ]
     if tiers:
         parts += ["\nBy rarity tier (cat[0]; each response keeps the K it was scored with):\n", rt.to_markdown(tiers)]
+    parts += ["\nModel calls per response (mean over the responses above):\n", calls_markdown(groups)]
     parts += ["\n", rt.published_markdown()]
     return "\n".join(p for p in parts if p)
+
+
+def calls_markdown(groups: dict[str, list[dict[str, Any]]]) -> str:
+    """Per assessor, the mean per response of the LLM requests its pipeline sent
+    (``counters.pipeline_llm_calls``: queries, judgements, claim extraction, retries; a cached
+    reply counts) and of the NLI pairs it judged (``counters.pipeline_nli_pairs`` for a pipeline,
+    ``counters.nli_pairs`` for FR and the NLI baselines), and the claims it could not judge."""
+    lines = ["| assessor | responses | LLM calls | NLI pairs | failed claims |", "|---|---|---|---|---|"]
+    for assessor, rows in groups.items():
+        counters = [row.get("counters") or {} for row in rows]
+        if not counters:
+            continue
+
+        def mean(*keys: str, of: list[dict[str, Any]] = counters) -> str:
+            values = [next((c[k] for k in keys if k in c), 0) for c in of]
+            return f"{statistics.fmean(values):.1f}"
+
+        lines.append(
+            f"| {assessor} | {len(rows)} | {mean('pipeline_llm_calls')} | "
+            f"{mean('pipeline_nli_pairs', 'nli_pairs')} | {mean('failed_atoms')} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def write_tables(paths: Sequence[Path], prefix: Path, title: str | None = None) -> str:

@@ -45,6 +45,8 @@ response), and optionally `atoms`, `contexts` and precomputed NLI `relations`. W
 lacks is produced by the pipeline: atomize -> revise -> retrieve -> NLI. The graph is FR1, FR2
 or FR3 (--version); the posterior P(atom is true) of each atom gives S (> 0.5) or NS, the
 factual precision, R@K, F1@K and entropy, and agreement with gold labels when atoms carry them.
+--pipeline factscore|veriscore|factverify runs a baseline instead (FActScore, VeriScore, SAFE)
+on the same atoms, retrievers and models, writing the same rows.
 
 Output: one JSON line per record, written as soon as the record is done; rerunning the same
 command skips records already written, so an interrupted run resumes where it stopped.
@@ -54,6 +56,7 @@ EPILOG = """\
 examples:
   fact-reasoner --version 3 --input-file fact_reasoner/examples/bios_with_relations.jsonl --output-dir out
   fact-reasoner --version 2 --input_file data.jsonl --output_dir out --engine pgmpy --use_priors
+  fact-reasoner --pipeline factscore --pipeline-judge nli --input-file fact_reasoner/examples/bios_with_relations.jsonl
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
   fact-reasoner --input-file data.jsonl --nli cross-encoder --fail-under 0.8   # CI gate: exit 3 below 0.8
 exit status: 0 done, 1 a record failed, 2 the run could not be done, 3 the --fail-under gate failed,
@@ -225,8 +228,7 @@ def run_single(args: argparse.Namespace, assessor) -> int:
         raise InputError(
             f"--response: {describe_validation_error(error).replace('record: Value error, ', '')}"
         ) from None
-    coherence_gate = assessor.config.graph.coherence and assessor.config.graph.coherence_min_similarity > -1
-    assessor.stages.preflight(atomize=True, retrieve=contexts is None, judge=True, embed=coherence_gate)
+    assessor.preflight([record])
     result = assessor.assess(record)
     line = dumps_line(result.model_dump(mode="json"))
     if args.output_file:
@@ -250,9 +252,11 @@ def assess_main(argv: list[str]) -> int:
         parser.error(f"argument --fail-under: {', '.join(unknown)} is not one of {', '.join(GATE_METRICS)}")
     if config.gate.fail_under and args.input_file is None:
         parser.error("argument --fail-under: needs --input-file (a dataset run)")
-    from .pipeline import FactReasoner
+    if args.export_uai and config.pipeline.name != "factreasoner":
+        parser.error(f"--export-uai writes FactReasoner's factor graphs; --pipeline {config.pipeline.name} builds none")
+    from .pipelines import make_pipeline
 
-    assessor = FactReasoner(config)
+    assessor = make_pipeline(config)
     if args.response is not None:
         return run_single(args, assessor)
     return run_dataset(args, assessor)

@@ -3,6 +3,7 @@
 :class:`PipelineConfig` nests one group of options per concern::
 
     PipelineConfig
+    ├── pipeline   PipelineOptions   which assessment pipeline, and the baselines' options
     ├── graph      GraphOptions      FR version, priors, relation threshold (fact_reasoner.graph)
     ├── scores     ScoreOptions      K of R@K / F1@K, checkworthy atoms, abstention, length penalty γ
     ├── engine     EngineOptions     inference engine and its options (those engines declare)
@@ -48,6 +49,7 @@ __all__ = [
     "GraphOptions",
     "ModelOptions",
     "PipelineConfig",
+    "PipelineOptions",
     "RetrievalOptions",
     "ScoreOptions",
     "default_cache_dir",
@@ -185,6 +187,49 @@ if TYPE_CHECKING:
     EngineOptions = _EngineOptionsBase
 else:
     EngineOptions = _engine_options_model()
+
+
+class _PipelineOptionsBase(_Group):
+    """Which assessment pipeline runs: FactReasoner's factor graph (the default) or a baseline
+    (:mod:`fact_reasoner.pipelines`). The baselines' own settings are declared in their
+    registration (:data:`fact_reasoner.pipelines.PIPELINES`) and added as fields by
+    :data:`PipelineOptions`, each counted in the settings only when its pipeline runs."""
+
+    title: ClassVar[str] = "pipeline"
+
+    name: str = option("factreasoner", "assessment pipeline", dest="pipeline", registry="pipelines", closed=True)
+    judge: Literal["llm", "nli"] = option(
+        "llm",
+        "factscore, veriscore, factverify: who judges support: 'llm' (the paper's prompt to the LLM "
+        "backend) or 'nli' (the NLI backend: supported iff max P(entailment) over the atom's passages > 0.5)",
+        dest="pipeline_judge",
+        only_when=("name", ("factscore", "veriscore", "factverify")),
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _registered(cls, value: str) -> str:
+        return _one_of(registry("pipelines").available(), value)
+
+
+def _pipeline_options_model() -> type[_PipelineOptionsBase]:
+    """:class:`_PipelineOptionsBase` plus one field per option the registered pipelines declare."""
+    fields: dict[str, Any] = {
+        declared.name: (declared.annotation, declared.field) for declared in registry("pipelines").options()
+    }
+    return create_model(
+        "PipelineOptions",
+        __base__=_PipelineOptionsBase,
+        __module__=__name__,
+        __doc__=_PipelineOptionsBase.__doc__,
+        **fields,
+    )
+
+
+if TYPE_CHECKING:
+    PipelineOptions = _PipelineOptionsBase
+else:
+    PipelineOptions = _pipeline_options_model()
 
 
 #: NLI backends that cannot be the cascade's second judge (they judge no pair themselves)
@@ -441,6 +486,7 @@ class PipelineConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    pipeline: PipelineOptions = Field(default_factory=PipelineOptions)
     graph: GraphOptions = Field(default_factory=GraphOptions)
     scores: ScoreOptions = Field(default_factory=ScoreOptions)
     engine: EngineOptions = Field(default_factory=EngineOptions)
@@ -451,6 +497,7 @@ class PipelineConfig(BaseModel):
     gate: GateOptions = Field(default_factory=GateOptions)
 
     GROUPS: ClassVar[tuple[str, ...]] = (
+        "pipeline",
         "graph",
         "scores",
         "engine",
@@ -460,6 +507,8 @@ class PipelineConfig(BaseModel):
         "execution",
         "gate",
     )
+    #: groups whose main field's ``dest`` is the group's own name (``engine="pgmpy"``)
+    NAMED_GROUPS: ClassVar[tuple[str, ...]] = ("engine", "pipeline")
 
     @model_validator(mode="before")
     @classmethod
@@ -471,7 +520,7 @@ class PipelineConfig(BaseModel):
         nested: dict[str, Any] = {}
         flat: dict[str, Any] = {}
         for key, value in data.items():
-            if key in cls.GROUPS and not (key == "engine" and isinstance(value, str)):
+            if key in cls.GROUPS and not (key in cls.NAMED_GROUPS and isinstance(value, str)):
                 nested[key] = dict(value) if isinstance(value, dict) else value
             elif key in owners:
                 flat[key] = value
@@ -537,10 +586,15 @@ def _omitted(field: Any, value: Any) -> bool:
 
 
 def applies(field: Any, group_values: dict[str, Any]) -> bool:
-    """False when the field is declared ``only_when=(other, value)`` and ``other`` is not ``value``."""
+    """False when the field is declared ``only_when=(other, value)`` and ``other`` is not ``value``
+    (or not one of the values, when a list of them is given)."""
     extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
     condition = extra.get("only_when")
-    return condition is None or group_values.get(condition[0]) == condition[1]
+    if condition is None:
+        return True
+    wanted = condition[1]
+    current = group_values.get(condition[0])
+    return current in wanted if isinstance(wanted, (list, tuple)) else current == wanted
 
 
 def field_dest(name: str, field: Any) -> str:

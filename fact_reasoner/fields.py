@@ -63,7 +63,7 @@ def option(
         With ``registry``: the flag takes only the registered names (argparse ``choices``).
     only_when:
         ``(field, value)``: the setting can change a result only when that other field of its
-        group has that value (a backend's own option): otherwise it is left out of the settings
+        group has that value, or one of them when ``value`` is a sequence (a backend's own option): otherwise it is left out of the settings
         a resumed run must share, so adding such an option does not refuse the outputs of
         earlier versions.
     omit_default:
@@ -86,7 +86,8 @@ def option(
     if closed:
         extra["closed"] = True
     if only_when is not None:
-        extra["only_when"] = list(only_when)
+        condition_field, wanted = only_when
+        extra["only_when"] = [condition_field, list(wanted) if isinstance(wanted, (list, tuple)) else wanted]
     if omit_default:
         extra["omit_default"] = True
     if default_factory is not None:

@@ -113,6 +113,18 @@ class FactReasoner:
         """Cumulative counters (calls, cache hits/misses, seconds…) of the stages built so far."""
         return self.stages.stats()
 
+    def preflight(self, records: Sequence[InputRecord]) -> None:
+        """Check once, before any of ``records`` is assessed, that the stages they need can be
+        set up (:meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`)."""
+        from .runner import needs_model_nli
+
+        self.stages.preflight(
+            atomize=any(r.atoms is None for r in records),
+            retrieve=any(r.contexts is None for r in records),
+            judge=any(needs_model_nli(self.config, r) for r in records),
+            embed=self.config.graph.coherence and self.config.graph.coherence_min_similarity > -1,  # the pair gate
+        )
+
     # -- the assessment ------------------------------------------------------------------
 
     def assess(

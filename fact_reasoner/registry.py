@@ -1,8 +1,8 @@
 """One registry for every kind of pluggable backend: name → factory, plus what it needs.
 
 Each kind (inference ``engines``, ``retrievers``, ``nli`` backends, ``llm_backends``, RAG
-``metrics``) is one :class:`Registry`. An entry says everything the rest of the program needs
-to know about a backend, in one place:
+``metrics``, assessment ``pipelines``) is one :class:`Registry`. An entry says everything the
+rest of the program needs to know about a backend, in one place:
 
 - the **factory** that builds it (a callable, or ``"module:attribute"`` imported on first use,
   so a heavy backend costs nothing until chosen);
@@ -16,8 +16,8 @@ to know about a backend, in one place:
 
 Outside packages add backends without touching this project: an entry point in the kind's
 group (``fact_reasoner.engines``, ``fact_reasoner.retrievers``, ``fact_reasoner.nli``,
-``fact_reasoner.llm_backends``, ``fact_reasoner.metrics``) named after the backend, pointing
-to its factory. Entry points are read on the first lookup.
+``fact_reasoner.llm_backends``, ``fact_reasoner.metrics``, ``fact_reasoner.pipelines``) named
+after the backend, pointing to its factory. Entry points are read on the first lookup.
 
 A small registry of its own::
 
@@ -337,6 +337,7 @@ KINDS: dict[str, str] = {
     "nli": "fact_reasoner.nli.factory:NLI_BACKENDS",
     "llm_backends": "fact_reasoner.llm:LLM_BACKENDS",
     "metrics": "fact_reasoner.metrics.evaluation:METRICS",
+    "pipelines": "fact_reasoner.pipelines:PIPELINES",
 }
 
 

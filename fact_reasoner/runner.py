@@ -30,7 +30,7 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -101,13 +101,17 @@ class ExportReport:
     failures: tuple[RecordError, ...] = field(default=())
 
 
-def default_output_file(input_file: str | Path, output_dir: str | Path, version: int) -> Path:
-    """``<output_dir>/<input name without .jsonl/.json>.fr<version>.jsonl``."""
+def default_output_file(
+    input_file: str | Path, output_dir: str | Path, version: int, pipeline: str = "factreasoner"
+) -> Path:
+    """``<output_dir>/<input name without .jsonl/.json>.fr<version>.jsonl``, or
+    ``….<pipeline>.jsonl`` for a pipeline other than FactReasoner (``--pipeline factscore``)."""
     stem = Path(input_file).name
     for suffix in (".jsonl", ".json"):
         if stem.endswith(suffix):
             stem = stem[: -len(suffix)]
-    return Path(output_dir) / f"{stem}.fr{version}.jsonl"
+    tag = f"fr{version}" if pipeline == "factreasoner" else pipeline
+    return Path(output_dir) / f"{stem}.{tag}.jsonl"
 
 
 @dataclass(frozen=True)
@@ -121,9 +125,9 @@ class AssessJob(Job[NumberedRecord, dict[str, Any]]):
     median: float | None
 
     def setup(self, config: PipelineConfig) -> Any:
-        from .pipeline import FactReasoner
+        from .pipelines import make_pipeline
 
-        return FactReasoner(config)
+        return make_pipeline(config)
 
     def run(self, state: Any, item: NumberedRecord) -> dict[str, Any]:
         result = state.assess(item.record, k=self.k, dataset_median_atoms=self.median, record_key=item.key)
@@ -163,7 +167,7 @@ def run_dataset(
     out_path = (
         Path(output_file)
         if output_file is not None
-        else default_output_file(input_file, output_dir, config.graph.version)
+        else default_output_file(input_file, output_dir, config.graph.version, config.pipeline.name)
     )
     errors_path = out_path.with_suffix(".errors.jsonl")
     summary_path = out_path.with_suffix(".summary.json")
@@ -179,12 +183,7 @@ def run_dataset(
     settings = assessor.settings()
     # Everything the records will need is checked now, once: a missing package, a bad engine
     # option or a missing merlin binary stops the run before any record.
-    assessor.stages.preflight(
-        atomize=any(r.record.atoms is None for r in valid),
-        retrieve=any(r.record.contexts is None for r in valid),
-        judge=any(needs_model_nli(config, r.record) for r in valid),
-        embed=config.graph.coherence and config.graph.coherence_min_similarity > -1,  # the pair gate
-    )
+    assessor.preflight([r.record for r in valid])
     executor = make_executor(config.execution)
     writer = open_results(
         out_path, settings, overwrite=overwrite, executor=executor, elsewhere="--output-dir / --output-file"
@@ -360,6 +359,7 @@ def open_results(
     executor: Any,
     elsewhere: str,
     key_field: str = "record_key",
+    normalise: Callable[[Any], Any] | None = None,
 ) -> ResultWriter:
     """The locked output of a run whose rows are made with ``settings``, its finished rows read
     back for resuming (shared by ``fact-reasoner`` and ``fact-reasoner ragas``).
@@ -367,14 +367,16 @@ def open_results(
     Raises :class:`~fact_reasoner.errors.SettingsMismatch` when the rows already there were made
     with other settings (the message names the first differences and suggests ``--overwrite``
     or ``elsewhere``, the flags that choose another output); on any error the writer and
-    ``executor`` are closed first.
+    ``executor`` are closed first. ``normalise`` (default :func:`with_default_pipeline`) turns
+    the settings of a row written by an earlier version into today's spelling before comparing.
     """
+    normalise = normalise or with_default_pipeline
     try:
         writer = ResultWriter(out_path, key_field=key_field, overwrite=overwrite)
     except BaseException:  # locked, or not usable as an output
         executor.close()
         raise
-    previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
+    previous = {json.dumps(normalise(row.get("settings")), sort_keys=True) for row in writer.done.values()}
     if previous and previous != {json.dumps(settings, sort_keys=True)}:
         writer.close()
         executor.close()
@@ -384,6 +386,14 @@ def open_results(
             f"({settings_difference(other, settings)}); use --overwrite, or another {elsewhere}"
         )
     return writer
+
+
+def with_default_pipeline(settings: Any) -> Any:
+    """The settings of a row written before ``--pipeline`` existed, with the pipeline they were
+    made by (FactReasoner's), so that such outputs still resume; other settings as they are."""
+    if isinstance(settings, dict) and "pipeline" not in settings:
+        return {"pipeline": {"name": "factreasoner"}} | settings
+    return settings
 
 
 def settings_difference(before: Any, now: Any, limit: int = 6) -> str:
@@ -419,5 +429,6 @@ __all__ = [
     "needs_model_nli",
     "run_dataset",
     "settings_difference",
+    "with_default_pipeline",
     "write_errors",
 ]

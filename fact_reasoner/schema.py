@@ -154,7 +154,10 @@ class AtomVerdict(BaseModel):
     """What the assessment concluded about one atom, and why.
 
     With ``--skip-uncheckable`` each verdict also carries ``checkworthy`` (bool) and, for an
-    uncheckable atom, ``uncheckable_reason`` (extra fields, absent otherwise)."""
+    uncheckable atom, ``uncheckable_reason`` (extra fields, absent otherwise).
+
+    A baseline pipeline (:mod:`fact_reasoner.pipelines`) adds its judgement's details as extra
+    fields (``judgement``, ``evidence_ids``, ``raw_judgement``, ``model_calls`` …)."""
 
     model_config = ConfigDict(extra="allow")
 

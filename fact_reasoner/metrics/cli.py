@@ -183,7 +183,13 @@ def run(args: argparse.Namespace) -> int:
         "metrics": {name: m.key for name, m in zip(column_names(metrics), metrics)},
     }
     writer = open_results(
-        out_path, settings, overwrite=args.overwrite, executor=executor, elsewhere="--output", key_field="sample_key"
+        out_path,
+        settings,
+        overwrite=args.overwrite,
+        executor=executor,
+        elsewhere="--output",
+        key_field="sample_key",
+        normalise=_with_default_pipeline,
     )
     if writer.repaired and not args.quiet:
         print(f"note: removed a torn last line from {out_path} (an interrupted write)", file=sys.stderr)
@@ -297,3 +303,13 @@ def _print_summary(
 
 
 __all__ = ["argument_problems", "register", "rows_table", "run"]
+
+
+def _with_default_pipeline(settings: Any) -> Any:
+    """A row written before ``--pipeline`` existed: its FactReasoner settings with the pipeline
+    named (:func:`fact_reasoner.runner.with_default_pipeline`), so it still resumes."""
+    from ..runner import with_default_pipeline
+
+    if isinstance(settings, dict) and isinstance(settings.get("pipeline"), dict):
+        return settings | {"pipeline": with_default_pipeline(settings["pipeline"])}
+    return settings

@@ -14,6 +14,11 @@ from fact_reasoner.config import PipelineConfig
 
 #: a value different from the default for every setting that has a flag
 OTHER_VALUES = {
+    "pipeline": "factverify",
+    "pipeline_judge": "nli",
+    "veriscore_claims": "extract",
+    "factverify_steps": "5",
+    "factverify_results": "4",
     "version": "1",
     "use_priors": None,
     "context_prior": "0.99",
@@ -173,6 +178,10 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "nli_neighbour_window": ["--nli-mode", "fast"],
         # with coherence off (the default) neither is in the fingerprint: earlier outputs resume
         "coherence_min_similarity": ["--coherence"],
+        "pipeline_judge": ["--pipeline", "factscore"],
+        "veriscore_claims": ["--pipeline", "veriscore"],
+        "factverify_steps": ["--pipeline", "factverify"],
+        "factverify_results": ["--pipeline", "factverify"],
     }
     for flag in config_flags():
         if not flag.visible or flag.dest == "reviser_prompt_version":

@@ -25,8 +25,8 @@ def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.C
     assert runner.main(argv + ["--report", str(tmp_path / "r.html")]) == 0
     assert "Marie Curie was born in Vienna." in (tmp_path / "r.html").read_text()
     files = {p.name for p in out.glob("*.jsonl")}
-    assert files == {f"bios.precomputed.{a}.jsonl" for a in runner.ASSESSORS}
-    rows = {a: json.loads((out / f"bios.precomputed.{a}.jsonl").read_text()) for a in runner.ASSESSORS}
+    assert files == {f"bios.precomputed.{a}.jsonl" for a in runner.DEFAULT_ASSESSORS}
+    rows = {a: json.loads((out / f"bios.precomputed.{a}.jsonl").read_text()) for a in runner.DEFAULT_ASSESSORS}
     assert rows["fr2"]["assessor"] == "FR2" and rows["factscore"]["assessor"] == "FactScore"
     assert rows["fr3"]["cat"] == ["rare", "Europe"]
     # every assessor scores the same atoms
@@ -46,7 +46,9 @@ def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.C
     assert len(again["sessions"]) == 2 and all(s["finished"] for s in again["sessions"])
     assert again["totals"]["fr3"]["done_now"] == 1
     assert again["totals"]["fr1"]["nli_pairs_requested"] == report["assessors"]["fr1"]["nli_pairs_requested"]
-    assert all(len((out / f"bios.precomputed.{a}.jsonl").read_text().splitlines()) == 1 for a in runner.ASSESSORS)
+    assert all(
+        len((out / f"bios.precomputed.{a}.jsonl").read_text().splitlines()) == 1 for a in runner.DEFAULT_ASSESSORS
+    )
     # other settings into the same files are refused
     assert runner.main(argv + ["--use-priors"]) == 2
 
@@ -98,3 +100,29 @@ def test_run_summary_is_on_disk_after_every_record(tmp_path: Path, monkeypatch: 
     assert runner.main(argv) == 0
     assert seen == [1]  # before the second record, the first is already accounted for
     assert not list(out.glob("*.partial"))
+
+
+def test_the_baseline_pipelines_run_beside_fr_on_the_same_gold_atoms(tmp_path: Path) -> None:
+    """FActScore-pipeline and VeriScore judged by the records' own relations (the NLI judge): the
+    Eiffel record's a0–a3 are entailed and a4 contradicted → 4 / 5 for both; VeriScore's claims
+    are the gold atoms; run.json counts their LLM calls (none with this judge)."""
+    out = tmp_path / "out"
+    prefix = tmp_path / "tables" / "bios"
+    argv = [str(EXAMPLE), "--out-dir", str(out), "--nli", "precomputed", "--tables", str(prefix), "--quiet"]
+    argv += ["--assessors", "fr1", "factscore-pipeline", "veriscore", "--pipeline-judge", "nli"]
+    assert runner.main(argv) == 0
+    for assessor, name in (
+        ("factscore-pipeline", "FActScore-pipeline (nli)"),
+        ("veriscore", "VeriScore (nli, given atoms)"),
+    ):
+        rows = [
+            json.loads(x) for x in (out / f"bios_with_relations.precomputed.{assessor}.jsonl").read_text().splitlines()
+        ]
+        assert [r["assessor"] for r in rows] == [name, name]
+        assert rows[1]["factuality_score"] == 0.8
+        assert rows[1]["settings"]["pipeline"]["judge"] == "nli"
+    report = json.loads((out / "bios_with_relations.precomputed.run.json").read_text())
+    assert report["assessors"]["veriscore"]["llm_calls"] == 0
+    assert report["assessors"]["veriscore"]["llm_calls_per_record"] == 0.0
+    table = (prefix.parent / "bios.md").read_text()
+    assert "| VeriScore (nli, given atoms) | 2 | 0.0 |" in table
