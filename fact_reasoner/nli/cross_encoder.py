@@ -29,6 +29,9 @@ How a pair is judged:
    very long premises.
 3. **Batching by length**: the windows of all pairs are sorted by token count and run in
    batches of ``batch_size`` with padding to the longest in the batch, then put back in order.
+   A model whose ``config.json`` says ``fact_reasoner.items_per_run: 1`` (an int8 export: its
+   activations are quantised with one scale per batch) runs one item at a time, so that a pair's
+   probabilities never depend on the pairs judged with it.
 4. **Calibration**: the logits are divided by a temperature ``T`` before the softmax,
    ``p = softmax(z / T)``. ``T`` comes from ``temperature``, else the model's ``config.json``
    ``fact_reasoner.temperature`` (fitted on validation rows by
@@ -195,6 +198,12 @@ class CrossEncoderNLI:
             raise FileNotFoundError(f"cannot load NLI model {self.model_path!r}: no such directory")
         config = json.loads((folder / "config.json").read_text()) if (folder / "config.json").is_file() else {}
         self.batch_size = batch_size
+        # An int8 graph quantises its activations with one scale per tensor (ONNX Runtime's
+        # dynamic quantisation): in a batch, an item's numbers would depend on the other items
+        # (their range, their padding), so the same pair would get other probabilities in another
+        # batch or from the cache. Such a model says `items_per_run: 1` and runs one item at a time.
+        items_per_run = config.get("fact_reasoner", {}).get("items_per_run")
+        self.items_per_run = min(batch_size, int(items_per_run)) if items_per_run else batch_size
         self.max_tokens_per_batch = max_tokens_per_batch
         self.threads = threads
         self.pairs_scored = 0
@@ -311,7 +320,7 @@ class CrossEncoderNLI:
             end = start + 1
             while (
                 end < len(order)
-                and end - start < self.batch_size
+                and end - start < self.items_per_run
                 and len(encodings[order[end]].ids) * (end - start + 1) <= self.max_tokens_per_batch
             ):
                 end += 1

@@ -29,7 +29,7 @@ def test_files_size_and_settings():
     assert (folder / "model.onnx").stat().st_size <= 50 * 1024 * 1024
     config = json.loads((folder / "config.json").read_text())
     assert {int(k): v for k, v in config["id2label"].items()} == {0: "entailment", 1: "neutral", 2: "contradiction"}
-    assert config["fact_reasoner"]["max_length"] == 128 and config["fact_reasoner"]["max_windows"] == 2
+    assert config["fact_reasoner"]["max_length"] == 128 and config["fact_reasoner"]["max_windows"] == 1
 
 
 def test_judges_obvious_pairs_without_torch(tmp_path):
@@ -53,7 +53,7 @@ def test_judges_obvious_pairs_without_torch(tmp_path):
         """,
         tmp_path,
     )
-    assert result["runtime"] == "onnx" and result["max_length"] == 128 and result["max_windows"] == 2
+    assert result["runtime"] == "onnx" and result["max_length"] == 128 and result["max_windows"] == 1
     entailed, contradicted, unrelated = result["probabilities"]
     for p in result["probabilities"]:
         assert sum(p.values()) == pytest.approx(1.0)
