@@ -1,7 +1,7 @@
 """Command line: ``python -m fact_reasoner`` / ``fact-reasoner``.
 
 The default command assesses a dataset (or one response) and writes one JSON line per record.
-Other commands (``index``, ``ragas``, ``report``) are contributed by their modules through a
+Other commands (``index``, ``ragas``, ``report``, ``correct``) are contributed by their modules through a
 ``register(subparsers)`` function, so each lives beside the stage it belongs to.
 
 This module only parses arguments and prints: the dataset run itself is
@@ -34,6 +34,7 @@ PLUGIN_COMMANDS = {
     "index": "fact_reasoner.retrieval.cli",
     "ragas": "fact_reasoner.metrics.cli",
     "report": "fact_reasoner.report",
+    "correct": "fact_reasoner.corrector_cli",
 }
 
 DESCRIPTION = """\
@@ -54,7 +55,7 @@ examples:
   fact-reasoner --version 3 --input-file fact_reasoner/examples/bios_with_relations.jsonl --output-dir out
   fact-reasoner --version 2 --input_file data.jsonl --output_dir out --engine pgmpy --use_priors
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
-other commands: fact-reasoner index --help | ragas --help | report --help
+other commands: fact-reasoner index --help | ragas --help | report --help | correct --help
 """
 
 
