@@ -333,3 +333,26 @@ def test_server_down_stops_the_run_with_a_message(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "corrector:" in err and "rewrite call(s) failed" in err and "stopped: 0 record(s) kept" in err
     assert not out.exists() or out.read_text() == ""
+
+
+@pytest.mark.slow
+def test_the_embedded_model_rewrites_a_sentence(tmp_path):
+    """The real local model behind the rewriter (the default ``--backend local``): one sentence
+    with a fact to correct and one to drop. A protocol check with a loose content check: the
+    1.5B model must write the corrected year and leave out the dropped prize."""
+    require_extra("llm")
+    from fact_reasoner.config import PipelineConfig
+    from fact_reasoner.corrector import LLMSentenceRewriter
+    from fact_reasoner.llm import make_llm
+    from fact_reasoner.llm.correction import FactToCorrect, RewriteRequest
+
+    llm = make_llm(PipelineConfig(backend="local", cache_dir=tmp_path, use_cache=False, threads=2))
+    request = RewriteRequest(
+        sentence="Marie Curie was born in 1869 in Warsaw and won the Fields Medal.",
+        keep=("Marie Curie was born in Warsaw.",),
+        correct=(FactToCorrect("Marie Curie was born in 1869.", "Marie Curie was born in Warsaw on 7 November 1867."),),
+        drop=("Marie Curie won the Fields Medal.",),
+    )
+    [sentence] = LLMSentenceRewriter(llm).rewrite([request])
+    assert "1867" in sentence and "Warsaw" in sentence
+    assert "Fields" not in sentence and "[" not in sentence
