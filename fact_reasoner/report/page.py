@@ -335,10 +335,10 @@ def _record_html(
 
     header = "".join(f"<th>{esc(n)}</th>" for n in names)
     correction = next((r["correction"] for r in by_group.values() if isinstance(r.get("correction"), dict)), None)
-    pairs = next(
+    listed_pairs: list[Any] = next(
         (r["contradicting_pairs"] for r in by_group.values() if isinstance(r.get("contradicting_pairs"), list)), []
     )
-    pairs = [p for p in pairs if isinstance(p, dict)]
+    pairs: list[dict[str, Any]] = [p for p in listed_pairs if isinstance(p, dict)]
     contradicted: dict[str, list[str]] = {}  # atom id → the atoms it contradicts
     for pair in pairs:
         a, b = str(pair.get("atom_a")), str(pair.get("atom_b"))
