@@ -334,6 +334,7 @@ class Correction:
 
 
 def text_size(text: str) -> dict[str, int]:
+    """Characters and whitespace-separated words of ``text``."""
     return {"chars": len(text), "words": len(text.split())}
 
 

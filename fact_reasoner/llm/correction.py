@@ -93,6 +93,7 @@ def _listed(title: str, items: Sequence[str]) -> str:
 
 
 def user_message(request: RewriteRequest) -> str:
+    """The request as the user turn: question, sentence, then the three lists of facts."""
     parts = []
     if request.question:
         parts.append(f"Question: {request.question}")
@@ -117,6 +118,7 @@ def build_messages(request: RewriteRequest) -> list[tuple[str, str]]:
 
 
 def sentence_schema() -> dict[str, Any]:
+    """The JSON schema of a reply: ``{"sentence": string}`` and nothing else."""
     return {
         "type": "object",
         "properties": {"sentence": {"type": "string", "maxLength": 600}},
