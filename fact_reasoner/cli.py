@@ -1,7 +1,7 @@
 """Command line: ``python -m fact_reasoner`` / ``fact-reasoner``.
 
 The default command assesses a dataset (or one response) and writes one JSON line per record.
-Other commands (``index``, ``ragas``, ``report``) are contributed by their modules through a
+Other commands (``index``, ``ragas``, ``report``, ``correct``) are contributed by their modules through a
 ``register(subparsers)`` function, so each lives beside the stage it belongs to.
 
 This module only parses arguments and prints: the dataset run itself is
@@ -35,6 +35,7 @@ PLUGIN_COMMANDS = {
     "index": "fact_reasoner.retrieval.cli",
     "ragas": "fact_reasoner.metrics.cli",
     "report": "fact_reasoner.report",
+    "correct": "fact_reasoner.corrector_cli",
 }
 
 DESCRIPTION = """\
@@ -61,7 +62,7 @@ examples:
   fact-reasoner --input-file data.jsonl --nli cross-encoder --fail-under 0.8   # CI gate: exit 3 below 0.8
 exit status: 0 done, 1 a record failed, 2 the run could not be done, 3 the --fail-under gate failed,
   130 interrupted
-other commands: fact-reasoner index --help | ragas --help | report --help
+other commands: fact-reasoner index --help | ragas --help | report --help | correct --help
 """
 
 

@@ -144,6 +144,10 @@ def run_dataset(
     overwrite: bool = False,
     limit: int | None = None,
     progress: bool = True,
+    make_job: Callable[[PipelineConfig, int | str, float | None], Job[NumberedRecord, dict[str, Any]]] | None = None,
+    job_state: Any = None,
+    settings: dict[str, Any] | None = None,
+    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None,
 ) -> RunReport:
     """Assess every record of ``input_file`` with ``assessor`` (steps in the module docstring).
 
@@ -152,6 +156,12 @@ def run_dataset(
     ``.summary.json``. ``overwrite`` starts the output over instead of resuming; ``limit``
     keeps the first ``limit`` lines of the input (unreadable ones included); ``progress``
     shows a progress bar on stderr.
+
+    Another command that makes one row per record (``fact-reasoner correct``) runs through the
+    same steps with its own job, ``make_job(config, k, dataset median)`` (default
+    :class:`AssessJob`); ``job_state``, what the local executor's worker uses (default:
+    ``assessor``); the ``settings`` its rows carry (default: the assessor's); and
+    ``summarize``, whose figures of the rows are added to the summary.
 
     Raises :class:`~fact_reasoner.errors.InputError` (the input cannot be read at all), a
     :class:`~fact_reasoner.errors.SetupError`, :class:`~fact_reasoner.errors.SettingsError` or
@@ -180,7 +190,7 @@ def run_dataset(
     bad = [r for r in records if isinstance(r, RecordError)]
     atom_counts = [len(r.record.atoms) for r in valid if r.record.atoms is not None]
     median = median_num_atoms(atom_counts)
-    settings = assessor.settings()
+    settings = assessor.settings() if settings is None else settings
     # Everything the records will need is checked now, once: a missing package, a bad engine
     # option or a missing merlin binary stops the run before any record.
     assessor.preflight([r.record for r in valid])
@@ -204,7 +214,7 @@ def run_dataset(
     k_rule = config.scores.k
     if k_rule == "median" and median is None:
         k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
-    job = AssessJob(config, k_rule, median)
+    job = (make_job or AssessJob)(config, k_rule, median)
     interrupted = False
     stop_error: Exception | None = None
     done = 0
@@ -213,7 +223,7 @@ def run_dataset(
     try:
         with _sigterm_as_interrupt(), progress_bar(len(todo), unit="record", quiet=not progress) as bar:
             # results come back as they complete (in input order with the local executor)
-            for outcome in executor.map(job, todo, local_state=assessor):
+            for outcome in executor.map(job, todo, local_state=assessor if job_state is None else job_state):
                 item = todo[outcome.index]
                 problem = outcome.error
                 if problem is None:
@@ -272,6 +282,8 @@ def run_dataset(
         )
         log.info("note: %s", notes[-1])
     summary = dataset_summary(current)
+    if summarize is not None:
+        summary.update(summarize(current))
     summary.update(
         input_file=str(input_file),
         output_file=str(out_path),

@@ -2,8 +2,10 @@
 
 Real models rarely fail on cue; this server does. It is a real ``http.server`` speaking the
 chat-completions protocol: each POST takes the next scripted step — an HTTP status to return
-(429, 500, …), a delay in seconds (to trigger client timeouts) or a reply text — and records
-the request body. When the script runs out, the last step repeats.
+(429, 500, …), a delay in seconds (to trigger client timeouts), a reply text, or a function of
+the request body that returns one of those (a reply chosen by what was asked, for callers that
+send requests concurrently) — and records the request body. When the script runs out, the last
+step repeats.
 
     with ScriptedServer([429, 500, "entailment"]) as server:
         llm = OpenAICompatibleLLM("m", base_url=server.base_url, backoff=0.01)
@@ -14,9 +16,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Union
 
 
 @dataclass(frozen=True)
@@ -34,8 +37,12 @@ def completion(text: str) -> dict[str, Any]:
     }
 
 
+#: a step chosen from the request body (the OpenAI chat-completions JSON)
+Route = Callable[[dict[str, Any]], Union[str, int, "Delay"]]
+
+
 class ScriptedServer:
-    def __init__(self, script: list["str | int | Delay"]):
+    def __init__(self, script: list["str | int | Delay | Route"]):
         if not script:
             raise ValueError("the script needs at least one step")
         self.script = list(script)
@@ -53,6 +60,8 @@ class ScriptedServer:
                 with owner._lock:
                     step = owner.script[min(len(owner.requests), len(owner.script) - 1)]
                     owner.requests.append({"path": self.path, "body": body, "headers": dict(self.headers)})
+                if callable(step):
+                    step = step(body)
                 if isinstance(step, Delay):
                     time.sleep(step.seconds)
                     step = step.then

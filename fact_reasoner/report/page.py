@@ -10,7 +10,11 @@ The page holds, with inline CSS and PNG plots as ``data:`` URIs (no network, no 
   (when rows carry gold labels and matplotlib is installed);
 - for every response: its atoms, each with its gold label and one cell per assessor coloured
   by the posterior P(atom true) (red 0 → yellow 0.5 → green 1), ✓/✗ against gold, and the
-  contexts that entail or contradict it, with the NLI probability.
+  contexts that entail or contradict it, with the NLI probability;
+- when a row carries ``correction`` (``fact-reasoner correct``): the corrected text beside the
+  original, precision before → after, the per-sentence diff, the references and the changes;
+- when a row carries ``contradicting_pairs`` (``--coherence``): the atoms of each pair marked in
+  the atom table and the pairs listed with P(contradiction).
 
 Context texts: result rows name contexts by id in ``atoms[].evidence``. The texts come from
 the rows' own ``contexts`` field when present, else from ``--input-file`` (the input records the
@@ -100,6 +104,13 @@ details > summary { cursor: pointer; color: #1f4e99; }
 .scale { display: inline-block; width: 180px; height: 12px; vertical-align: middle;
          background: linear-gradient(90deg, hsl(0,70%,80%), hsl(60,70%,80%), hsl(120,70%,80%)); border: 1px solid var(--line); }
 .output { white-space: pre-wrap; background: #f6f7fa; padding: 6px 8px; border-radius: 4px; }
+.correction { margin: 10px 0; } .sidebyside { display: flex; gap: 12px; }
+.sidebyside > div { flex: 1; } .sidebyside h4 { margin: 0 0 4px; font-size: 13px; }
+.status.failed { color: #b91c1c; font-weight: 600; } .status.corrected, .status.unchanged { color: #166534; font-weight: 600; }
+tr.rewritten td { background: #fff7d6; } tr.removed td { background: #fde4df; text-decoration-color: #b91c1c; }
+tr.removed td.original { text-decoration: line-through; }
+tr.atom.contradicting td { background-image: linear-gradient(90deg, #fbd5d5 4px, transparent 4px); }
+.contradiction-mark { color: #b91c1c; font-weight: 700; }
 """
 
 
@@ -232,6 +243,73 @@ def _evidence_html(
     return f'<ul class="evidence">{"".join(items)}{more}</ul>'
 
 
+def _correction_html(rid: str, correction: dict[str, Any]) -> str:
+    """The corrected text beside the original, the per-sentence diff, references and changes."""
+    status = str(correction.get("status"))
+    before = correction.get("before") or {}
+    after = correction.get("after") or {}
+    scores = (
+        f"Pr {esc(_fmt(before.get('factuality_score')))} → {esc(_fmt(after.get('factuality_score')))}"
+        f" · {esc(before.get('chars'))} → {esc(after.get('chars'))} characters"
+    )
+    reason = f'<p class="status failed">{esc(correction.get("reason"))}</p>' if correction.get("reason") else ""
+    original = " ".join(str(s.get("original", "")) for s in correction.get("sentences") or [])
+    corrected = correction.get("text")
+    if corrected is None:
+        rejected = correction.get("rejected_text")
+        corrected_html = '<p class="note">no correction (refused)</p>' + (
+            f'<p class="note">rejected rewrite:</p><div class="output rejected">{esc(rejected)}</div>'
+            if rejected
+            else ""
+        )
+    else:
+        corrected_html = f'<div class="output corrected">{esc(corrected)}</div>'
+    diff_rows = "".join(
+        f'<tr class="{esc(s.get("action"))}"><td class="original">{esc(s.get("original"))}</td>'
+        f'<td>{esc(s.get("action"))}</td><td class="corrected">{esc(s.get("corrected") or "")}</td></tr>'
+        for s in correction.get("sentences") or []
+    )
+    references = "".join(
+        f'<li value="{esc(r.get("n"))}"><b>{esc(r.get("context"))}</b>'
+        f"{(' — ' + esc(r.get('title'))) if r.get('title') else ''}: {esc(r.get('snippet') or '')}</li>"
+        for r in correction.get("references") or []
+    )
+    changes = "".join(
+        f"<li><b>{esc(c.get('atom'))}</b> {esc(c.get('action'))}: {esc(c.get('text'))} "
+        f'<span class="note">({esc(c.get("why"))})</span></li>'
+        for c in correction.get("changes") or []
+    )
+    return (
+        f'<div class="correction" id="{esc(rid)}-correction">'
+        f'<div class="meta">correction: <span class="status {esc(status)}">{esc(status)}</span> · {scores}</div>{reason}'
+        f'<div class="sidebyside"><div><h4>original</h4><div class="output original">{esc(original)}</div></div>'
+        f"<div><h4>corrected</h4>{corrected_html}</div></div>"
+        f'<details><summary>sentence by sentence</summary><table class="diff"><thead><tr><th>original</th>'
+        f"<th>action</th><th>corrected</th></tr></thead><tbody>{diff_rows}</tbody></table></details>"
+        + (
+            f'<details><summary>references</summary><ol class="references">{references}</ol></details>'
+            if references
+            else ""
+        )
+        + (f'<details><summary>changes</summary><ul class="changes">{changes}</ul></details>' if changes else "")
+        + "</div>"
+    )
+
+
+def _contradictions_html(rid: str, pairs: Sequence[dict[str, Any]]) -> str:
+    """The contradicting atom pairs of a row (``--coherence``), each linked to its atoms."""
+    rows = "".join(
+        f'<tr class="contradiction"><td><a href="#{esc(rid)}-{esc(p.get("atom_a"))}">{esc(p.get("atom_a"))}</a> '
+        f'{esc(p.get("text_a"))}</td><td><a href="#{esc(rid)}-{esc(p.get("atom_b"))}">{esc(p.get("atom_b"))}</a> '
+        f'{esc(p.get("text_b"))}</td><td class="num">{esc(_fmt(p.get("p_contradiction"), 2))}</td></tr>'
+        for p in pairs
+    )
+    return (
+        f'<table class="contradictions"><thead><tr><th colspan="3">{len(pairs)} contradicting atom pair(s)</th></tr>'
+        f"<tr><th>atom</th><th>contradicts atom</th><th>P(contradiction)</th></tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
 def _record_html(
     index: int, key: str, by_group: dict[str, dict[str, Any]], texts: ContextTexts, evidence_limit: int
 ) -> str:
@@ -256,6 +334,16 @@ def _record_html(
     gold_text = f" · gold Pr {esc(_fmt(gold))}" if gold is not None else ""
 
     header = "".join(f"<th>{esc(n)}</th>" for n in names)
+    correction = next((r["correction"] for r in by_group.values() if isinstance(r.get("correction"), dict)), None)
+    listed_pairs: list[Any] = next(
+        (r["contradicting_pairs"] for r in by_group.values() if isinstance(r.get("contradicting_pairs"), list)), []
+    )
+    pairs: list[dict[str, Any]] = [p for p in listed_pairs if isinstance(p, dict)]
+    contradicted: dict[str, list[str]] = {}  # atom id → the atoms it contradicts
+    for pair in pairs:
+        a, b = str(pair.get("atom_a")), str(pair.get("atom_b"))
+        contradicted.setdefault(a, []).append(b)
+        contradicted.setdefault(b, []).append(a)
     rows_html = []
     atom_rows = {name: {a["id"]: a for a in row.get("atoms") or []} for name, row in by_group.items()}
     for atom in first.get("atoms") or []:
@@ -280,9 +368,16 @@ def _record_html(
             )
             evidence[name] = verdict.get("evidence") or []
         details = _evidence_html(key, evidence, texts, anchors, evidence_limit, names)
+        others = contradicted.get(str(atom["id"]))
+        mark = (
+            f' <span class="contradiction-mark" title="contradicts {esc(", ".join(others))}">'
+            f"⚡ contradicts {esc(', '.join(others))}</span>"
+            if others
+            else ""
+        )
         rows_html.append(
-            f'<tr class="atom" id="{esc(rid)}-{esc(atom["id"])}"><td>{esc(atom["id"])}</td>'
-            f'<td class="atomtext">{esc(atom.get("text"))}'
+            f'<tr class="atom{" contradicting" if others else ""}" id="{esc(rid)}-{esc(atom["id"])}"><td>{esc(atom["id"])}</td>'
+            f'<td class="atomtext">{esc(atom.get("text"))}{mark}'
             f"<details><summary>evidence</summary>{details}</details></td>"
             f"<td>{badge}</td>{''.join(cells)}</tr>"
         )
@@ -302,6 +397,8 @@ def _record_html(
         f'<div class="meta">{" · ".join(scores)}{gold_text} · key {esc(key)}</div>'
         f"<details><summary>prompt and response</summary><p><b>Input:</b> {esc(first.get('input'))}</p>"
         f'<div class="output">{esc(first.get("output"))}</div></details>'
+        f"{_correction_html(rid, correction) if correction is not None else ''}"
+        f"{_contradictions_html(rid, pairs) if pairs else ''}"
         f"<table><thead><tr><th>atom</th><th>text</th><th>gold</th>{header}</tr></thead>"
         f"<tbody>{''.join(rows_html)}</tbody></table>{contexts_html}</section>"
     )
