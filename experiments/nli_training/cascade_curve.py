@@ -84,6 +84,8 @@ def main() -> None:
     distance = [uncertainty_distance(j.probabilities) for j in fast_judged]
     order = sorted((i for i in range(len(pairs)) if distance[i] < bands[-1]), key=lambda i: distance[i])
     asked = order[: args.max_second_pairs]
+    sizes = {w: sum(d < w for d in distance) for w in bands}
+    print(f"fast judge: {len(pairs)} pairs in {fast_seconds:.1f} s; pairs inside each band: {sizes}", flush=True)
 
     config_kwargs: dict = {"nli": args.second, "backend": args.backend}
     if args.cache_dir:

@@ -51,11 +51,19 @@ def fp16_weights(source: Path, target: Path) -> Path:
             )
         else:
             initializers.append(init)
+    return _save_with(model, initializers, casts, target)
+
+
+def _save_with(model, initializers: list, prepended_nodes: list, target: Path) -> Path:
+    """Save ``model`` with its initializers replaced and ``prepended_nodes`` (the nodes that
+    restore the replaced weights) run first; checked by the ONNX checker."""
+    import onnx
+
     del model.graph.initializer[:]
     model.graph.initializer.extend(initializers)
     nodes = list(model.graph.node)
     del model.graph.node[:]
-    model.graph.node.extend(casts + nodes)
+    model.graph.node.extend(prepended_nodes + nodes)
     onnx.checker.check_model(model)
     onnx.save(model, str(target))
     return target
@@ -121,14 +129,7 @@ def int8_embedding_rows(source: Path, target: Path, minimum_values: int = 100_00
             )
         else:
             initializers.append(init)
-    del model.graph.initializer[:]
-    model.graph.initializer.extend(initializers)
-    nodes = list(model.graph.node)
-    del model.graph.node[:]
-    model.graph.node.extend(dequantize + nodes)
-    onnx.checker.check_model(model)
-    onnx.save(model, str(target))
-    return target
+    return _save_with(model, initializers, dequantize, target)
 
 
 def export(

@@ -9,6 +9,7 @@ import math
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 from tests.helpers import REPO_ROOT
@@ -156,3 +157,35 @@ def test_training_from_a_written_mix_stops_and_resumes(tmp_path, built_mix):
     assert (out / "final" / "config.json").is_file()
     labels = json.loads((out / "final" / "config.json").read_text())["id2label"]
     assert [labels[str(i)] for i in range(3)] == ["entailment", "neutral", "contradiction"]
+
+
+def test_int8_embedding_rows_shrinks_the_table_and_restores_each_row_within_half_a_step(tmp_path):
+    """A graph that only gathers rows of a 2,000 × 64 table: after :func:`int8_embedding_rows`
+    the table is stored as int8 (≈ a quarter of the bytes) and every gathered value is within
+    ``s_r / 2`` of the original, ``s_r = max |row| / 127`` — the bound in the docstring."""
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper, numpy_helper
+
+    from experiments.nli_training.export import int8_embedding_rows
+
+    rng = np.random.default_rng(0)
+    table = rng.normal(size=(2000, 64)).astype(np.float32)
+    table[7] = 0.0  # an all-zero row must survive (its scale would be 0)
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["emb.word", "ids"], ["out"])],
+        "gather",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, [None])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [None, 64])],
+        [numpy_helper.from_array(table, "emb.word")],
+    )
+    source, target = tmp_path / "fp32.onnx", tmp_path / "int8.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(source))
+    int8_embedding_rows(source, target)
+
+    assert target.stat().st_size < 0.3 * source.stat().st_size
+    ids = np.arange(2000, dtype=np.int64)
+    restored = ort.InferenceSession(str(target)).run(None, {"ids": ids})[0]
+    step = np.abs(table).max(axis=1) / 127.0
+    assert np.all(np.abs(restored - table) <= step[:, None] / 2 + 1e-7)
+    assert np.all(restored[7] == 0.0)
