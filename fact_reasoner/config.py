@@ -557,6 +557,13 @@ class PipelineConfig(BaseModel):
             }
             if kept:
                 out[group_name] = kept
+        if out.get("models", {}).get("nli") == "auto":
+            # `auto` names a choice that changes between releases (the LLM judge until the
+            # cross-encoder's version 3): the backend it stands for is written beside it, so that
+            # an output judged by another one is refused on resume instead of mixed with this.
+            from .nli.factory import DEFAULT_NLI
+
+            out["models"]["nli_auto"] = DEFAULT_NLI
         return out
 
     def with_options(self, **changes: Any) -> "PipelineConfig":
