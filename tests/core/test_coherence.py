@@ -131,6 +131,12 @@ def test_plan_atom_pairs_uses_the_embedder_and_needs_one_when_gating() -> None:
         ("He was born on May 4, 1996.", "He was born in Tours.", "same values"),
         # the subject's name is not a value ("Jean Daullé" vs "He")
         ("Jean Daullé was born in 1703.", "He was born in Abbeville.", "same values"),
+        # two named subjects that differ: two films, not one attribute
+        ("A Bronx Tale was released in 1993.", "Just Cause was released in 1995.", "subjects"),
+        # a year is a date, an age is a number: no disagreement of one kind
+        ("She died in 1966.", "She died at the age of 72.", "same values"),
+        # more than one sentence: not one fact, the gate keeps the pair
+        ("He was born in 1949. He was a painter.", "He was a painter.", "long"),
         # known miss (module docstring): an arithmetic contradiction
         ("Ann was born in 1949.", "Ann was 30 years old in 1985.", "frames"),
         # function words differ although both frames are empty: {be, in} vs {pron, be}
@@ -143,15 +149,21 @@ def test_comparability_on_hand_made_pairs(first: str, second: str, reason: str) 
 
 
 def test_atom_frame_parts() -> None:
-    """Frames are stemmed content words; the opening capitalised run (subject) is skipped; names
-    inside are values; months, digits and number words are numbers; "never" negates."""
+    """Frames are stemmed content words; the opening capitalised run is the subject, not a
+    value; names inside are values; years and months are dates, other digits and number words
+    numbers; "never" negates; one sentence unless a lower-case word ends one before a capital."""
     frame = atom_frame("Marie Curie never received two awards from the University of Paris in May 1903.")
     assert frame.frame == {"receiv", "award"}
-    assert frame.numbers == {"2", "month-5", "1903"}
+    assert frame.subject == {"Marie", "Curie"}
+    assert (frame.numbers, frame.dates) == ({"2"}, {"month-5", "1903"})
     assert frame.names == {"University", "Paris"}
-    assert frame.negated is True
-    # "may" in lower case is a modal verb, not a month; "1,200" is the number 1200
-    assert atom_frame("He may have been born in 1,200 BC.").numbers == {"1200"}
+    assert frame.negated is True and frame.sentences == 1
+    # "may" in lower case is a modal verb, not a month; "1,200" is the year 1200; "He" is no subject
+    modal = atom_frame("He may have been born in 1,200 BC.")
+    assert (modal.dates, modal.numbers, modal.subject) == ({"1200"}, set(), set())
+    # an initial is not a sentence end; "... Vieira. He ..." is
+    assert atom_frame("Joey D. Vieira is an actor.").sentences == 1
+    assert atom_frame("Joey D. Vieira is an actor. He was born in 1937.").sentences == 2
     assert [light_stem(w) for w in ("died", "death", "won", "marriage", "married")] == [
         "death",
         "death",
