@@ -28,10 +28,11 @@ Which pairs
     - *frame* tokens: lower-case content words, lightly stemmed (:func:`light_stem`, a few
       irregular forms such as born/birth, died/death, won/win mapped together), minus
       stopwords;
-    - *values*: dates (years 1000–2099 and month names), other numbers (digits, "1,000" →
-      1000, and the number words two … ninety, hundred, thousand, million as digits) and
-      names (capitalised words); a year is compared only with dates, so "died in 1966" /
-      "died at the age of 72" is not a disagreement, nor "born on 4 May" / "born in Tours";
+    - *values*: dates (years 1000–2099, month names, any number beside a month), other
+      numbers (digits, "1,000" → 1000, and the number words two … ninety, hundred, thousand,
+      million as digits) and names (capitalised words); a date is compared only with dates,
+      so "died in 1966" / "died at the age of 72" is not a disagreement, nor "died on August
+      28" / "died at the age of 43", nor "born on 4 May" / "born in Tours";
     - the *subject*: the capitalised words that open the atom ("Marie Curie", "A Bronx
       Tale"); they are not values, and "He …" has none;
     - a *negation* flag (not, never, no, nor, neither, a word ending in n't).
@@ -325,7 +326,9 @@ def atom_frame(text: str) -> AtomFrame:
         if token[0].isdigit():
             in_subject = opening = False
             value = token.replace(",", "").rstrip(".")
-            (dates if _YEAR.fullmatch(value) else numbers).add(value)
+            previous = matches[position - 1].group().lower() if position else ""
+            day = previous in _MONTHS or following.lower() in _MONTHS  # "August 28", "4 May"
+            (dates if _YEAR.fullmatch(value) or day else numbers).add(value)
             continue
         word = token.lower()
         if word.endswith(("'s", "’s")):

@@ -135,6 +135,7 @@ def test_plan_atom_pairs_uses_the_embedder_and_needs_one_when_gating() -> None:
         ("A Bronx Tale was released in 1993.", "Just Cause was released in 1995.", "subjects"),
         # a year is a date, an age is a number: no disagreement of one kind
         ("She died in 1966.", "She died at the age of 72.", "same values"),
+        ("He died on August 28, 2020.", "He died at the age of 43.", "same values"),  # 28 is a day
         # more than one sentence: not one fact, the gate keeps the pair
         ("He was born in 1949. He was a painter.", "He was a painter.", "long"),
         # known miss (module docstring): an arithmetic contradiction
