@@ -192,7 +192,7 @@ class GraphOptions(BaseModel):
     coherence_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = option(
         0.3,
         "with --coherence: judge only atom pairs whose sentence-embedding cosine is at least this "
-        "(-1 judges every pair; pruned pairs are counted in counters.coherence_pairs_pruned)",
+        "(-1 judges every pair; pruned pairs are counted in counters.coherence_pairs_dissimilar)",
         only_when=("coherence", True),
     )
     coherence_pairs: Literal["comparable", "similar"] = option(
