@@ -192,7 +192,15 @@ class GraphOptions(BaseModel):
     coherence_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = option(
         0.3,
         "with --coherence: judge only atom pairs whose sentence-embedding cosine is at least this "
-        "(-1 judges every pair; pruned pairs are counted in counters.coherence_pairs_pruned)",
+        "(-1 judges every pair; pruned pairs are counted in counters.coherence_pairs_dissimilar)",
+        only_when=("coherence", True),
+    )
+    coherence_pairs: Literal["comparable", "similar"] = option(
+        "comparable",
+        "with --coherence: which atom pairs are judged: `comparable` (only pairs that talk about the same "
+        "attribute with different values, or one negating the other, e.g. 'born in 1949' / 'born in 1942'; "
+        "then the similarity gate) or `similar` (the similarity gate alone); pairs left out are counted in "
+        "counters.coherence_pairs_incomparable",
         only_when=("coherence", True),
     )
 
@@ -209,8 +217,10 @@ class GraphPlan:
     context_duplicates: dict[str, str]  # dropped context id -> kept context id
     #: with coherence: the (atom, atom) pairs to judge, both directions (coherence.plan_atom_pairs)
     atom_pairs: tuple[tuple[str, str], ...] = ()
-    #: with coherence: ordered atom pairs left unjudged by the similarity gate
+    #: with coherence: ordered atom pairs left unjudged by the gates (comparability and similarity)
     atom_pairs_pruned: int = 0
+    #: with coherence: of those, the ones the comparability gate left out
+    atom_pairs_incomparable: int = 0
 
     @property
     def texts(self) -> dict[str, str]:

@@ -275,7 +275,8 @@ class FactReasoner:
         if self.config.graph.coherence:
             gate = self.config.graph.coherence_min_similarity
             with timed(timings, "coherence_pairs"):
-                plan = plan_atom_pairs(plan, self.stages.embedder() if gate > -1 else None, gate)
+                rule = self.config.graph.coherence_pairs
+                plan = plan_atom_pairs(plan, self.stages.embedder() if gate > -1 else None, gate, rule)
             selection = replace(selection, plan=plan)
         # no pairs: nothing is judged, so no NLI model is built for it
         judged = plan.pairs or plan.atom_pairs

@@ -17,8 +17,13 @@ from fact_reasoner import FactReasoner, PipelineConfig
 from fact_reasoner.coherence import (
     atom_contradiction_table,
     atom_entailment_table,
+    atom_frame,
     atom_pair_relations,
     coherence_score,
+    comparability,
+    comparable_pair_mask,
+    frame_overlap,
+    light_stem,
     plan_atom_pairs,
     select_atom_pairs,
 )
@@ -102,6 +107,189 @@ def test_plan_atom_pairs_uses_the_embedder_and_needs_one_when_gating() -> None:
     assert gated.pairs == plan.pairs  # the atom–context pairs are untouched
     with pytest.raises(ValueError, match="needs a sentence embedder"):
         plan_atom_pairs(plan, None, 0.5)
+
+
+# -- the comparability gate -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "reason"),
+    [
+        # same attribute, different value of one type: kept
+        ("He was born in 1949.", "He was born in 1942.", "values"),
+        ("Curie died in Paris.", "She died in London in 1934.", "values"),  # {Paris} vs {London, 1934}
+        ("He won two Grammy Awards.", "He won three Grammy Awards.", "values"),  # number words as 2, 3
+        ("She was born on 7 November 1867.", "She was born on 8 November 1867.", "values"),
+        ("He was French.", "She is American.", "values"),  # empty frames, skeletons {pron, be} both
+        ("She won the Nobel Prize.", "She never won the Nobel Prize.", "negation"),
+        # the false alarms the gate is for: different facts about one subject
+        ("Marie Curie was born in Vienna.", "Marie Curie was born in 1867.", "same values"),  # name vs number
+        ("Jean Daullé was a French engraver.", "Jean Daullé was born in Abbeville.", "frames"),
+        # a refinement, not a disagreement: one atom has no value the other lacks
+        ("He was born in 1867.", "He was born on 7 November 1867.", "same values"),
+        # the month is a date's part, not a name to set against a place
+        ("He was born on May 4, 1996.", "He was born in Tours.", "same values"),
+        # the subject's name is not a value ("Jean Daullé" vs "He")
+        ("Jean Daullé was born in 1703.", "He was born in Abbeville.", "same values"),
+        # two named subjects that differ: two films, not one attribute
+        ("A Bronx Tale was released in 1993.", "Just Cause was released in 1995.", "subjects"),
+        # a year is a date, an age is a number: no disagreement of one kind
+        ("She died in 1966.", "She died at the age of 72.", "same values"),
+        ("He died on August 28, 2020.", "He died at the age of 43.", "same values"),  # 28 is a day
+        # more than one sentence: not one fact, the gate keeps the pair
+        ("He was born in 1949. He was a painter.", "He was a painter.", "long"),
+        # known miss (module docstring): an arithmetic contradiction
+        ("Ann was born in 1949.", "Ann was 30 years old in 1985.", "frames"),
+        # function words differ although both frames are empty: {be, in} vs {pron, be}
+        ("London is in England.", "He was French.", "frames"),
+    ],
+)
+def test_comparability_on_hand_made_pairs(first: str, second: str, reason: str) -> None:
+    assert comparability(atom_frame(first), atom_frame(second)) == reason
+    assert comparability(atom_frame(second), atom_frame(first)) == reason  # symmetric
+
+
+def test_atom_frame_parts() -> None:
+    """Frames are stemmed content words; the opening capitalised run is the subject, not a
+    value; names inside are values; years and months are dates, other digits and number words
+    numbers; "never" negates; one sentence unless a lower-case word ends one before a capital."""
+    frame = atom_frame("Marie Curie never received two awards from the University of Paris in May 1903.")
+    assert frame.frame == {"receiv", "award"}
+    assert frame.subject == {"Marie", "Curie"}
+    assert (frame.numbers, frame.dates) == ({"2"}, {"month-5", "1903"})
+    assert frame.names == {"University", "Paris"}
+    assert frame.negated is True and frame.sentences == 1
+    # "may" in lower case is a modal verb, not a month; "1,200" is the year 1200; "He" is no subject
+    modal = atom_frame("He may have been born in 1,200 BC.")
+    assert (modal.dates, modal.numbers, modal.subject) == ({"1200"}, set(), set())
+    # an initial is not a sentence end; "... Vieira. He ..." is
+    assert atom_frame("Joey D. Vieira is an actor.").sentences == 1
+    assert atom_frame("Joey D. Vieira is an actor. He was born in 1937.").sentences == 2
+    assert [light_stem(w) for w in ("died", "death", "won", "marriage", "married")] == [
+        "death",
+        "death",
+        "win",
+        "marry",
+        "marry",
+    ]
+
+
+def test_frame_overlap_is_jaccard() -> None:
+    """{birth, city} vs {birth}: 1/2; {play, season} vs {set, career, high, season}: 1/5; an empty
+    frame against a non-empty one: 0."""
+    assert frame_overlap(atom_frame("He was born in a city."), atom_frame("He was born.")) == pytest.approx(0.5)
+    assert frame_overlap(
+        atom_frame("He played for four seasons."), atom_frame("He set career highs in the 2011 season.")
+    ) == pytest.approx(0.2)
+    assert frame_overlap(atom_frame("He was French."), atom_frame("He was born.")) == 0.0
+    # at the threshold: 0.5 passes (≥), so the 1949 / 1942 pair with one extra word is kept
+    assert comparability(atom_frame("He was born in a city in 1949."), atom_frame("He was born in 1942.")) == "values"
+    assert (
+        comparability(atom_frame("He was born in a city in 1949."), atom_frame("He was born in 1942."), min_overlap=0.6)
+        == "frames"
+    )
+
+
+GATE_ATOMS = [
+    Atom(id="b0", text="Ann was born in 1949."),
+    Atom(id="b1", text="Ann was born in 1942."),
+    Atom(id="b2", text="Ann was a painter."),
+    Atom(id="b3", text="Ann was born in Vienna."),
+]
+
+
+def test_comparable_mask_and_plan_counts() -> None:
+    """Four atoms, six unordered pairs in triu order (0,1) (0,2) (0,3) (1,2) (1,3) (2,3): only
+    b0–b1 (1949 vs 1942) is comparable; b0–b3 and b1–b3 are a year against a place, b2 has
+    another frame. The plan judges 2 ordered pairs and prunes 10, all as incomparable; no
+    embedder is needed with min_similarity −1."""
+    mask = comparable_pair_mask([a.text for a in GATE_ATOMS])
+    assert mask.tolist() == [True, False, False, False, False, False]
+    plan = plan_atom_pairs(plan_graph(GATE_ATOMS, [], 2), None, -1.0, "comparable")
+    assert plan.atom_pairs == (("b0", "b1"), ("b1", "b0"))
+    assert (plan.atom_pairs_pruned, plan.atom_pairs_incomparable) == (10, 0 + 10)
+    # the same atoms under `similar` with no similarity gate: all 12 ordered pairs
+    every = plan_atom_pairs(plan_graph(GATE_ATOMS, [], 2), None, -1.0, "similar")
+    assert len(every.atom_pairs) == 12 and every.atom_pairs_pruned == every.atom_pairs_incomparable == 0
+    with pytest.raises(ValueError, match="unknown coherence pair rule"):
+        plan_atom_pairs(plan_graph(GATE_ATOMS, [], 2), None, -1.0, "all")  # type: ignore[arg-type]
+
+
+def test_comparable_then_similarity_gate_counts_each_reason() -> None:
+    """Embeddings that put b0 and b1 far apart (cos 0): the comparable pair b0–b1 then fails the
+    similarity gate at 0.5, so nothing is judged: 10 ordered pairs incomparable + 2 dissimilar."""
+
+    class Far:
+        calls = 0
+
+        def encode(self, texts):
+            Far.calls += 1
+            return np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 1.0]])[: len(texts)]
+
+    plan = plan_atom_pairs(plan_graph(GATE_ATOMS, [], 2), Far(), 0.5, "comparable")
+    assert plan.atom_pairs == () and (plan.atom_pairs_pruned, plan.atom_pairs_incomparable) == (12, 10)
+    assert Far.calls == 1
+    # no comparable pair at all: the embedder is not called (nothing left for it to prune)
+    plan_atom_pairs(plan_graph(GATE_ATOMS[2:], [], 2), Far(), 0.5, "comparable")
+    assert Far.calls == 1
+
+
+def test_select_atom_pairs_checks_the_candidate_mask() -> None:
+    with pytest.raises(ValueError, match="one candidate flag per unordered pair"):
+        select_atom_pairs(["a0", "a1", "a2"], None, -1.0, np.array([True]))
+
+
+def test_pipeline_comparable_gate_prunes_false_alarms_and_counts_them() -> None:
+    """The default rule (comparable) on GATE_ATOMS with precomputed judgements that call every
+    ordered pair a contradiction (0.8), as the cross-encoder does for different facts about one
+    subject: only b0–b1 is judged and reported, coherence = 1 − 0.8 = 0.2; the counters say 2
+    ordered pairs judged, 10 pruned as incomparable, 0 as dissimilar. Under `similar` (no
+    similarity gate) all 6 unordered pairs are reported."""
+    relations = [_rel(a.id, b.id, "contradiction", 0.8) for a in GATE_ATOMS for b in GATE_ATOMS if a.id != b.id]
+    record = {
+        "input": "Tell me about Ann.",
+        "output": " ".join(a.text for a in GATE_ATOMS),
+        "atoms": [a.model_dump(exclude_none=True) for a in GATE_ATOMS],
+        "contexts": [],
+        "relations": [r.model_dump(exclude_none=True) for r in relations],
+    }
+    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, coherence=True, coherence_min_similarity=-1)
+    assert config.graph.coherence_pairs == "comparable"
+    row = FactReasoner(config).assess(record).model_dump(mode="json")
+    assert [p["atoms"] for p in row["contradicting_pairs"]] == [["b0", "b1"]]
+    assert row["coherence"] == pytest.approx(0.2)
+    counters = row["counters"]
+    assert counters["coherence_pairs"] == 2
+    assert counters["coherence_pairs_pruned"] == 10
+    assert (counters["coherence_pairs_incomparable"], counters["coherence_pairs_dissimilar"]) == (10, 0)
+    assert row["settings"]["graph"]["coherence_pairs"] == "comparable"
+    similar = PipelineConfig(
+        version=2,
+        nli="precomputed",
+        use_cache=False,
+        coherence=True,
+        coherence_min_similarity=-1,
+        coherence_pairs="similar",
+    )
+    every = FactReasoner(similar).assess(record).model_dump(mode="json")
+    assert len(every["contradicting_pairs"]) == 6 and every["counters"]["coherence_pairs_incomparable"] == 0
+
+
+def test_comparable_gate_with_nothing_comparable_gives_coherence_one_and_counts_it() -> None:
+    """No comparable pair: nothing is planned, so coherence is 1 from zero judged pairs — that is
+    the gate's verdict (counted: 6 ordered pairs incomparable), not a missing judgement."""
+    atoms = GATE_ATOMS[1:]  # 1942, painter, Vienna: no two comparable
+    record = {
+        "input": "Tell me about Ann.",
+        "output": " ".join(a.text for a in atoms),
+        "atoms": [a.model_dump(exclude_none=True) for a in atoms],
+        "contexts": [],
+        "relations": [],
+    }
+    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, coherence=True, coherence_min_similarity=-1)
+    row = FactReasoner(config).assess(record).model_dump(mode="json")
+    assert row["coherence"] == 1.0 and row["contradicting_pairs"] == []
+    assert (row["counters"]["coherence_pairs"], row["counters"]["coherence_pairs_incomparable"]) == (0, 6)
 
 
 # -- factors on the three-atom record ---------------------------------------------------------
@@ -202,7 +390,13 @@ def test_pipeline_output_fields(engine: str, version: int) -> None:
     are a0–a1 (0.95) then a1–a2 (0.4), with texts and both posteriors; the counters say 6
     ordered pairs judged, none pruned, 3 atom–atom factors; the evidence lists stay contexts."""
     config = PipelineConfig(
-        version=version, nli="precomputed", use_cache=False, engine=engine, coherence=True, coherence_min_similarity=-1
+        version=version,
+        nli="precomputed",
+        use_cache=False,
+        engine=engine,
+        coherence=True,
+        coherence_min_similarity=-1,
+        coherence_pairs="similar",
     )
     row = FactReasoner(config).assess(_record(THREE_ATOM_RELATIONS)).model_dump(mode="json")
     assert row["coherence"] == pytest.approx(0.05)
@@ -230,14 +424,28 @@ def test_coherence_is_one_when_pairs_were_judged_and_none_contradicts() -> None:
     relations = [_rel("c0", "a0", "entailment", 0.9)] + [
         _rel(a.id, b.id, "neutral", 0.9) for a in ATOMS for b in ATOMS if a.id != b.id
     ]
-    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, coherence=True, coherence_min_similarity=-1)
+    config = PipelineConfig(
+        version=2,
+        nli="precomputed",
+        use_cache=False,
+        coherence=True,
+        coherence_min_similarity=-1,
+        coherence_pairs="similar",
+    )
     row = FactReasoner(config).assess(_record(relations)).model_dump(mode="json")
     assert row["coherence"] == 1.0 and row["contradicting_pairs"] == []
 
 
 def test_record_without_atom_judgements_fails_loudly() -> None:
     """Precomputed relations with no atom–atom pair: a coherence of 1 would be made up."""
-    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, coherence=True, coherence_min_similarity=-1)
+    config = PipelineConfig(
+        version=2,
+        nli="precomputed",
+        use_cache=False,
+        coherence=True,
+        coherence_min_similarity=-1,
+        coherence_pairs="similar",
+    )
     with pytest.raises(RecordFailed, match="none of the 6 atom pair"):
         FactReasoner(config).assess(_record(THREE_ATOM_RELATIONS[:2]))
 
@@ -250,7 +458,14 @@ def test_pipeline_gates_pairs_with_the_stage_embedder() -> None:
         def encode(self, texts):
             return np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0]])[: len(texts)]
 
-    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, coherence=True, coherence_min_similarity=0.5)
+    config = PipelineConfig(
+        version=2,
+        nli="precomputed",
+        use_cache=False,
+        coherence=True,
+        coherence_min_similarity=0.5,
+        coherence_pairs="similar",
+    )
     assessor = FactReasoner(config)
     assessor.stages._embedder = Fixed()
     row = assessor.assess(_record(THREE_ATOM_RELATIONS)).model_dump(mode="json")

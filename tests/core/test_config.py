@@ -26,6 +26,7 @@ OTHER_VALUES = {
     "min_relation_probability": "0.5",
     "coherence": None,
     "coherence_min_similarity": "0.6",
+    "coherence_pairs": "similar",
     "k": "3",
     "skip_uncheckable": None,
     "checkworthy": "llm",
@@ -178,6 +179,7 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "nli_neighbour_window": ["--nli-mode", "fast"],
         # with coherence off (the default) neither is in the fingerprint: earlier outputs resume
         "coherence_min_similarity": ["--coherence"],
+        "coherence_pairs": ["--coherence"],
         "pipeline_judge": ["--pipeline", "factscore"],
         "veriscore_claims": ["--pipeline", "veriscore"],
         "factverify_steps": ["--pipeline", "factverify"],
