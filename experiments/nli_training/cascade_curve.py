@@ -115,7 +115,8 @@ def main() -> None:
         if any(i not in second_entailment for i in inside):
             row["incomplete"] = True
         else:
-            mixed = [second_entailment.get(i, p) for i, p in enumerate(fast_entailment)]
+            chosen = set(inside)  # only this band's pairs take the second judge's verdict
+            mixed = [second_entailment[i] if i in chosen else p for i, p in enumerate(fast_entailment)]
             row |= atom_scores(atoms, owner, mixed)
             if second_per_pair is not None:
                 row["estimated_seconds"] = round(fast_seconds + len(inside) * second_per_pair, 1)
