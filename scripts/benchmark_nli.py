@@ -57,7 +57,9 @@ def make_backend(spec: str, threads: int):
 
     kind, _, folder = spec.partition(":")
     models = {"nli": kind, "threads": threads} | ({"nli_model": folder} if folder else {})
-    return make_model_nli(PipelineConfig(models=models))
+    # use_cache off: the LLM judge's language model would answer pairs seen before from the
+    # model-call cache, which times the cache, not the judge
+    return make_model_nli(PipelineConfig(models=models, cache={"use_cache": False}))
 
 
 def worker(spec: str, pairs_file: Path, batch: int, threads: int) -> dict:
