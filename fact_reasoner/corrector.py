@@ -19,11 +19,13 @@ every record. One record goes through:
    atoms and contradict its corrected ones (at most :data:`MAX_CITATIONS` per sentence),
    numbered in order of first use, with a reference list;
 5. **re-assess** the corrected text (citations removed) with the same settings and the same
-   contexts: its atoms are made afresh from the new text. The correction is accepted only when
-   every one of them is supported; otherwise the record's correction **fails**
-   (``status: "failed"``, the reason and the unsupported atoms listed, the rejected text kept
-   apart under ``rejected_text``) — a correction is never returned with a claim no context
-   supports.
+   contexts: its atoms are made afresh from the new text. An unsupported atom the kept atoms
+   entail is *carried over* (the first assessment supported the fact; the judge disagrees with
+   itself over a rewording: listed under ``unsupported_atoms`` with ``carried_over: true``);
+   any other one was *introduced* by the rewrite (:func:`introduced_atoms`), and then the
+   record's correction **fails** (``status: "failed"``, the reason and the unsupported atoms
+   listed, the rejected text kept apart under ``rejected_text``) — a correction is never
+   returned with a claim that neither a context nor the supported part of the response states.
 
 A record whose atoms are all supported is ``unchanged``: its text gets its citations and is not
 assessed again (the same text, the same contexts and settings give the same assessment).
@@ -207,6 +209,28 @@ def add_citations(sentence: str, numbers: Sequence[int]) -> str:
     return f"{sentence[: match.start()].rstrip()} {markers}{match.group(1)}"
 
 
+def introduced_atoms(
+    unsupported: Sequence[Mapping[str, Any]], entailed_by_kept: Sequence[float | None]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split the corrected text's unsupported atoms into those the rewrite *introduced* and those
+    it *carried over*.
+
+    An atom is carried over when the atoms the plan kept (those the first assessment found
+    supported), read together as a premise, entail it: ``P(entailment) > 0.5``. It restates a
+    fact the original response made and the first assessment supported, and its new verdict is
+    the judge disagreeing with itself over a rewording — not a new claim. Every other unsupported
+    atom, and one whose check could not be judged (``None``), is introduced: the record fails.
+    Both lists keep the atoms' fields, with ``carried_over`` set.
+    """
+    introduced, carried = [], []
+    for atom, p in zip(unsupported, entailed_by_kept, strict=True):
+        if p is not None and p > 0.5:
+            carried.append(dict(atom) | {"carried_over": True, "entailed_by_kept": p})
+        else:
+            introduced.append(dict(atom) | {"carried_over": False, "entailed_by_kept": p})
+    return introduced, carried
+
+
 def evidence_snippet(context_text: str, claim: str, max_chars: int = SNIPPET_CHARS) -> str:
     """The sentence of a context that shares most words with ``claim`` (:func:`word_overlap` of
     the claim in the sentence; the first on a tie), cut to ``max_chars`` with an ellipsis."""
@@ -312,7 +336,9 @@ class Correction:
           failed record describes the rejected text; ``reassessed`` says whether it was
           assessed again);
         - ``unsupported_atoms``: the atoms of the corrected text that are not supported
-          ``[{id, text, probability}]`` (non-empty only when the record failed for them);
+          ``[{id, text, probability, carried_over, entailed_by_kept}]``: on a failed record the
+          introduced ones and the carried-over ones, on a corrected record only carried-over
+          ones (facts the first assessment supported, restated);
         - ``rejected_text``: the rewrite that was refused (only when failed).
         """
         out: dict[str, Any] = {
@@ -469,11 +495,15 @@ class Corrector:
             for a in (after.atoms if after is not None else [])
             if a.prediction != Label.SUPPORTED
         ]
-        if unsupported:
-            listed = "; ".join(f"{u['text']!r} (P = {u['probability']:.2f})" for u in unsupported[:5])
+        kept = [d.text for d in decisions if d.action == "keep"]
+        introduced, carried = introduced_atoms(
+            unsupported, self._entailed_by(kept, [str(u["text"]) for u in unsupported])
+        )
+        if introduced:
+            listed = "; ".join(f"{u['text']!r} (P = {u['probability']:.2f})" for u in introduced[:5])
             reason = (
-                f"the corrected text has {len(unsupported)} atom(s) that no context supports: {listed}"
-                f"{' …' if len(unsupported) > 5 else ''}"
+                f"the corrected text has {len(introduced)} atom(s) that no context supports and the "
+                f"kept atoms do not state: {listed}{' …' if len(introduced) > 5 else ''}"
             )
             logger.info("correction refused: %s", reason)
             return Correction(
@@ -486,12 +516,30 @@ class Corrector:
                 changes,
                 before_fields,
                 after_fields,
-                unsupported_atoms=unsupported,
+                unsupported_atoms=introduced + carried,
                 rejected_text=text,
             )
         return Correction(
-            "corrected", None, text, plain, references, sentence_diff, changes, before_fields, after_fields
+            "corrected",
+            None,
+            text,
+            plain,
+            references,
+            sentence_diff,
+            changes,
+            before_fields,
+            after_fields,
+            unsupported_atoms=carried,
         )
+
+    def _entailed_by(self, kept: Sequence[str], claims: Sequence[str]) -> list[float | None]:
+        """P(entailment) of each claim given the kept atoms joined as one premise, by the run's
+        NLI judge (None for a pair it could not judge, or when nothing was kept)."""
+        if not claims or not kept:
+            return [None] * len(claims)
+        premise = " ".join(kept)
+        judged = self.assessor.stages.nli().judge([(premise, claim) for claim in claims])
+        return [None if j.failed else j.probabilities.get("entailment", 0.0) for j in judged]
 
     def _request(self, plan: SentencePlan, contexts: Mapping[str, Context], question: str | None) -> RewriteRequest:
         keep = tuple(d.text for d in plan.atoms if d.action == "keep")
@@ -605,6 +653,9 @@ def correction_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             "mean_precision_before": mean(before),
             "mean_precision_after": mean(after),
             "unsupported_atoms_after": sum(len(c.get("unsupported_atoms") or []) for c in corrections),
+            "introduced_unsupported_atoms": sum(
+                sum(not u.get("carried_over", False) for u in c.get("unsupported_atoms") or []) for c in corrections
+            ),
             "atoms_rewritten": sum(sum(ch["action"] == "rewrite" for ch in c["changes"]) for c in corrections),
             "atoms_removed": sum(sum(ch["action"] == "remove" for ch in c["changes"]) for c in corrections),
             "mean_chars_before": mean([c["before"]["chars"] for c in ok]),
@@ -629,6 +680,7 @@ __all__ = [
     "correction_summary",
     "decide_atom",
     "evidence_snippet",
+    "introduced_atoms",
     "number_references",
     "plan_sentences",
     "strongest",

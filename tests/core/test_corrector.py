@@ -23,6 +23,7 @@ from fact_reasoner.corrector import (
     correction_summary,
     decide_atom,
     evidence_snippet,
+    introduced_atoms,
     number_references,
     plan_sentences,
     word_overlap,
@@ -168,11 +169,20 @@ VERDICTS = {
     ("c1", "Marie Curie was born in 1869."): "False",
     ("c1", "Marie Curie was born in Warsaw."): "True",
     ("c1", "Marie Curie was born in 1867."): "True",
+    # the carried-over check: the kept atoms (a0, a1, a3) joined as the premise
+    ("kept", "Marie Curie was a Polish scientist."): "True",
 }
+#: the premise of the carried-over check: the atoms the plan keeps, joined
+KEPT_PREMISE = "Marie Curie was Polish. Marie Curie was a physicist. Marie Curie was born in Warsaw."
 #: the atomizer's atoms of each sentence of a corrected text (the reviser resolves "She")
 ATOMS = {
     "Marie Curie was a Polish physicist.": ["Marie Curie was Polish.", "Marie Curie was a physicist."],
     "She was born in 1867 in Warsaw.": ["She was born in 1867.", "She was born in Warsaw."],
+    "She was born in 1867 in Warsaw, a Polish scientist.": [
+        "She was born in 1867.",
+        "She was born in Warsaw.",
+        "She was a Polish scientist.",
+    ],
     "She was born in 1867 in Warsaw, where she won a Nobel Prize.": [
         "She was born in 1867.",
         "She was born in Warsaw.",
@@ -185,7 +195,7 @@ def router(rewrites: dict[str, str]):
     """Answers each request by its prompt: the rewriter from ``rewrites`` (sentence → new
     sentence), the atomizer from :data:`ATOMS`, the reviser by naming Marie Curie, the NLI judge
     from :data:`VERDICTS`."""
-    texts = {c["text"]: c["id"] for c in CONTEXTS}
+    texts = {c["text"]: c["id"] for c in CONTEXTS} | {KEPT_PREMISE: "kept"}
 
     def answer(body: dict[str, Any]) -> str:
         system = body["messages"][0]["content"]
@@ -293,6 +303,31 @@ def test_a_rewrite_that_adds_an_unsupported_claim_fails_the_record(tmp_path):
     assert [u["text"] for u in c["unsupported_atoms"]] == ["Marie Curie won a Nobel Prize in Warsaw."]
     assert "where she won a Nobel Prize [2]." in c["rejected_text"]
     assert summary["corrections"]["failed"] == 1 and summary["corrections"]["unsupported_atoms_after"] == 1
+
+
+def test_a_restated_kept_fact_the_judge_now_doubts_is_carried_over_not_a_failure(tmp_path):
+    """The rewrite restates "Polish physicist" as "a Polish scientist": no context is judged to
+    support the new wording, but the atoms the plan kept (a0, a1, a3, joined) entail it, so it is
+    carried over — listed, not a reason to refuse the correction."""
+    status, row, summary = run_correct(
+        tmp_path, {"She was born in 1869 in Warsaw.": "She was born in 1867 in Warsaw, a Polish scientist."}
+    )
+    assert status == 0
+    c = row["correction"]
+    assert c["status"] == "corrected" and c["reason"] is None
+    assert [(u["text"], u["carried_over"], u["entailed_by_kept"]) for u in c["unsupported_atoms"]] == [
+        ("Marie Curie was a Polish scientist.", True, pytest.approx(1.0, abs=0.05))
+    ]
+    assert summary["corrections"]["introduced_unsupported_atoms"] == 0
+    assert summary["corrections"]["unsupported_atoms_after"] == 1
+
+
+def test_introduced_and_carried_over_atoms_are_split_at_half():
+    unsupported = [{"text": "a"}, {"text": "b"}, {"text": "c"}]
+    introduced, carried = introduced_atoms(unsupported, [0.9, 0.5, None])
+    # 0.5 is not above 0.5, and an unjudged check counts as introduced: the record must fail
+    assert [u["text"] for u in introduced] == ["b", "c"] and [u["text"] for u in carried] == ["a"]
+    assert carried[0]["carried_over"] is True and introduced[1]["entailed_by_kept"] is None
 
 
 def test_a_record_whose_atoms_are_all_supported_is_unchanged_and_cited(tmp_path):
