@@ -318,6 +318,8 @@ class Correction:
     after: dict[str, Any] | None
     unsupported_atoms: list[dict[str, Any]] = field(default_factory=list)
     rejected_text: str | None = None
+    method: Literal["rewrite", "extractive"] = "rewrite"
+    refused_rewrite: dict[str, Any] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The ``correction`` field of an output row:
@@ -339,7 +341,11 @@ class Correction:
           ``[{id, text, probability, carried_over, entailed_by_kept}]``: on a failed record the
           introduced ones and the carried-over ones, on a corrected record only carried-over
           ones (facts the first assessment supported, restated);
-        - ``rejected_text``: the rewrite that was refused (only when failed).
+        - ``rejected_text``: the rewrite that was refused (only when failed);
+        - ``method``: ``rewrite`` (the model's sentences) or ``extractive`` (the model's rewrite
+          was refused, and the response's own supported sentences passed the check instead);
+          with ``extractive``, ``refused_rewrite`` says why the rewrite was refused (``reason``,
+          ``text``, ``after``, ``unsupported_atoms``).
         """
         out: dict[str, Any] = {
             "status": self.status,
@@ -356,7 +362,55 @@ class Correction:
         }
         if self.rejected_text is not None:
             out["rejected_text"] = self.rejected_text
+        if self.status != "failed":
+            out["method"] = self.method
+        if self.refused_rewrite is not None:
+            out["refused_rewrite"] = self.refused_rewrite
         return out
+
+
+@dataclass
+class _Draft:
+    """A corrected text before its check: what :meth:`Corrector._compose` made."""
+
+    text: str
+    plain: str
+    references: list[dict[str, Any]]
+    sentences: list[dict[str, Any]]
+    changes: list[dict[str, Any]]
+
+    def correction(
+        self,
+        status: Literal["corrected", "unchanged"],
+        before: dict[str, Any],
+        after: dict[str, Any],
+        *,
+        unsupported_atoms: list[dict[str, Any]] | None = None,
+        method: Literal["rewrite", "extractive"] = "rewrite",
+        refused: dict[str, Any] | None = None,
+    ) -> Correction:
+        return Correction(
+            status,
+            None,
+            self.text,
+            self.plain,
+            self.references,
+            self.sentences,
+            self.changes,
+            before,
+            after,
+            unsupported_atoms=unsupported_atoms or [],
+            method=method,
+            refused_rewrite=refused,
+        )
+
+
+def _refusal(introduced: Sequence[Mapping[str, Any]]) -> str:
+    listed = "; ".join(f"{u['text']!r} (P = {u['probability']:.2f})" for u in introduced[:5])
+    return (
+        f"the corrected text has {len(introduced)} atom(s) that no context supports and the kept atoms "
+        f"do not state: {listed}{' …' if len(introduced) > 5 else ''}"
+    )
 
 
 def text_size(text: str) -> dict[str, int]:
@@ -447,49 +501,118 @@ class Corrector:
 
         to_rewrite = [p for p in plans if p.action == "rewrite"]
         requests = [self._request(p, contexts, record.input or None) for p in to_rewrite]
+        refused: dict[str, Any] | None = None
         try:
             written = dict(zip((p.index for p in to_rewrite), self.rewriter.rewrite(requests)))
         except RewriteFailed as error:
-            return Correction(
-                "failed", str(error), None, None, [], [], self._changes(decisions, {}, contexts), before_fields, None
-            )
+            written, refused = None, {"reason": str(error)}
 
+        if written is not None:
+            draft = self._compose(plans, written, decisions, contexts)
+            if not draft.changes:  # every atom supported: the same text, nothing to assess again
+                after_fields = before_fields | {"reassessed": False}
+                return draft.correction("unchanged", before_fields, after_fields)
+            after_fields, introduced, carried = self._check(record, draft.plain, contexts, decisions, k, median)
+            if not introduced:
+                return draft.correction("corrected", before_fields, after_fields, unsupported_atoms=carried)
+            refused = {
+                "reason": _refusal(introduced),
+                "text": draft.text,
+                "after": after_fields,
+                "unsupported_atoms": introduced + carried,
+            }
+        assert refused is not None
+        logger.info("rewrite refused: %s", refused["reason"])
+
+        # The fallback: the response's own supported sentences only (no model writes anything,
+        # so nothing can be introduced but what the re-assessment now doubts).
+        extract = self._compose(plans, {}, decisions, contexts, extractive=True)
+        if extract.plain.strip():
+            after_fields, introduced, carried = self._check(record, extract.plain, contexts, decisions, k, median)
+            if not introduced:
+                return extract.correction(
+                    "corrected",
+                    before_fields,
+                    after_fields,
+                    unsupported_atoms=carried,
+                    method="extractive",
+                    refused=refused,
+                )
+            refused["extractive_reason"] = _refusal(introduced)
+        return Correction(
+            "failed",
+            refused["reason"]
+            + ("; kept sentences only: " + refused["extractive_reason"] if "extractive_reason" in refused else ""),
+            None,
+            None,
+            [],
+            [],
+            self._changes(decisions, {}, contexts),
+            before_fields,
+            refused.get("after"),
+            unsupported_atoms=refused.get("unsupported_atoms", []),
+            rejected_text=refused.get("text"),
+        )
+
+    def _compose(
+        self,
+        plans: Sequence[SentencePlan],
+        written: Mapping[int, str],
+        decisions: Sequence[AtomDecision],
+        contexts: Mapping[str, Context],
+        *,
+        extractive: bool = False,
+    ) -> "_Draft":
+        """The corrected text from the sentence plans: kept sentences word for word, rewritten
+        ones from ``written``, removed ones left out — or, ``extractive``, the kept sentences
+        only; with citations, references and the per-sentence diff."""
         final: list[tuple[SentencePlan, str]] = []  # sentences left, with their text
         diff = []
         for plan in plans:
-            new = plan.text if plan.action == "keep" else "" if plan.action == "remove" else written[plan.index]
+            if plan.action == "keep":
+                new = plan.text
+            elif plan.action == "remove" or extractive:
+                new = ""
+            else:
+                new = written[plan.index]
             if new:
                 final.append((plan, new))
             diff.append((plan, new))
         numbers = number_references([p.cited for p, _ in final])
         cited_text = {p.index: add_citations(new, [numbers[c] for c in p.cited]) for p, new in final}
-        text = " ".join(cited_text[p.index] for p, _ in final)
-        plain = " ".join(new for _, new in final)
-        references = [self._reference(n, cid, contexts, decisions) for cid, n in numbers.items()]
         sentence_diff = [
             {
                 "index": plan.index,
-                "action": _past(plan.action) if (plan.action != "rewrite" or new) else "removed",
+                "action": _past(plan.action) if (plan.action == "keep" or new) else "removed",
                 "original": plan.text,
                 "corrected": cited_text.get(plan.index),
                 "atoms": [d.atom for d in plan.atoms],
             }
             for plan, new in diff
         ]
-        changes = self._changes(decisions, numbers, contexts)
+        return _Draft(
+            text=" ".join(cited_text[p.index] for p, _ in final),
+            plain=" ".join(new for _, new in final),
+            references=[self._reference(n, cid, contexts, decisions) for cid, n in numbers.items()],
+            sentences=sentence_diff,
+            changes=self._changes(decisions, numbers, contexts),
+        )
 
-        if not changes:  # every atom supported: the same text, nothing to assess again
-            after_fields = before_fields | {"reassessed": False}
-            return Correction(
-                "unchanged", None, text, plain, references, sentence_diff, changes, before_fields, after_fields
-            )
+    def _check(
+        self,
+        record: InputRecord,
+        plain: str,
+        contexts: Mapping[str, Context],
+        decisions: Sequence[AtomDecision],
+        k: int | str | None,
+        median: float | None,
+    ) -> tuple[dict[str, Any], list[dict[str, Any]], list[dict[str, Any]]]:
+        """Assess ``plain`` again (same settings, same contexts): its score fields, and its
+        unsupported atoms split into introduced and carried over (:func:`introduced_atoms`)."""
         after = None
         if plain.strip():
-            again = InputRecord(
-                input=record.input, output=plain, topic=record.topic, contexts=list(contexts.values()) or []
-            )
+            again = InputRecord(input=record.input, output=plain, topic=record.topic, contexts=list(contexts.values()))
             after = self.assessor.assess(again, k=k, dataset_median_atoms=median)
-        after_fields = score_fields(after, plain, reassessed=after is not None)
         unsupported = [
             {"id": a.id, "text": a.text, "probability": a.probability}
             for a in (after.atoms if after is not None else [])
@@ -499,38 +622,7 @@ class Corrector:
         introduced, carried = introduced_atoms(
             unsupported, self._entailed_by(kept, [str(u["text"]) for u in unsupported])
         )
-        if introduced:
-            listed = "; ".join(f"{u['text']!r} (P = {u['probability']:.2f})" for u in introduced[:5])
-            reason = (
-                f"the corrected text has {len(introduced)} atom(s) that no context supports and the "
-                f"kept atoms do not state: {listed}{' …' if len(introduced) > 5 else ''}"
-            )
-            logger.info("correction refused: %s", reason)
-            return Correction(
-                "failed",
-                reason,
-                None,
-                None,
-                references,
-                sentence_diff,
-                changes,
-                before_fields,
-                after_fields,
-                unsupported_atoms=introduced + carried,
-                rejected_text=text,
-            )
-        return Correction(
-            "corrected",
-            None,
-            text,
-            plain,
-            references,
-            sentence_diff,
-            changes,
-            before_fields,
-            after_fields,
-            unsupported_atoms=carried,
-        )
+        return score_fields(after, plain, reassessed=after is not None), introduced, carried
 
     def _entailed_by(self, kept: Sequence[str], claims: Sequence[str]) -> list[float | None]:
         """P(entailment) of each claim given the kept atoms joined as one premise, by the run's

@@ -191,10 +191,11 @@ ATOMS = {
 }
 
 
-def router(rewrites: dict[str, str]):
+def router(rewrites: dict[str, str], atoms: dict[str, list[str]] | None = None):
     """Answers each request by its prompt: the rewriter from ``rewrites`` (sentence → new
-    sentence), the atomizer from :data:`ATOMS`, the reviser by naming Marie Curie, the NLI judge
-    from :data:`VERDICTS`."""
+    sentence), the atomizer from :data:`ATOMS` (entries of ``atoms`` first), the reviser by
+    naming Marie Curie, the NLI judge from :data:`VERDICTS`."""
+    atomized = ATOMS | (atoms or {})
     texts = {c["text"]: c["id"] for c in CONTEXTS} | {KEPT_PREMISE: "kept"}
 
     def answer(body: dict[str, Any]) -> str:
@@ -205,7 +206,7 @@ def router(rewrites: dict[str, str]):
             return json.dumps({"sentence": rewrites[sentence]})
         if system.startswith("You break a sentence into atomic facts"):
             sentence = re.search(r"^Sentence: (.*)$", last, re.M).group(1)  # type: ignore[union-attr]
-            return json.dumps({"atoms": ATOMS[sentence]})
+            return json.dumps({"atoms": atomized[sentence]})
         if system.startswith("You rewrite facts extracted"):
             facts = re.findall(r"^\d+\. (.*)$", last, re.M)
             return json.dumps({"atoms": [re.sub(r"^She ", "Marie Curie ", f) for f in facts]})
@@ -243,14 +244,16 @@ def correct_args(source: Path, out: Path, base_url: str, cache: Path) -> list[st
     ]
 
 
-def run_correct(tmp_path: Path, rewrites: dict[str, str]) -> tuple[int, dict, dict]:
+def run_correct(
+    tmp_path: Path, rewrites: dict[str, str], atoms: dict[str, list[str]] | None = None
+) -> tuple[int, dict, dict]:
     require_extra("llm")
     from fact_reasoner.llm.testing import ScriptedServer
 
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(RECORD) + "\n")
     out = tmp_path / "out.jsonl"
-    with ScriptedServer([router(rewrites)]) as server:
+    with ScriptedServer([router(rewrites, atoms)]) as server:
         status = main(correct_args(source, out, server.base_url, tmp_path / "cache"))
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 1
@@ -292,17 +295,49 @@ def test_correct_keeps_rewrites_removes_cites_and_reassesses(tmp_path):
     assert summary["corrections"]["corrected"] == 1 and summary["corrections"]["failed"] == 0
 
 
-def test_a_rewrite_that_adds_an_unsupported_claim_fails_the_record(tmp_path):
+def test_a_rewrite_that_adds_an_unsupported_claim_is_refused_for_the_supported_sentences(tmp_path):
+    """The model adds "where she won a Nobel Prize": the re-assessment finds an atom no context
+    supports and the kept atoms do not state, so the rewrite is refused; the fallback keeps the
+    response's own supported sentence only, which passes the check."""
     status, row, summary = run_correct(
         tmp_path, {"She was born in 1869 in Warsaw.": "She was born in 1867 in Warsaw, where she won a Nobel Prize."}
     )
+    assert status == 0
+    c = row["correction"]
+    assert (c["status"], c["method"]) == ("corrected", "extractive")
+    assert c["text"] == "Marie Curie was a Polish physicist [1]."
+    assert [(s["action"], s["corrected"]) for s in c["sentences"]] == [
+        ("kept", "Marie Curie was a Polish physicist [1]."),
+        ("removed", None),
+        ("removed", None),
+    ]
+    refused = c["refused_rewrite"]
+    assert (
+        "no context supports" in refused["reason"] and "Marie Curie won a Nobel Prize in Warsaw." in refused["reason"]
+    )
+    assert [u["text"] for u in refused["unsupported_atoms"]] == ["Marie Curie won a Nobel Prize in Warsaw."]
+    assert "where she won a Nobel Prize [2]." in refused["text"]
+    assert (c["after"]["num_atoms"], c["after"]["factuality_score"]) == (2, 1.0)
+    assert summary["corrections"]["corrected"] == 1 and summary["corrections"]["introduced_unsupported_atoms"] == 0
+
+
+def test_the_record_fails_when_the_supported_sentences_do_not_pass_either(tmp_path):
+    """As above, but the kept sentence is now atomized with a claim the first assessment never
+    had ("a famous physicist"): no context supports it and the kept atoms do not state it, so the
+    fallback is refused too and the record fails with both reasons."""
+    status, row, summary = run_correct(
+        tmp_path,
+        {"She was born in 1869 in Warsaw.": "She was born in 1867 in Warsaw, where she won a Nobel Prize."},
+        atoms={
+            "Marie Curie was a Polish physicist.": ["Marie Curie was Polish.", "Marie Curie was a famous physicist."]
+        },
+    )
     assert status == 1
     c = row["correction"]
-    assert c["status"] == "failed" and c["text"] is None and c["plain_text"] is None
-    assert "no context supports" in c["reason"] and "Marie Curie won a Nobel Prize in Warsaw." in c["reason"]
-    assert [u["text"] for u in c["unsupported_atoms"]] == ["Marie Curie won a Nobel Prize in Warsaw."]
+    assert c["status"] == "failed" and c["text"] is None and "method" not in c
+    assert "kept sentences only" in c["reason"] and "Marie Curie was a famous physicist." in c["reason"]
     assert "where she won a Nobel Prize [2]." in c["rejected_text"]
-    assert summary["corrections"]["failed"] == 1 and summary["corrections"]["unsupported_atoms_after"] == 1
+    assert summary["corrections"]["failed"] == 1
 
 
 def test_a_restated_kept_fact_the_judge_now_doubts_is_carried_over_not_a_failure(tmp_path):
