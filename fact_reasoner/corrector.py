@@ -507,6 +507,7 @@ class Corrector:
         except RewriteFailed as error:
             written, refused = None, {"reason": str(error)}
 
+        draft: _Draft | None = None
         if written is not None:
             draft = self._compose(plans, written, decisions, contexts)
             if not draft.changes:  # every atom supported: the same text, nothing to assess again
@@ -539,15 +540,16 @@ class Corrector:
                     refused=refused,
                 )
             refused["extractive_reason"] = _refusal(introduced)
+        shown = draft or extract  # the refused text's diff and references, for the report
         return Correction(
             "failed",
             refused["reason"]
             + ("; kept sentences only: " + refused["extractive_reason"] if "extractive_reason" in refused else ""),
             None,
             None,
-            [],
-            [],
-            self._changes(decisions, {}, contexts),
+            shown.references,
+            shown.sentences,
+            shown.changes,
             before_fields,
             refused.get("after"),
             unsupported_atoms=refused.get("unsupported_atoms", []),

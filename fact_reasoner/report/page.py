@@ -253,6 +253,12 @@ def _correction_html(rid: str, correction: dict[str, Any]) -> str:
         f" · {esc(before.get('chars'))} → {esc(after.get('chars'))} characters"
     )
     reason = f'<p class="status failed">{esc(correction.get("reason"))}</p>' if correction.get("reason") else ""
+    if correction.get("method") == "extractive":
+        refused = correction.get("refused_rewrite") or {}
+        reason += (
+            f'<p class="note extractive">the model\'s rewrite was refused ({esc(refused.get("reason"))}); '
+            "the response's own supported sentences are kept instead</p>"
+        )
     original = " ".join(str(s.get("original", "")) for s in correction.get("sentences") or [])
     corrected = correction.get("text")
     if corrected is None:

@@ -337,6 +337,8 @@ def test_the_record_fails_when_the_supported_sentences_do_not_pass_either(tmp_pa
     assert c["status"] == "failed" and c["text"] is None and "method" not in c
     assert "kept sentences only" in c["reason"] and "Marie Curie was a famous physicist." in c["reason"]
     assert "where she won a Nobel Prize [2]." in c["rejected_text"]
+    # the refused rewrite's diff stays in the row, for the report
+    assert [s["action"] for s in c["sentences"]] == ["kept", "rewritten", "removed"]
     assert summary["corrections"]["failed"] == 1
 
 

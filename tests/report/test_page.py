@@ -143,6 +143,17 @@ def test_a_refused_correction_shows_the_reason_and_no_corrected_text(tmp_path):
     assert block.find_all("div", "rejected")[0].text() == "She was born in 1867 in Paris [1]."
 
 
+def test_an_extractive_correction_says_why_the_rewrite_was_refused(tmp_path):
+    extractive = CORRECTION | {
+        "method": "extractive",
+        "refused_rewrite": {"reason": "1 atom(s) that no context supports", "text": "She was born in Paris [1]."},
+    }
+    [block] = page_of(tmp_path, assessed_row(correction=extractive)).find_all("div", "correction")
+    [note] = block.find_all("p", "extractive")
+    assert "rewrite was refused (1 atom(s) that no context supports)" in note.text()
+    assert block.find_all("div", "corrected")[0].text() == "She was born in 1867 [1]."
+
+
 def test_contradicting_atom_pairs_are_highlighted(tmp_path):
     pair = {
         "atom_a": "a0",
