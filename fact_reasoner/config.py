@@ -281,8 +281,8 @@ class ModelOptions(_Group):
         "of FActScore pairs; 0.3 sends about 65 %; 0: never)",
         only_when=("nli", "cascade"),
     )
-    # only_when on itself: the default ("all") is the behaviour from before the setting existed,
-    # so it stays out of the settings and earlier outputs still resume; "fast" is written.
+    # omit_default: the default ("all") is the behaviour from before the setting existed, so it
+    # stays out of the settings and earlier outputs still resume; "fast" is written.
     nli_mode: Literal["all", "fast", "all_pairs"] = option(
         "all",
         "which NLI pairs are judged: all (every atom-context and, FR3, context-context pair; "
@@ -290,7 +290,7 @@ class ModelOptions(_Group):
         "retrieved for it and its neighbours plus those passing the similarity gate, "
         "near-duplicate contexts merged, one direction of a context pair first; what it skips "
         "is counted in counters.nli_pruned_*)",
-        only_when=("nli_mode", "fast"),
+        omit_default=True,
     )
     nli_gate: Literal["embedding", "lexical"] = option(
         "embedding",
