@@ -123,17 +123,11 @@ def run_dataset(args: argparse.Namespace, assessor) -> int:
         limit=args.limit,
         progress=not args.quiet,
     )
-    if report.stopped_by is not None:
-        print(f"error: {report.stopped_by}", file=sys.stderr)
-        print(
-            f"stopped: {report.kept} record(s) kept in {report.output_file}; fix the cause and rerun to resume",
-            file=sys.stderr,
-        )
+    if said_stopped(report):
         return 2
     if not args.quiet and report.summary is not None:
         _print_summary(report.summary, report.failures, report.output_file)
-    if report.interrupted:
-        print(f"interrupted: {report.kept} record(s) kept in {report.output_file}; rerun to resume", file=sys.stderr)
+    if said_interrupted(report):
         return 130
     status = 1 if report.failures else 0
     thresholds = assessor.config.gate.fail_under
@@ -166,6 +160,26 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return "nan" if math.isnan(value) else f"{value:.4f}"
     return str(value)
+
+
+def said_stopped(report: runner.RunReport) -> bool:
+    """Print why a dataset run stopped, and what it kept; True when it did stop."""
+    if report.stopped_by is None:
+        return False
+    print(f"error: {report.stopped_by}", file=sys.stderr)
+    print(
+        f"stopped: {report.kept} record(s) kept in {report.output_file}; fix the cause and rerun to resume",
+        file=sys.stderr,
+    )
+    return True
+
+
+def said_interrupted(report: runner.RunReport) -> bool:
+    """Print what an interrupted dataset run kept; True when it was interrupted."""
+    if not report.interrupted:
+        return False
+    print(f"interrupted: {report.kept} record(s) kept in {report.output_file}; rerun to resume", file=sys.stderr)
+    return True
 
 
 def _print_summary(summary: dict[str, Any], failures: Sequence[RecordError], out_path: Path) -> None:

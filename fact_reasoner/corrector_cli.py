@@ -91,7 +91,7 @@ def output_file(args: argparse.Namespace, version: int) -> Path:
 def run(args: argparse.Namespace) -> int:
     """Run ``fact-reasoner correct``; the exit status (see the description)."""
     from . import runner
-    from .cli import _print_summary
+    from .cli import _print_summary, said_interrupted, said_stopped
     from .cli_options import config_from_args
     from .corrector import CorrectJob, Corrector, correction_settings, correction_summary
     from .pipeline import FactReasoner
@@ -116,12 +116,7 @@ def run(args: argparse.Namespace) -> int:
         settings=correction_settings(config),
         summarize=correction_summary,
     )
-    if report.stopped_by is not None:
-        print(f"error: {report.stopped_by}", file=sys.stderr)
-        print(
-            f"stopped: {report.kept} record(s) kept in {report.output_file}; fix the cause and rerun to resume",
-            file=sys.stderr,
-        )
+    if said_stopped(report):
         return 2
     counts = (report.summary or {}).get("corrections", {})
     if not args.quiet and report.summary is not None:
@@ -129,8 +124,7 @@ def run(args: argparse.Namespace) -> int:
         for key, value in counts.items():
             shown = "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
             print(f"  correction {key:17s} {shown}", file=sys.stderr)
-    if report.interrupted:
-        print(f"interrupted: {report.kept} record(s) kept in {report.output_file}; rerun to resume", file=sys.stderr)
+    if said_interrupted(report):
         return 130
     return 1 if report.failures or counts.get("failed") else 0
 
