@@ -30,6 +30,7 @@ from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
+from .nli.factory import uses_record_relations
 from .pair_selection import (
     GATE_DEFAULT_THRESHOLDS,
     PairSelection,
@@ -367,8 +368,7 @@ class FactReasoner:
         return contexts, atoms
 
     def _uses_record_relations(self, record: InputRecord) -> bool:
-        kind = self.config.models.nli
-        return kind == "precomputed" or (kind == "auto" and record.relations is not None)
+        return uses_record_relations(self.config.models.nli, record.relations)
 
     def _nli_for(self, record: InputRecord, plan: GraphPlan) -> NLIBackend:
         """The record's own relations (``precomputed``, or ``auto`` when it carries some), else

@@ -349,9 +349,9 @@ def export_models(assessor: FactReasoner, input_file: str | Path, directory: str
 
 def needs_model_nli(config: PipelineConfig, record: Any) -> bool:
     """Whether a record will ask the NLI model (not only its own relations)."""
-    if config.models.nli == "precomputed":
-        return False
-    return not (config.models.nli == "auto" and record.relations is not None)
+    from .nli.factory import uses_record_relations
+
+    return not uses_record_relations(config.models.nli, record.relations)
 
 
 def dataset_summary(rows: Any) -> dict[str, Any]:

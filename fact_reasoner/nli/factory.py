@@ -168,6 +168,12 @@ def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | 
     return CachedNLI(make_model_nli(config, llm_factory), cache)
 
 
+def uses_record_relations(kind: str, relations: object) -> bool:
+    """Whether a record is judged by its own ``relations`` instead of an NLI model: always with
+    ``precomputed``, with ``auto`` when the record carries them (``relations`` not None)."""
+    return kind == "precomputed" or (kind == "auto" and relations is not None)
+
+
 def make_model_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> NLIBackend:
     """The bare model backend named by ``config.models.nli`` (no cache in front)."""
     if llm_factory is None:

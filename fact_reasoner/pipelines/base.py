@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, run
 from ..errors import RecordFailed
 from ..llm.base import ChatRequest, LLMBackend, LLMError
 from ..nli import NLIBackend, NLIJudgement, PrecomputedNLI
+from ..nli.factory import uses_record_relations
 from ..schema import (
     Atom,
     AtomVerdict,
@@ -384,8 +385,7 @@ class BaselinePipeline:
         return self.stages.nli()
 
     def _nli_is_model(self, record: InputRecord) -> bool:
-        kind = self.config.models.nli
-        return not (kind == "precomputed" or (kind == "auto" and record.relations is not None))
+        return not uses_record_relations(self.config.models.nli, record.relations)
 
     def assess(
         self,
