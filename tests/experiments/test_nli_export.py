@@ -11,10 +11,9 @@ import pytest
 
 pytest.importorskip("onnxruntime")
 pytest.importorskip("onnx")
-from tests.nli.test_cross_encoder import _build_tiny_model  # noqa: E402
-
 from experiments.nli_training.export import export  # noqa: E402
 from fact_reasoner.nli.cross_encoder import CrossEncoderNLI  # noqa: E402
+from tests.nli.test_cross_encoder import _build_tiny_model  # noqa: E402
 
 PREMISES = [
     "the cat sat on the mat .",
