@@ -357,7 +357,9 @@ def train_model(
             for group in optimizer.param_groups:
                 group["lr"] = lr_at(step)
             batch = encoder.collate(data.encodings, idx, device)
-            with torch.autocast(device_type="cuda" if autocast else "cpu", dtype=torch.bfloat16, enabled=autocast):
+            with torch.autocast(
+                device_type="cuda" if device.startswith("cuda") else "cpu", dtype=torch.bfloat16, enabled=autocast
+            ):
                 logits = model(**batch).logits.float()
                 allowed = allowed_all[idx].to(device)
                 if soft_t is None:
