@@ -506,7 +506,7 @@ def teach(args, mix: dict, indomain: dict, report: dict, out: Path, save_report)
     log(out, phase="teacher", rows=data.n_gold, pool=len(data.encodings) - data.n_gold, bags=len(data.bags))
     labels_file = out / "soft_labels.npz"
     if args.resume and labels_file.exists():
-        # labelling is an hour on CPU: an interrupted run keeps the labels it finished
+        # labelling takes minutes to hours on CPU: a resumed run keeps the labels it finished
         saved = np.load(labels_file)
         if len(saved["probs"]) == len(data.encodings) and int(saved["n_gold"]) == data.n_gold:
             log(out, phase="labels reused", rows=len(saved["probs"]))

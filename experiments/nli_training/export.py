@@ -133,10 +133,6 @@ def int8_static_weights(source: Path, target: Path, folder: Path, pairs: list[tu
 
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
 
-    if not pairs:
-        raise SystemExit(
-            "--weights int8-static needs calibration pairs: give --calibration-mix or --calibration-indomain"
-        )
     backend = CrossEncoderNLI(folder, threads=1)
     items = [(window, h) for p, h in pairs for window in backend.selected_windows(p, h)]
     encodings = backend.tokenizer.encode_batch(items)
@@ -227,6 +223,10 @@ def export(
 ) -> Path:
     from fact_reasoner.onnx_bert import build_bert_onnx, load_bert_weights
 
+    if weights_format == "int8-static" and not calibration:
+        raise SystemExit(
+            "--weights int8-static needs calibration pairs: give --calibration-mix or --calibration-indomain"
+        )
     staging = target.with_name(target.name + ".staging")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)

@@ -61,7 +61,7 @@ def test_a_given_teacher_labels_the_pool_once_and_a_student_learns_from_it(tmp_p
     command += ["--teacher-init", str(base.get_model_path()), "--student-init", str(base.get_model_path())]
     command += ["--label-only", "--students", "2", "--student-epochs", "1", "--batch-size", "8"]
     command += ["--bag-every", "1", "--bags-per-batch", "2", "--log-every", "1", "--eval-every", "1"]
-    command += ["--threads", "1", "--no-full-eval", "--resume", "--teacher-max-length", "64"]
+    command += ["--threads", "1", "--no-full-eval", "--resume", "--teacher-max-length", "64", "--cpu-bf16"]
     subprocess.run(command, capture_output=True, text=True, check=True, cwd=REPO_ROOT)
 
     progress = [json.loads(line) for line in (out / "progress.jsonl").read_text().splitlines()]
