@@ -75,18 +75,24 @@ def _save_with(model, initializers: list, prepended_nodes: list, target: Path) -
     return target
 
 
+def encoder_linear_nodes(model) -> list[str]:
+    """The names of the encoder's linear layers (MatMul by a weight), the ones int8 quantises;
+    the pooler and the classifier head stay fp32."""
+    weights = {i.name for i in model.graph.initializer}
+    return [
+        n.name
+        for n in model.graph.node
+        if n.op_type == "MatMul" and n.input[1] in weights and not n.input[1].startswith(("pooler", "classifier"))
+    ]
+
+
 def int8_weights(source: Path, target: Path) -> Path:
     """Dynamic int8 quantisation of the encoder's linear layers, per output channel."""
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     model = onnx.load(str(source))
-    weights = {i.name for i in model.graph.initializer}
-    linear = [
-        n.name
-        for n in model.graph.node
-        if n.op_type == "MatMul" and n.input[1] in weights and not n.input[1].startswith(("pooler", "classifier"))
-    ]
+    linear = encoder_linear_nodes(model)
     quantize_dynamic(
         str(source),
         str(target),
@@ -150,12 +156,7 @@ def int8_static_weights(source: Path, target: Path, folder: Path, pairs: list[tu
             return {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": types}
 
     model = onnx.load(str(source))
-    weights = {i.name for i in model.graph.initializer}
-    linear = [
-        n.name
-        for n in model.graph.node
-        if n.op_type == "MatMul" and n.input[1] in weights and not n.input[1].startswith(("pooler", "classifier"))
-    ]
+    linear = encoder_linear_nodes(model)
     quantized = target.with_name(target.stem + ".static.onnx")
     quantize_static(
         str(source),

@@ -263,14 +263,7 @@ def test_pipeline_comparable_gate_prunes_false_alarms_and_counts_them() -> None:
     assert counters["coherence_pairs_pruned"] == 10
     assert (counters["coherence_pairs_incomparable"], counters["coherence_pairs_dissimilar"]) == (10, 0)
     assert row["settings"]["graph"]["coherence_pairs"] == "comparable"
-    similar = PipelineConfig(
-        version=2,
-        nli="precomputed",
-        use_cache=False,
-        coherence=True,
-        coherence_min_similarity=-1,
-        coherence_pairs="similar",
-    )
+    similar = _similar_config()
     every = FactReasoner(similar).assess(record).model_dump(mode="json")
     assert len(every["contradicting_pairs"]) == 6 and every["counters"]["coherence_pairs_incomparable"] == 0
 
@@ -373,6 +366,19 @@ def test_coherence_score_by_hand() -> None:
 # -- the pipeline -----------------------------------------------------------------------------
 
 
+def _similar_config(**options) -> PipelineConfig:
+    """Coherence on precomputed relations, every atom pair judged (the `similar` gate at -1)."""
+    settings = dict(
+        version=2,
+        nli="precomputed",
+        use_cache=False,
+        coherence=True,
+        coherence_min_similarity=-1,
+        coherence_pairs="similar",
+    )
+    return PipelineConfig(**(settings | options))
+
+
 def _record(relations) -> dict:
     return {
         "input": "Tell me about Ann.",
@@ -389,15 +395,7 @@ def test_pipeline_output_fields(engine: str, version: int) -> None:
     """The three-atom record end to end: coherence = 1 − 0.95 = 0.05; the contradicting pairs
     are a0–a1 (0.95) then a1–a2 (0.4), with texts and both posteriors; the counters say 6
     ordered pairs judged, none pruned, 3 atom–atom factors; the evidence lists stay contexts."""
-    config = PipelineConfig(
-        version=version,
-        nli="precomputed",
-        use_cache=False,
-        engine=engine,
-        coherence=True,
-        coherence_min_similarity=-1,
-        coherence_pairs="similar",
-    )
+    config = _similar_config(version=version, engine=engine)
     row = FactReasoner(config).assess(_record(THREE_ATOM_RELATIONS)).model_dump(mode="json")
     assert row["coherence"] == pytest.approx(0.05)
     pairs = row["contradicting_pairs"]
@@ -424,28 +422,14 @@ def test_coherence_is_one_when_pairs_were_judged_and_none_contradicts() -> None:
     relations = [_rel("c0", "a0", "entailment", 0.9)] + [
         _rel(a.id, b.id, "neutral", 0.9) for a in ATOMS for b in ATOMS if a.id != b.id
     ]
-    config = PipelineConfig(
-        version=2,
-        nli="precomputed",
-        use_cache=False,
-        coherence=True,
-        coherence_min_similarity=-1,
-        coherence_pairs="similar",
-    )
+    config = _similar_config()
     row = FactReasoner(config).assess(_record(relations)).model_dump(mode="json")
     assert row["coherence"] == 1.0 and row["contradicting_pairs"] == []
 
 
 def test_record_without_atom_judgements_fails_loudly() -> None:
     """Precomputed relations with no atom–atom pair: a coherence of 1 would be made up."""
-    config = PipelineConfig(
-        version=2,
-        nli="precomputed",
-        use_cache=False,
-        coherence=True,
-        coherence_min_similarity=-1,
-        coherence_pairs="similar",
-    )
+    config = _similar_config()
     with pytest.raises(RecordFailed, match="none of the 6 atom pair"):
         FactReasoner(config).assess(_record(THREE_ATOM_RELATIONS[:2]))
 
@@ -458,14 +442,7 @@ def test_pipeline_gates_pairs_with_the_stage_embedder() -> None:
         def encode(self, texts):
             return np.array([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0]])[: len(texts)]
 
-    config = PipelineConfig(
-        version=2,
-        nli="precomputed",
-        use_cache=False,
-        coherence=True,
-        coherence_min_similarity=0.5,
-        coherence_pairs="similar",
-    )
+    config = _similar_config(coherence_min_similarity=0.5)
     assessor = FactReasoner(config)
     assessor.stages._embedder = Fixed()
     row = assessor.assess(_record(THREE_ATOM_RELATIONS)).model_dump(mode="json")
