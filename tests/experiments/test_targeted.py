@@ -109,7 +109,15 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
         "validation": [_row("the dog sat .", "a dog sat .", "entailment")] * 4,
     }
     bag = {"atom": "he was born in paris .", "premises": ["he was born in paris .", "she is an actor ."]}
-    indomain = {"bags": {"train": [bag | {"label": "S"}, bag | {"label": "NS"}], "validation": [bag | {"label": "S"}]}}
+    indomain = {
+        "bags": {"train": [bag | {"label": "S"}, bag | {"label": "NS"}], "validation": [bag | {"label": "S"}]},
+        "pool": [
+            {"premise": "the cat sat on the mat .", "hypothesis": f"a cat sat {i} .", "source": "indomain_x"}
+            for i in range(5)
+        ]
+        # a pair on a validation bag's passage is never kept: it chooses the checkpoint
+        + [{"premise": "he was born in paris .", "hypothesis": "he is an actor .", "source": "indomain_x"}],
+    }
     aimed = {
         "train": [
             _row(
@@ -135,6 +143,7 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
     command += ["--mix", str(tmp_path / "mix.json"), "--indomain", str(tmp_path / "indomain.json")]
     command += ["--targeted", str(tmp_path / "targeted.json"), "--out", str(out), "--threads", "1"]
     command += ["--targeted-rows", "2", "--replay-rows", "2", "--bags", "1", "--eval-every", "2", "--log-every", "1"]
+    command += ["--keep-entailment-of", str(init), "--keep-rows", "2"]
     subprocess.run(
         [*command, "--steps", "4", "--warmup", "1"], capture_output=True, text=True, check=True, cwd=REPO_ROOT
     )
@@ -143,6 +152,8 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
     assert [p["step"] for p in evaluated] == [0, 2, 4]
     assert set(evaluated[0]["suite_train"]["accuracy"]) == {"word_for_word", "other_attribute"}
     assert (out / "step_4" / "config.json").is_file() and (out / "last.pt").is_file()
+    kept = np.load(out / "keep_entailment.npy")
+    assert kept.shape == (5,) and np.all((kept > 0) & (kept < 1))
     # a longer plan resumes from step 4, not from the start
     subprocess.run(
         [*command, "--steps", "6", "--warmup", "1", "--resume"],
