@@ -196,7 +196,7 @@ def test_interrupt_with_sigint_loses_nothing(tmp_path):
 
 def test_help_lists_ibm_aliases(capsys):
     with pytest.raises(SystemExit):
-        main(["--help"])
+        main(["--help-all"])  # every option and spelling (--help is the first screen)
     text = capsys.readouterr().out
     for flag in ("--input_file", "--output_dir", "--use_priors", "--top_k", "--merlin_path", "--dataset_name"):
         assert flag in text

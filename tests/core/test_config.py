@@ -115,7 +115,7 @@ def test_flags_left_out_keep_the_declared_defaults_and_help_comes_from_the_decla
     parser = build_assess_parser()
     assert config_from_args(parser.parse_args([]), parser) == PipelineConfig()
     with pytest.raises(SystemExit):
-        parser.parse_args(["--help"])
+        parser.parse_args(["--help-all"])
     help_text = " ".join(capsys.readouterr().out.split())
     field = PipelineConfig.model_fields["graph"].annotation.model_fields["context_prior"]
     assert " ".join(field.description.split()) in help_text

@@ -178,7 +178,7 @@ def test_main_prints_each_error_kind_as_one_line_with_its_exit_status(tmp_path, 
     assert _one_line(capsys) == "error: NLI: 3 of 3 pair(s) could not be judged"
 
     # SetupError: a command whose optional parts are not installed
-    monkeypatch.setitem(cli.PLUGIN_COMMANDS, "index", "fact_reasoner.no_such_module")
+    monkeypatch.setattr(cli.COMMANDS.entry("index"), "factory", "fact_reasoner.no_such_module:Index")
     assert cli.main(["index", "--help"]) == 2
     assert _one_line(capsys).startswith("error: `index` needs optional parts that are not installed")
 

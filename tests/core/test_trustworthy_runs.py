@@ -542,9 +542,10 @@ def test_an_output_file_whose_parent_is_a_file_is_one_line(tmp_path):
         timeout=300,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1] == (
-        f"fact-reasoner: error: argument --output-file: {afile} is a file, not a directory"
-    )
+    assert done.stderr.strip().splitlines() == [  # the problem, and where to read more: nothing else
+        f"error: argument --output-file: {afile} is a file, not a directory",
+        "try 'fact-reasoner --help' for the options",
+    ]
 
 
 def test_a_one_line_json_array_names_the_bad_element(tmp_path):

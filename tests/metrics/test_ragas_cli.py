@@ -345,6 +345,7 @@ def test_arguments_are_checked_before_anything_runs(tmp_path, flags, message):
     result = run_cli("ragas", "--input-file", str(source), "--nli", "align", "--atomizer", "sentence", *flags)
     assert result.returncode == 2
     assert message.replace("{tmp}", str(tmp_path)) in result.stderr
-    last = result.stderr.strip().splitlines()[-1]  # the usage, then one line
-    assert "Traceback" not in result.stderr and last.startswith("fact-reasoner ragas: error: argument --")
+    error, more = result.stderr.strip().splitlines()  # the problem and where to read more, no usage
+    assert "Traceback" not in result.stderr and error.startswith("error: argument --")
+    assert more == "try 'fact-reasoner ragas --help' for the options"
     assert not (tmp_path / "s.ragas.jsonl").exists()
