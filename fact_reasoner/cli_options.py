@@ -246,6 +246,8 @@ def add_config_arguments(
             kwargs["type"] = converter
             if flag.metavar:
                 kwargs["metavar"] = flag.metavar
+            elif flag.registry and not flag.closed:
+                kwargs["metavar"] = "NAME"  # a registered name, or a module:factory path
             help_text += _default_text(flag) + listed
         action = section.add_argument(*flag.flags, help=help_text.replace("%", "%%"), **kwargs)
         short = brief(flag.help) + ("" if flag.registry else _default_text(flag))

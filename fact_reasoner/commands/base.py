@@ -98,7 +98,8 @@ class CommandParser(argparse.ArgumentParser):
             entries.append((name, text))
         column = 24
         lines = [f"usage: {self.usage}" if self.usage else self.format_usage().rstrip(), ""]
-        lines += textwrap.wrap((self.description or "").split("\n\n")[0].replace("\n", " "), width) + [""]
+        wrap = textwrap.TextWrapper(width, break_on_hyphens=False, break_long_words=False)
+        lines += wrap.wrap((self.description or "").split("\n\n")[0].replace("\n", " ")) + [""]
         total = sum(1 for a in self._actions if a.option_strings and a.help != argparse.SUPPRESS)
         lines.append(f"the options most runs need (--help-all: all {total}):")
         for name, text in entries:
@@ -107,11 +108,12 @@ class CommandParser(argparse.ArgumentParser):
                 lines.append(head)
                 head = ""
             head = head.ljust(column)
-            wrapped = textwrap.wrap(text, max(width - column, 30)) or [""]
+            wrapped = textwrap.wrap(text, max(width - column, 30), break_on_hyphens=False, break_long_words=False)
+            wrapped = wrapped or [""]
             lines.append(head + wrapped[0])
             lines += [" " * column + more for more in wrapped[1:]]
         if self.more:
-            lines += ["", *textwrap.wrap(self.more, width)]
+            lines += ["", *wrap.wrap(self.more)]
         return "\n".join(lines) + "\n"
 
     @staticmethod
@@ -207,12 +209,12 @@ class Command(ABC):
             "--config",
             type=Path,
             metavar="FILE.toml",
-            help="read the settings from a TOML file; flags given here override it",
+            help="settings from a TOML file (flags given here override it)",
         )
         general.add_argument(
             "--print-config",
             action="store_true",
-            help="write the effective settings as TOML on stdout (a file for --config) and stop",
+            help="print the effective settings as TOML (for --config); run nothing",
         )
         self.add_arguments(parser)
         if self.settings_groups:

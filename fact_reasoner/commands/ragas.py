@@ -233,13 +233,14 @@ class Ragas(Command):
             metavar="FILE",
             help=".jsonl, .json or .csv samples",
         )
-        parser.add_argument(
+        metrics = parser.add_argument(
             "--metrics",
             default=DEFAULT_METRICS,
             help="comma-separated: faithfulness, factual_correctness, context_precision, context_recall, "
             "answer_relevance, ragas_score, factual_accuracy, semantic_similarity, bert_score, "
             "answer_classification (default: %(default)s)",
         )
+        metrics.brief = f"comma-separated metric names (default: {DEFAULT_METRICS.replace(',', ', ')})"  # type: ignore[attr-defined]
         parser.add_argument(
             "--output",
             "--output-file",

@@ -30,7 +30,7 @@ class Report(Command):
             type=Path,
             help="the input records the results came from (for context texts), same file as the run",
         )
-        parser.add_argument("--title", default="FactReasoner report")
+        parser.add_argument("--title", default="FactReasoner report", help="the page's title (default: %(default)s)")
         parser.add_argument("--max-records", type=int, help="show only the first N responses in detail")
         parser.add_argument("--max-evidence", type=int, default=8, help="contexts listed per atom (default 8)")
 

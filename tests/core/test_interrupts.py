@@ -25,26 +25,11 @@ from pathlib import Path
 import pytest
 
 from fact_reasoner.interrupts import call_interruptibly, deferred, stop_on_signals
+from scripts.measure_interrupt import marked_records
 from tests.helpers import REPO_ROOT, require_extra
 
-EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
 #: the seconds a process gets to end after SIGINT before the test fails (it needs well under one)
 GENEROUS = 60
-
-
-def _records(n: int) -> list[dict]:
-    """``n`` records with atoms and contexts but no relations (NLI asks the model); the atoms
-    of record i say "(record i)", so the server can tell the records apart."""
-    rows = []
-    for i in range(n):
-        row = json.loads(EXAMPLE.read_text().splitlines()[i % 2])
-        row.pop("relations", None)
-        row["atoms"] = [dict(atom, text=f"{atom['text']} (record {i})") for atom in row["atoms"][:2]]
-        row["contexts"] = row["contexts"][:2]
-        for atom in row["atoms"]:
-            atom.pop("contexts", None)
-        rows.append(row)
-    return rows
 
 
 def _read_jsonl(path: Path) -> list[dict]:
@@ -55,8 +40,7 @@ def test_ctrl_c_abandons_the_model_call_in_flight_keeps_finished_records_and_nam
     require_extra("llm")
     from fact_reasoner.llm.testing import ScriptedServer
 
-    source = tmp_path / "in.jsonl"
-    source.write_text("".join(json.dumps(row) + "\n" for row in _records(3)))
+    source = marked_records(tmp_path / "in.jsonl", 3)  # the atoms of record i say "(record i)"
     out, cache = tmp_path / "out", tmp_path / "cache"
     holding = threading.Event()  # the server holds a call of record 2
     release = threading.Event()  # …until the test ends

@@ -194,3 +194,21 @@ def test_a_real_process_exits_with_one_line(tmp_path):
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == f"error: input file not found: {absent}\n"
+
+
+def test_the_record_service_gives_the_row_the_dataset_run_writes(tmp_path):
+    """What ``serve`` will do with each request: the same job, item by item, stages loaded once."""
+    from fact_reasoner.io import NumberedRecord, read_records
+    from fact_reasoner.runner import AssessDataset, RecordService
+
+    assessor = FactReasoner(OFFLINE)
+    report = run_dataset(assessor, EXAMPLE, output_dir=tmp_path, progress=False)
+    records = [r for r in read_records(EXAMPLE) if isinstance(r, NumberedRecord)]
+    job = AssessDataset(assessor=assessor, input_file=EXAMPLE, output_file=report.output_file)
+    service = RecordService(job, records)
+    served = [service.row(record) for record in records]
+    written = read_jsonl(report.output_file)
+    for row in served + written:
+        row.pop("timings")
+        row["engine"].pop("seconds")
+    assert served == written and service.state is assessor  # the stages built once, here
