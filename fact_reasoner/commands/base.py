@@ -477,19 +477,6 @@ def figure(value: Any) -> str:
     return str(value)
 
 
-def failures_line(report: RunReport, noun: str = "record") -> list[str]:
-    """Where the failures are listed (each was printed once, as it happened)."""
-    if not report.failures:
-        return []
-    return [f"  {len(report.failures)} {noun}(s) failed: listed above and in {report.errors_file}"]
-
-
-def check_paths(problems: Iterable[str], parser: CommandParser) -> None:
-    """Report the first path problem as an argument error (one line)."""
-    for problem in problems:
-        parser.error(problem)
-
-
 def output_problems(flag: str, path: Path | None, *, directory: bool = False) -> list[str]:
     """What stops ``path`` from being written (a directory where a file goes, a file where a
     folder goes), as argument errors of ``flag``."""
