@@ -274,7 +274,11 @@ class Command(ABC):
 
         own_actions = {action.dest: action for action in _own_actions(parser)}
         groups = set(self.settings_groups)
-        excluded = {(f.group, f.field) for f in config_flags() if f.dest in self.settings_excluded or not f.visible}
+        excluded = {
+            (f.group, f.field)
+            for f in config_flags()
+            if (f.dest in self.settings_excluded and f.group in groups) or not f.visible
+        }
         fields = {g: [f for f in _group_fields(g) if (g, f) not in excluded] for g in PipelineConfig.GROUPS}
         settings: dict[str, dict[str, Any]] = {}
         owners = field_owners()
@@ -290,13 +294,14 @@ class Command(ABC):
                 continue  # another command's options: one file may serve several commands
             elif table in fields:
                 for key, value in values.items():
-                    if table not in groups or (table, key) in excluded:
+                    if (table, key) in excluded:
                         raise file.error(table, key, f"{table}.{key} is not a setting of `{self.name}`")
                     if key not in fields[table]:
                         raise file.error(
                             table, key, f"unknown setting {table}.{key}; [{table}] has: {', '.join(fields[table])}"
                         )
-                    settings.setdefault(table, {})[key] = value
+                    if table in groups:  # a group this command does not use is left for those that do
+                        settings.setdefault(table, {})[key] = value
             else:
                 known = [*PipelineConfig.GROUPS, *COMMANDS.available()]
                 raise file.error(None, table, f"unknown table [{table}]; known: {', '.join(known)}")

@@ -257,3 +257,17 @@ def test_a_record_with_other_field_names_says_which_it_found(tmp_path, capsys):
     source.write_text('{"q": "Who?", "a": "Marie Curie was a physicist."}\n')
     assert main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), *OFFLINE]) == 1
     assert "(found: a, q)" in capsys.readouterr().err
+
+
+def test_one_file_serves_several_commands(tmp_path, capsys):
+    """Groups and tables a command does not use are checked, then left for those that do."""
+    config = tmp_path / "project.toml"
+    config.write_text('[retrieval]\ntop_k = 3\n\n[index]\nchunk_size = 500\n\n[assess]\noutput_dir = "out"\n')
+    assert main(["index", "--config", str(config), "--corpus", "a.txt", "--store", "s", "--print-config"]) == 0
+    assert "chunk_size = 500" in capsys.readouterr().out
+    assert main(["--config", str(config), "--input-file", str(EXAMPLE), "--print-config"]) == 0
+    printed = capsys.readouterr().out
+    assert "top_k = 3" in printed and 'output_dir = "out"' in printed and "chunk_size" not in printed
+    config.write_text("[retrieval]\ntop_kk = 3\n")
+    assert main(["index", "--config", str(config), "--corpus", "a.txt", "--store", "s"]) == 2
+    assert f"error: {config}:2: unknown setting retrieval.top_kk" in capsys.readouterr().err
