@@ -13,7 +13,8 @@ so no build of the project is needed.
 ``measure`` does what the README's quick start does, on a fresh clone of this repository's
 ``HEAD`` in a fresh virtual environment, with an empty pip cache, model store and call cache
 (so every download and the model's assembly happen as on a new machine), and prints for each
-step its wall time and the 1-minute load average beside it:
+step its wall time, the CPU seconds it used (user + system, its child processes included: less
+sensitive than wall time to what else the machine is doing) and the 1-minute load average:
 
 1. ``git clone``; 2. ``python3 -m venv .venv && .venv/bin/pip install -e ".[EXTRAS]"``
 (then the environment's size on disk, its distribution count, whether torch or a CUDA package
@@ -113,24 +114,29 @@ def load_average() -> float:
 
 def _timed(
     command: Sequence[str] | str, cwd: Path, env: dict[str, str], log: Path, watch: Path | None = None
-) -> tuple[float, float, float | None]:
+) -> tuple[float, float, float | None, float]:
     """Run ``command``; return (wall seconds, 1-minute load average at the end, seconds until
-    ``watch`` existed or None); raise on failure."""
+    ``watch`` existed or None, CPU seconds it and its children used); raise on failure."""
+    before = os.times()
     start = time.perf_counter()
     appeared: float | None = None
     with open(log, "ab") as handle:
         process = subprocess.Popen(
             command, cwd=cwd, env=env, stdout=handle, stderr=subprocess.STDOUT, shell=isinstance(command, str)
         )
-        while process.poll() is None:
-            if watch is not None and appeared is None and watch.exists():
-                appeared = time.perf_counter() - start
-            time.sleep(0.5)
+        while True:
+            try:
+                process.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                if watch is not None and appeared is None and watch.exists():
+                    appeared = time.perf_counter() - start
     seconds = time.perf_counter() - start
-    done = process
-    if done.returncode != 0:
-        raise SystemExit(f"error: `{command}` failed (exit {done.returncode}); see {log}")
-    return seconds, load_average()
+    after = os.times()
+    if process.returncode != 0:
+        raise SystemExit(f"error: `{command}` failed (exit {process.returncode}); see {log}")
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return seconds, load_average(), appeared, cpu
 
 
 def _tree_bytes(folder: Path) -> int:
@@ -161,22 +167,23 @@ def measure(extras: Sequence[str], workdir: Path) -> dict:
         FACT_REASONER_CACHE=str(workdir / "cache"),
     )
     steps: dict[str, dict] = {}
-    seconds, load, _ = _timed(["git", "clone", "-q", str(ROOT), str(clone)], workdir, env, log)
-    steps["clone"] = {"seconds": round(seconds, 1), "load": load}
+    seconds, load, _, cpu = _timed(["git", "clone", "-q", str(ROOT), str(clone)], workdir, env, log)
+    steps["clone"] = {"seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1), "load": load}
     spec = ",".join(extras)
-    seconds, load, _ = _timed(
+    seconds, load, _, cpu = _timed(
         f'{shlex.quote(sys.executable)} -m venv .venv && .venv/bin/pip install -q -e ".[{spec}]"', clone, env, log
     )
     python = clone / ".venv" / "bin" / "python"
     installed = _distributions(python)
     steps["install"] = {
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
         "load": load,
         "venv_mb": round(_tree_bytes(clone / ".venv") / 1e6),
         "distributions": len(installed),
         "torch_or_cuda": heavy(installed),
     }
-    seconds, load, model_ready = _timed(
+    seconds, load, model_ready, cpu = _timed(
         ".venv/bin/python -m fact_reasoner --version 3 --input-file fact_reasoner/examples/short_answer.jsonl "
         "--output-dir out",
         clone,
@@ -188,6 +195,7 @@ def measure(extras: Sequence[str], workdir: Path) -> dict:
     results = [json.loads(line) for p in sorted(out.glob("*.jsonl")) if "errors" not in p.name for line in p.open()]
     steps["first_record"] = {
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(cpu, 1),
         "load": load,
         "model_ready_seconds": None if model_ready is None else round(model_ready, 1),
         "records_scored": len(results),
