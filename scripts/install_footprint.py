@@ -96,11 +96,20 @@ def resolve(requirements: Sequence[str], python: str = sys.executable, timeout: 
         )
         if done.returncode != 0:
             tail = "\n".join(done.stderr.strip().splitlines()[-15:])
-            if re.search(r"NewConnectionError|Temporary failure in name resolution|Network is unreachable", tail):
+            # an unreachable index looks like a package with no versions: ask it for pip itself
+            if "(from versions: none)" in done.stderr and not _index_answers(python):
                 raise IndexUnreachable(tail)
             raise RuntimeError(f"pip could not resolve {' '.join(requirements)}:\n{tail}")
         installs = json.loads(report.read_text())["install"]
     return {normalise(item["metadata"]["name"]): item["metadata"]["version"] for item in installs}
+
+
+def _index_answers(python: str) -> bool:
+    """True when the configured package index lists versions of pip (every index has pip)."""
+    done = subprocess.run(
+        [python, "-m", "pip", "index", "versions", "pip"], capture_output=True, text=True, timeout=300
+    )
+    return done.returncode == 0
 
 
 def heavy(distributions: dict[str, str] | Sequence[str]) -> list[str]:
