@@ -202,6 +202,7 @@ class FactReasoner:
                 "failed_pairs": built.failed_pairs,
                 "factors": built.graph.num_factors,
             }
+            | built.contradiction_counters()
             | (coherence_counters(built) if self.config.graph.coherence else {})
             | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         )
