@@ -6,7 +6,8 @@ The shipped folder is the one checkpoint that survives a lost machine (it is com
 training resumes from it: this reads the graph's initializers (fp16 weights stored transposed,
 ``*.weight_t_fp16``; see ``fact_reasoner.onnx_bert.build_bert_onnx``), writes a
 ``BertForSequenceClassification`` folder with the tokenizer, and checks that the torch model gives
-the ONNX graph's probabilities on a few pairs (same token ids) (max |Δp| printed; fp16 weights are exact in fp32).
+the ONNX graph's probabilities on a few pairs (same token ids) (max |Δp| printed; fp16 weights are exact in fp32;
+an int8 graph's weights are dequantised, and its run-time rounding of activations is what remains).
 """
 
 from __future__ import annotations
@@ -31,15 +32,50 @@ _EMBEDDINGS = {
 }
 
 
+def dequantised_initializers(initializers: dict) -> dict:
+    """The int8 weights of an ``export.py --weights int8`` graph as float32 arrays.
+
+    - a linear layer ``W_t`` stored as ``W_t_quantized`` (int8, shape (in, out)) with
+      ``W_t_zero_point`` and ``W_t_scale`` per output channel: ``W_t = (q - z) * s`` (ONNX
+      Runtime's dynamic quantisation; the zero points are 0, symmetric);
+    - an embedding table stored as ``emb.X_int8`` rows with ``emb.X_scale`` per row
+      (:func:`~experiments.nli_training.export.int8_embedding_rows`): ``E_r = q_r * s_r``.
+
+    Everything else is returned as it is. The int8 rounding stays in the weights: the checkpoint
+    is version 3's weights as its graph computes them, not version 2's fp32 weights.
+    """
+    import numpy as np
+
+    out = {}
+    for name, array in initializers.items():
+        if name.endswith("_quantized") and array.dtype == np.int8:
+            base = name[: -len("_quantized")]
+            zero = initializers[base + "_zero_point"].astype(np.float32)
+            out[base] = (array.astype(np.float32) - zero) * initializers[base + "_scale"].astype(np.float32)
+        elif name.endswith("_int8") and array.dtype == np.int8:
+            base = name[: -len("_int8")]
+            out[base] = array.astype(np.float32) * initializers[base + "_scale"].astype(np.float32)[:, None]
+        elif any(
+            name.endswith(suffix) and name.removesuffix(suffix) + stored in initializers
+            for suffix in ("_scale", "_zero_point")
+            for stored in ("_quantized", "_int8")
+        ):
+            continue  # the scale or zero point of a weight dequantised above
+        else:
+            out[name] = array
+    return out
+
+
 def state_dict_from_onnx(path: Path) -> dict:
-    """Torch parameter name → float32 array, from the graph's initializers."""
+    """Torch parameter name → float32 array, from the graph's initializers (int8 weights
+    dequantised: :func:`dequantised_initializers`)."""
     import numpy as np
     import onnx
     from onnx import numpy_helper
 
     out = {}
-    for init in onnx.load(str(path)).graph.initializer:
-        name, array = init.name, numpy_helper.to_array(init)
+    initializers = {init.name: numpy_helper.to_array(init) for init in onnx.load(str(path)).graph.initializer}
+    for name, array in dequantised_initializers(initializers).items():
         if array.dtype not in (np.float16, np.float32) or array.ndim == 0:
             continue
         if name.endswith("_fp16"):
@@ -99,6 +135,7 @@ def main() -> None:
     shutil.copy(args.shipped / "config.json", args.out / "shipped_config.json")
 
     import numpy as np
+    import onnx
     import onnxruntime
 
     pairs = [
@@ -107,19 +144,27 @@ def main() -> None:
         ("The band released three albums in the nineties.", "The singer likes tea."),
     ]
     model.eval()
-    enc = tokenizer(
-        [p for p, _ in pairs], [h for _, h in pairs], return_tensors="np", padding=True, return_token_type_ids=True
-    )
     session = onnxruntime.InferenceSession(str(args.shipped / "model.onnx"), providers=["CPUExecutionProvider"])
-    feeds = {i.name: enc[i.name].astype(np.int64) for i in session.get_inputs()}
     names = [o.name for o in session.get_outputs()]
-    onnx_logits = session.run(None, feeds)[names.index("logits")]
-    onnx_p = torch.softmax(torch.from_numpy(onnx_logits), -1).tolist()
-    with torch.no_grad():
-        torch_p = torch.softmax(model(**{k: torch.from_numpy(v) for k, v in enc.items()}).logits, -1).tolist()
-    gap = max(abs(a - b) for x, y in zip(onnx_p, torch_p) for a, b in zip(x, y))
-    print(f"written {args.out}; max |Δp| torch vs shipped ONNX on {len(pairs)} pairs: {gap:.2e}")
-    if gap > 1e-2:
+    gaps, agree = [], 0
+    # one pair per run, as the backend runs an int8 graph (its activation scales are per batch)
+    for premise, hypothesis in pairs:
+        enc = tokenizer(premise, hypothesis, return_tensors="np", return_token_type_ids=True)
+        feeds = {i.name: enc[i.name].astype(np.int64) for i in session.get_inputs()}
+        onnx_p = torch.softmax(torch.from_numpy(session.run(None, feeds)[names.index("logits")]), -1)[0]
+        with torch.no_grad():
+            torch_p = torch.softmax(model(**{k: torch.from_numpy(v) for k, v in enc.items()}).logits, -1)[0]
+        gaps.append(float((onnx_p - torch_p).abs().max()))
+        agree += int(onnx_p.argmax() == torch_p.argmax())
+    quantised = any(init.name.endswith(("_quantized", "_int8")) for init in onnx.load(str(args.shipped / "model.onnx")).graph.initializer)
+    print(
+        f"written {args.out}; torch vs shipped ONNX on {len(pairs)} pairs: max |Δp| {max(gaps):.2e}, "
+        f"same label {agree}/{len(pairs)}"
+    )
+    # an int8 graph also rounds its activations at run time (dynamic quantisation), which the
+    # dequantised fp32 weights do not: a few hundredths on these pairs (on 135 behavioural items:
+    # mean |Δp| 0.015, the same label for 98 %), never a different label here
+    if max(gaps) > (0.1 if quantised else 1e-2) or agree < len(pairs):
         raise SystemExit("the converted model does not reproduce the shipped one")
 
 
