@@ -12,7 +12,7 @@ decides whether there is one.
 
 Atom–atom comparability (:func:`comparability`)
     Coherence's comparability gate (``coherence_pairs comparable``) judges an atom pair only when
-    the two atoms must say something about the same attribute and disagree on its value. Why: the
+    the two atoms say something about the same attribute and disagree on its value. Why: the
     shipped cross-encoder labels two *different* facts about one subject "contradiction"
     ("Marie Curie was born in Vienna" / "… born in 1867": P(c) = 0.79 both ways), so with the
     similarity gate alone every consistent biography had false alarms; true
@@ -87,14 +87,18 @@ Atom–context: does the passage speak about the atom's attribute? (:func:`same_
       give where it gives another year ("born in 1880" / "born in Ulm in 1879"; months and
       days likewise, each a kind of its own, so "began in 2005" / "began in November" do not
       conflict), another number, or a name in the same *role* that the sentence never
-      mentions where the sentence names another one in that role. A name's role is the last
-      lower-case word before it, articles, possessives, "and", "or" and "of" skipped, forms of
-      "be" read as ``be``, others lightly stemmed: "born in Munich" / "born in Ulm" (both ``in``)
-      conflict, "born in Munich" / "born to Hermann Einstein" (``in`` / ``to``) do not, nor
-      "was American" / "was awarded the Nobel Prize" (``be`` / ``award``). After "be", a name
-      shaped like a nationality ("American", "Swedish", "Chinese", "Pakistani", "French") is
-      compared only with names of that shape: "is Swedish" / "was LPGA Rookie of the Year" do
-      not conflict;
+      mentions where the sentence names another one in that role. A name's role is the
+      preposition that governs it (articles, possessives, "and", "or" looked through), or none:
+      "born in Munich" / "born in Ulm" (both ``in``) conflict, "born in Munich" / "born to
+      Hermann Einstein" (``in`` / ``to``) do not; "Ada Lovelace's mother was Otto Ruhnke" /
+      "Ada Lovelace's mother, Wanjiru Kamau, was a teacher" (no preposition) do. A name no
+      preposition governs that is shaped like a nationality ("American", "Swedish",
+      "Chinese", "Pakistani", "French") is compared only with names of that shape: "was
+      American" / "was awarded the Nobel Prize" or "is Swedish" / "was LPGA Rookie of the
+      Year" do not conflict. The name that opens the sentence counts as a value when the atom
+      does not name it ("Islamabad is the capital city of Pakistan" / "The capital of Pakistan
+      is Karachi"); a participle that opens it ("Born in 1881 in Darvel, …") is read as a word,
+      not a name;
     - ``negation`` (kept): exactly one of the two is negated, and they share the attribute
       (a non-empty covered frame, or every value of a frameless atom named in the sentence);
     - ``same values`` (not kept): the same attribute, no conflicting value (the sentence agrees,
@@ -112,8 +116,11 @@ Atom–context: does the passage speak about the atom's attribute? (:func:`same_
     ``death``.
 
     What it cannot see: the same misses as the atom–atom rule (synonyms the stemmer does not
-    map, "passed away" / "died"; lower-case values; antonyms), and arithmetic ("aged 30 in
-    1985"). Contradictions only: entailments are kept as they are.
+    map, "passed away" / "died"; lower-case values; antonyms), arithmetic ("aged 30 in
+    1985"), and who "he" is (a sentence about a relative that opens with a pronoun is read as
+    about the atom's subject). It keeps values of a multi-valued attribute ("starred in 42" /
+    "starred in Black Panther") for the judge. Contradictions only: entailments are kept as
+    they are. Measured in ``experiments/results/same_attribute.md``.
 """
 
 from __future__ import annotations
@@ -275,8 +282,8 @@ class AtomFrame:
     subject: frozenset[str] = frozenset()
     #: how many sentences the text has (the gate reads one-fact atoms)
     sentences: int = 1
-    #: the names with their role, ``(role, name)``: the last lower-case word before the name,
-    #: articles, possessives, "and", "or" and "of" skipped ("born in Ulm" → ``("in", "Ulm")``)
+    #: the names with their role, ``(role, name)``: the preposition that governs the name, or
+    #: ``""`` (articles, possessives, "and", "or" skipped: "born in the Ulm" → ``("in", "Ulm")``)
     named: frozenset[tuple[str, str]] = frozenset()
 
 
@@ -323,6 +330,11 @@ def atom_frame(text: str) -> AtomFrame:
             word, token = word[:-2], token[:-2]
         # the subject's name; a capitalised stopword belongs to it when a name follows ("The Last
         # House", "Just Cause"), else it is a pronoun or the like ("He was", "In 1990")
+        if in_subject and word in _IRREGULAR and not following[:1].isupper():
+            in_subject = opening = False  # a participle opening the sentence: "Born in 1881 in Darvel, …"
+            frame.add(light_stem(word))
+            role = ""
+            continue
         if in_subject and token[0].isupper() and (word not in _STOPWORDS or following[:1].isupper()):
             if opening and word not in ("the", "a", "an"):
                 subject.add(token)
@@ -346,7 +358,7 @@ def atom_frame(text: str) -> AtomFrame:
             role = _role(word, role)
         else:
             frame.add(light_stem(word))
-            role = light_stem(word)
+            role = ""
     return AtomFrame(
         frozenset(frame),
         frozenset(numbers),
@@ -360,14 +372,21 @@ def atom_frame(text: str) -> AtomFrame:
     )
 
 
-#: words a name's role looks through ("born in the Kingdom of Württemberg": ``in``)
-_ROLE_TRANSPARENT = frozenset("a an the his her hers its their theirs our my your and or of both either".split())
+#: the prepositions that give a name its role ("born in Ulm": ``in``, "born to Hermann": ``to``)
+_ROLE_PREPOSITIONS = frozenset(
+    "in at on from to by with for of into onto as during near under against between within across via".split()
+)
+#: words a name's role looks through ("born in the Ulm", "in Ulm and Munich")
+_ROLE_TRANSPARENT = frozenset("a an the his her hers its their theirs our my your and or both either".split())
 
 
 def _role(word: str, current: str) -> str:
-    """The role a name after the function word ``word`` takes (``current`` when ``word`` is
-    transparent; forms of "be" and the pronouns as in the skeleton)."""
-    return current if word in _ROLE_TRANSPARENT else _SKELETON.get(word, word)
+    """The role of a name that follows the lower-case word ``word``: the preposition itself,
+    ``current`` after an article, a possessive or a conjunction, else ``""`` (no preposition
+    governs it: "was American", "mother, Wanjiru Kamau,")."""
+    if word in _ROLE_TRANSPARENT:
+        return current
+    return word if word in _ROLE_PREPOSITIONS else ""
 
 
 def frame_overlap(a: AtomFrame, b: AtomFrame) -> float:
@@ -500,14 +519,17 @@ def frame_coverage(atom: AtomFrame, sentence: AtomFrame) -> float:
 
 #: a capitalised word shaped like a nationality (American, Italian, British, Chinese, Pakistani)
 _DEMONYM = re.compile(r"[A-Z][^\W\d_]*(?:an|ish|ese|i)")
-_DEMONYMS = frozenset({"French", "Dutch", "Czech", "Greek", "Thai", "Swiss", "Welsh"})
+_DEMONYMS = frozenset(
+    "French Dutch Czech Greek Thai Swiss Welsh Filipino Argentine Kazakh Uzbek Tajik Kyrgyz Turkmen Icelandic "
+    "Cypriot Malagasy Basque".split()
+)
 
 
 def _name_kind(role: str, name: str) -> str:
-    """``demonym`` for a nationality-shaped name after a form of "be" ("was American", "is a
-    British actor"), else ``name``. Only there: elsewhere the shape says little ("born in
-    Michigan" / "born in Ohio" are two places)."""
-    if role == "be" and (name in _DEMONYMS or _DEMONYM.fullmatch(name)):
+    """``demonym`` for a nationality-shaped name that no preposition governs ("was American",
+    "is a British actor"), else ``name``. Only there: after a preposition the shape says little
+    ("born in Michigan" / "born in Ohio" are two places)."""
+    if role == "" and (name in _DEMONYMS or _DEMONYM.fullmatch(name)):
         return "demonym"
     return "name"
 
@@ -520,7 +542,11 @@ def _conflicting_names(atom: AtomFrame, sentence: AtomFrame) -> bool:
     atom_mentions = atom.names | atom.subject
     sentence_mentions = sentence.names | sentence.subject
     atom_named = {(role, _name_kind(role, name), name) for role, name in atom.named}
-    sentence_named = {(role, _name_kind(role, name), name) for role, name in sentence.named}
+    # the sentence's opening name is a value too when the atom does not name it ("Islamabad is the
+    # capital city of Pakistan" against "The capital of Pakistan is Karachi")
+    sentence_named = {(role, _name_kind(role, name), name) for role, name in sentence.named} | {
+        ("", "name", word) for word in sentence.subject
+    }
     for role, kind in {(r, k) for r, k, _ in atom_named}:
         mine = {name for r, k, name in atom_named if (r, k) == (role, kind)} - sentence_mentions
         theirs = {name for r, k, name in sentence_named if (r, k) == (role, kind)} - atom_mentions

@@ -115,11 +115,29 @@ def test_an_atom_that_is_not_one_fact_is_kept():
     assert "long" in SAME_ATTRIBUTE
 
 
-def test_roles_are_read_from_the_word_before_the_name():
+def test_a_names_role_is_the_preposition_that_governs_it():
     assert atom_frame("He was born in the Kingdom of Württemberg.").named == frozenset(
-        {("in", "Kingdom"), ("in", "Württemberg")}
+        {("in", "Kingdom"), ("of", "Württemberg")}
     )
-    assert atom_frame("He was an American actor.").named == frozenset({("be", "American")})
+    assert atom_frame("He was an American actor and a Broadway playwright.").named == frozenset(
+        {("", "American"), ("", "Broadway")}
+    )
+    # an opening participle is a word, not the subject's name
+    born = atom_frame("Born in 1881 in Darvel, Alexander Fleming became a physician.")
+    assert "birth" in born.frame and "Born" not in born.subject | born.names
+
+
+@pytest.mark.parametrize(
+    ("atom", "sentence"),
+    [
+        ("Ada Lovelace's mother was Otto Ruhnke.", "Ada Lovelace's mother, Anne Isabella Milbanke, was a teacher."),
+        ("The capital of Australia is Sydney.", "Canberra is the capital city of Australia."),
+        ("Alexander Fleming was born in 1888.", "Born in 1881 in Darvel, Alexander Fleming became a physician."),
+        ("Frida Kahlo was a Filipino painter.", "Frida Kahlo was a Mexican painter."),
+    ],
+)
+def test_substitutions_in_other_sentence_shapes_are_comparable(atom, sentence):
+    assert verdict(atom, sentence) == "values"
 
 
 # -- passages ----------------------------------------------------------------------------------------
