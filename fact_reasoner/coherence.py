@@ -40,8 +40,8 @@ The factor tables (:func:`atom_contradiction_table`, :func:`atom_entailment_tabl
     A contradiction multiplies the odds of "both true" by 1 − p against every other state,
     whatever else the graph says: two atoms judged contradictory with p = 0.99 cannot both
     be confidently true. The tables never favour a state, so a weak judgement can only do
-    little, never the opposite of what it says. They are the same with or without
-    ``use_priors`` (atoms carry their prior as a unary factor already).
+    little, never the opposite of what it says. They are the same with either
+    ``factor_tables`` (atoms carry their prior as a unary factor already).
 
 Both directions
     Contradiction is symmetric: the pair gets one contradiction factor when either direction

@@ -156,11 +156,13 @@ class GraphOptions(BaseModel):
     name IBM's tool and earlier versions used) is accepted as input and read as
     ``factor_tables``.
 
-    ``min_relation_probability`` (default 0: every entailment and contradiction is a factor, as
-    in the paper) drops relations whose predicted label has probability p ≤ the threshold, as if
-    neutral. Why it exists: with three labels the arg-max can have p < 0.5, and the no-priors
-    entailment table (p, p, 1−p, p) then favours the *false* atom — a weak "entailment" would
-    count as evidence against the claim. 0.5 removes exactly those.
+    ``min_relation_probability`` (default 0.5; 0 makes every entailment and contradiction a
+    factor, as in the paper) drops relations whose predicted label has probability p ≤ the
+    threshold, as if neutral. Why: with three labels the arg-max can have p < 0.5, and then
+    both table families favour the *false* atom for an "entailment" (paper: (p, p, 1−p, p);
+    priors: the true-source row (1−p, p)) — a weak "entailment" would count as evidence
+    against the claim, a weak "contradiction" for it. 0.5 removes exactly those: a label the
+    judge gives no more than even odds.
 
     ``contradictions`` (``same-attribute`` or ``any``) says which atom–context contradictions
     become factors: ``any`` (the paper) every one; ``same-attribute`` only those where some
@@ -192,9 +194,10 @@ class GraphOptions(BaseModel):
         cli=False,
     )
     min_relation_probability: Annotated[float, Field(ge=0.0, lt=1.0)] = option(
-        0.0,
-        "drop entailments/contradictions whose NLI probability is at most this (0 keeps all, as the "
-        "paper; 0.5 stops a weak 3-way 'entailment' from counting against the atom)",
+        0.5,
+        "drop entailments/contradictions whose NLI probability is at most this, as if neutral (0.5: a label the "
+        "judge gives no more than even odds, which the tables would read as evidence the other way; 0 keeps "
+        "all, as the paper)",
     )
     contradictions: ContradictionRule = option(
         "same-attribute",

@@ -3,8 +3,9 @@
 Graphs are made the way the product makes them: atoms, contexts and NLI ``Relation``s go
 through :func:`fact_reasoner.graph.plan_graph` and :func:`fact_reasoner.graph.build_graph`, so
 deduplication, FR3 two-way reconciliation (equivalence included), clamping and both table
-families are exercised. The texts are placeholders ("atom 3"), so every contradiction is a
-factor (``contradictions any``): the same-attribute rule reads texts, not these graphs.
+families are exercised. Every relation is a factor (``contradictions any``,
+``min_relation_probability 0``): the texts are placeholders ("atom 3") that the same-attribute
+rule would read as other attributes, and the graphs are for the engines, weak relations too.
 
 Relation labels come from a hidden truth assignment: a relation agrees with it (entailment
 between two true statements, contradiction when exactly the target is false, …) with
@@ -98,13 +99,14 @@ def random_input(
 
 def build(data: RandomInput, *, use_priors: bool = False, context_prior: float = 0.9) -> FactorGraph:
     """The factor graph of ``data`` through the product's graph builder (``use_priors``: the
-    ``priors`` tables, else the paper's; every contradiction a factor)."""
+    ``priors`` tables, else the paper's; every relation a factor)."""
     plan = plan_graph(data.atoms, data.contexts, data.version)
     options = GraphOptions(
         version=data.version,
         factor_tables="priors" if use_priors else "paper",
         context_prior=context_prior,
         contradictions="any",
+        min_relation_probability=0.0,
     )
     return build_graph(plan, data.relations, options).graph
 
@@ -140,5 +142,7 @@ def paper_example_1() -> FactorGraph:
         Relation(source="c2", target="a1", relation="contradiction", probability=0.9),
     ]
     plan = plan_graph(atoms, contexts, 2)
-    options = GraphOptions(version=2, context_prior=0.99, factor_tables="paper", contradictions="any")
+    options = GraphOptions(
+        version=2, context_prior=0.99, factor_tables="paper", contradictions="any", min_relation_probability=0.0
+    )
     return build_graph(plan, relations, options).graph

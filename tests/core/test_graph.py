@@ -21,11 +21,12 @@ def rel(source, target, relation, p, **extra):
     return Relation(source=source, target=target, relation=relation, probability=p, **extra)
 
 
-#: every contradiction a factor: these tests are about the tables and the builder, and their
-#: texts ("x", "first") are placeholders the same-attribute rule would read as other attributes
-ANY = {"contradictions": "any"}
-#: the paper's graph: its Table 1 and every contradiction a factor
-PAPER = {"factor_tables": "paper", "contradictions": "any"}
+#: every relation a factor: these tests are about the tables and the builder, their texts ("x",
+#: "first") are placeholders the same-attribute rule would read as other attributes, and their
+#: probabilities go below 0.5
+EVERY = {"contradictions": "any", "min_relation_probability": 0.0}
+#: the paper's graph: its Table 1, every relation a factor
+PAPER = {"factor_tables": "paper"} | EVERY
 
 
 def test_tables_match_design_rows():
@@ -142,7 +143,7 @@ def test_extreme_probabilities_are_clamped(p, tables):
         rel("c1", "a0", "contradiction", p),
         rel("c0", "c1", "contradiction", p),
     ]
-    built = build_graph(plan, relations, GraphOptions(version=3, factor_tables=tables, **ANY))
+    built = build_graph(plan, relations, GraphOptions(version=3, factor_tables=tables, **EVERY))
     assert built.graph.tables.min() > 0
     result = brute_force_marginals(built.graph)
     assert all(math.isfinite(v) and 0 <= v <= 1 for v in result.marginals.values())
@@ -168,7 +169,7 @@ def test_min_relation_probability_drops_weak_relations_only():
     paper = brute_force_marginals(build_graph(plan, relations, GraphOptions(version=3, **PAPER)).graph).marginals
     # the paper's table (p, p, 1-p, p) with p = 0.45 makes "entailment" evidence against a1
     assert paper["a1"] < 0.5 < paper["a2"]
-    built = build_graph(plan, relations, GraphOptions(version=3, min_relation_probability=0.5, **PAPER))
+    built = build_graph(plan, relations, GraphOptions(**(PAPER | {"version": 3, "min_relation_probability": 0.5})))
     assert built.graph.source.tolist() == [2] and built.graph.target.tolist() == [1]  # c1 -> a2 only
     marginals = brute_force_marginals(built.graph).marginals
     assert marginals["a1"] == 0.5 and marginals["a2"] == pytest.approx(paper["a2"], abs=0.05)
@@ -271,7 +272,7 @@ def test_vectorised_builder_matches_pairwise_semantics(seed):
             for a in atoms:
                 a.contexts = sorted({str(x) for x in rng.choice([c.id for c in contexts], size=2)})
         plan = plan_graph(atoms, contexts, version)
-        built = build_graph(plan, relations, GraphOptions(version=version, **ANY))
+        built = build_graph(plan, relations, GraphOptions(version=version, **EVERY))
         got = {tuple(f) for f in built.factor_relations}
         assert got == _scalar_factors(plan, relations)
         assert len(got) == built.graph.num_factors
