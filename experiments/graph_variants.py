@@ -18,7 +18,7 @@ Variants (``--variants``; settings as in ``fact-reasoner``):
   ``--factor-tables``;
 - ``paper/none``, ``priors/none``: no atom–context contradiction at all (a reference point:
   what the graph does on entailments alone; not a setting of the tool);
-- ``…+min0.5``: with ``--min-relation-probability 0.5``.
+- ``…+min0.5``: with ``--min-relation-probability 0.5`` (the others with 0: every relation).
 
 It also counts the atom–context contradictions of FR2 (label contradiction, every pair) by the
 atom's gold label and by what ``same-attribute`` does with them: the rule should drop many on
@@ -38,10 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from experiments import baselines as baseline_module
+from experiments.run_biographies import read_prepared
 from fact_reasoner.config import PipelineConfig
 from fact_reasoner.frames import same_attribute
 from fact_reasoner.graph import plan_graph
-from fact_reasoner.io import NumberedRecord, read_records
+from fact_reasoner.nli import PrecomputedNLI
 from fact_reasoner.schema import InputRecord, Relation, RelationType
 from fact_reasoner.scores import summarize_rows
 from fact_reasoner.stages import Stages, judge_plan
@@ -62,7 +63,8 @@ def _variants() -> dict[str, Variant]:
     for tables in ("paper", "priors"):
         for rule in ("any", "same-attribute", "none"):
             settings: dict[str, Any] = {"factor_tables": tables, "contradictions": "any" if rule == "none" else rule}
-            for suffix, extra in (("", {}), ("+min0.5", {"min_relation_probability": 0.5})):
+            for suffix, minimum in (("", 0.0), ("+min0.5", 0.5)):
+                extra = {"min_relation_probability": minimum}
                 name = f"{tables}/{rule}{suffix}"
                 out[name] = Variant(name, settings | extra, drop_contradictions=rule == "none")
     return out
@@ -77,7 +79,10 @@ DEFAULT_VARIANTS = (
     "paper/none",
     "priors/none",
     "paper/any+min0.5",
+    "paper/same-attribute+min0.5",
+    "priors/any+min0.5",
     "priors/same-attribute+min0.5",
+    "priors/none+min0.5",
 )
 #: how close to 0.5 a posterior must be to count as undecided
 NEAR_HALF = 0.05
@@ -154,28 +159,33 @@ def summary_line(variant: str, assessor: str, rows: list[dict[str, Any]]) -> dic
 
 
 def run(args: argparse.Namespace) -> int:
-    items = list(read_records(args.input))
-    bad = [i for i in items if not isinstance(i, NumberedRecord)]
-    for error in bad:
-        print(f"error: {error}", file=sys.stderr)
-    if bad:
+    records = read_prepared(args.input, args.limit)
+    if records is None:
         return 2
-    records: list[NumberedRecord] = items[: args.limit] if args.limit else items  # type: ignore[assignment]
     median = statistics.median(len(r.record.atoms or []) for r in records)
-    base = PipelineConfig.model_validate(
-        {"models": {"nli": args.nli, "nli_model": args.nli_model}, "cache": {"cache_dir": args.cache_dir}}
-    )
-    nli = Stages(base).nli()
+    settings: dict[str, Any] = {"models": {"nli": args.nli, "nli_model": args.nli_model}}
+    if args.cache_dir is not None:
+        settings["cache"] = {"cache_dir": args.cache_dir}
+    base = PipelineConfig.model_validate(settings)
+    model = None if args.nli == "precomputed" else Stages(base).nli()
+
+    def nli_for(record: InputRecord) -> Any:
+        """The model behind the pair cache, or the record's own relations (``--nli precomputed``)."""
+        if model is not None:
+            return model
+        texts = {a.id: a.text for a in record.atoms or []} | {c.id: c.text for c in record.contexts or []}
+        return PrecomputedNLI(record.relations or [], texts)
+
     from tqdm import tqdm
 
-    judged = [judge_record(r.record, nli) for r in tqdm(records, desc="judging", disable=args.quiet)]
+    judged = [judge_record(r.record, nli_for(r.record)) for r in tqdm(records, desc="judging", disable=args.quiet)]
     census: Counter = Counter()
     for item, relations in zip(records, judged):
         census += contradiction_census(item.record, relations[2])
     lines = []
     baseline_rows = [
         baseline_module.assess_baselines(
-            r.record, nli, ["factscore"], k="median", dataset_median_atoms=median, record_key=r.key
+            r.record, nli_for(r.record), ["factscore"], k="median", dataset_median_atoms=median, record_key=r.key
         )["factscore"]
         for r in records
     ]
@@ -241,7 +251,11 @@ def markdown(lines: list[dict[str, Any]], census: Counter, args: argparse.Namesp
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("input", type=Path, help="prepared records with gold labels (experiments/prepare_factscore.py)")
-    p.add_argument("--nli", default="cross-encoder", help="NLI backend (default: cross-encoder)")
+    p.add_argument(
+        "--nli",
+        default="cross-encoder",
+        help="NLI backend (default: cross-encoder); precomputed replays the relations the records carry",
+    )
     p.add_argument("--nli-model", help="model folder for the backend (default: the shipped one)")
     p.add_argument("--cache-dir", type=Path, help="cache directory (the NLI pair cache lives there)")
     p.add_argument("--variants", nargs="+", choices=sorted(VARIANTS), default=list(DEFAULT_VARIANTS))

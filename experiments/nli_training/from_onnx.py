@@ -156,7 +156,10 @@ def main() -> None:
             torch_p = torch.softmax(model(**{k: torch.from_numpy(v) for k, v in enc.items()}).logits, -1)[0]
         gaps.append(float((onnx_p - torch_p).abs().max()))
         agree += int(onnx_p.argmax() == torch_p.argmax())
-    quantised = any(init.name.endswith(("_quantized", "_int8")) for init in onnx.load(str(args.shipped / "model.onnx")).graph.initializer)
+    quantised = any(
+        init.name.endswith(("_quantized", "_int8"))
+        for init in onnx.load(str(args.shipped / "model.onnx")).graph.initializer
+    )
     print(
         f"written {args.out}; torch vs shipped ONNX on {len(pairs)} pairs: max |Δp| {max(gaps):.2e}, "
         f"same label {agree}/{len(pairs)}"
