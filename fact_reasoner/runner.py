@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from .config import PipelineConfig
 from .errors import RecordFailed, SettingsMismatch, SetupError
 from .executors import Job, describe_error, make_executor
+from .graph import upgrade_graph_settings
 from .io import NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
 from .scores import median_num_atoms, summarize_rows
 
@@ -406,8 +407,6 @@ def with_default_pipeline(settings: Any) -> Any:
     ``--pipeline`` existed gets the pipeline it was made by (FactReasoner's), and its graph
     settings are read by :func:`~fact_reasoner.graph.upgrade_graph_settings`; other settings
     as they are."""
-    from .graph import upgrade_graph_settings
-
     if not isinstance(settings, dict):
         return settings
     if isinstance(settings.get("graph"), dict):
