@@ -305,13 +305,16 @@ def template_items(
     suite: dict[str, Any] | None = None,
     people: Sequence[dict[str, Any]] | None = None,
     countries: Sequence[dict[str, Any]] | None = None,
+    pools: dict[str, list[str]] | None = None,
+    templates: Sequence[dict[str, Any]] | None = None,
     seed: int = 13,
     samples: int = 1,
 ) -> list[Item]:
     """Every template of ``part`` filled with every fact that fits it.
 
-    ``people`` / ``countries`` replace the part's own facts (the training generator passes
-    invented people here; the templates stay those of ``part``). Person templates take each
+    ``people`` / ``countries`` / ``pools`` (``places``, ``relatives``) replace the part's own
+    facts, and ``templates`` its templates (the training generator passes invented people and
+    templates of its own here). Person templates take each
     person once per sample; two-person templates (``kind: duo``) take consecutive people of a
     seeded shuffle; country templates each country. The random choices (substitutes, pairs) are
     seeded by ``seed``, the template and the sample, so adding a template changes no other item.
@@ -322,9 +325,9 @@ def template_items(
     data = suite["parts"][part]
     people = list(people if people is not None else data["people"])
     countries = list(countries if countries is not None else data["countries"])
-    pools = {"places": data["places"], "relatives": data["relatives"]}
+    pools = pools or {"places": data["places"], "relatives": data["relatives"]}
     items: list[Item] = []
-    for template in data["templates"]:
+    for template in templates if templates is not None else data["templates"]:
         kind = template.get("kind", "person")
         for sample in range(samples):
             rng = random.Random(f"{seed}:{template['id']}:{sample}")
@@ -358,10 +361,10 @@ def template_items(
                         items.append(item)
             else:
                 raise ValueError(f"template {template['id']}: unknown kind {kind!r}")
-    return _unique(items)
+    return unique_items(items)
 
 
-def _unique(items: Iterable[Item]) -> list[Item]:
+def unique_items(items: Iterable[Item]) -> list[Item]:
     seen: set[tuple[str, str]] = set()
     out = []
     for item in items:
@@ -462,12 +465,12 @@ def factscore_people(factscore_dir: Path, topics: Iterable[str]) -> list[Passage
     return people
 
 
-def _clean_sentence(sentence: str, low: int = 6, high: int = 40) -> bool:
+def is_clean_sentence(sentence: str, low: int = 6, high: int = 40) -> bool:
     words = sentence.split()
     return low <= len(words) <= high and not _JUNK.search(sentence) and sentence.count('"') % 2 == 0
 
 
-def _about(person: PassagePerson, sentence: str) -> str | None:
+def subject_prefix(person: PassagePerson, sentence: str) -> str | None:
     """The subject prefix when ``sentence`` starts with the person's name or surname."""
     for prefix in (person.name, person.short):
         if sentence.startswith(prefix + " "):
@@ -502,7 +505,7 @@ def passage_items(part: str, factscore_dir: Path, *, suite: dict[str, Any] | Non
 
     for index, person in enumerate(people):
         others = people[index + 1 :] + people[:index]
-        about = [(i, s) for i, s in enumerate(person.sentences) if _about(person, s) and _clean_sentence(s)]
+        about = [(i, s) for i, s in enumerate(person.sentences) if subject_prefix(person, s) and is_clean_sentence(s)]
         rng.shuffle(about)
 
         def window(i: int) -> str:
@@ -513,13 +516,13 @@ def passage_items(part: str, factscore_dir: Path, *, suite: dict[str, Any] | Non
         negatable = [
             (i, s, m)
             for i, s in about
-            if (m := re.match(rf"{re.escape(_about(person, s) or '')} (is|was) (?!not\b|never\b|also\b)", s))
+            if (m := re.match(rf"{re.escape(subject_prefix(person, s) or '')} (is|was) (?!not\b|never\b|also\b)", s))
         ]
         for i, sentence, match in negatable[:2]:
             negated = sentence[: match.end(1)] + " not" + sentence[match.end(1) :]
             add("negation", "negated sentence", window(i), negated, person)
         for (i, sentence), other in zip(about[:3], rng.sample(others, min(3, len(others)))):
-            prefix = _about(person, sentence) or person.short
+            prefix = subject_prefix(person, sentence) or person.short
             add("role_swap", "someone else did it", window(i), other.name + sentence[len(prefix) :], person)
         if person.lead and person.born:
             born_claim = f"{person.name} was born in {person.born}."
@@ -537,8 +540,8 @@ def passage_items(part: str, factscore_dir: Path, *, suite: dict[str, Any] | Non
                 i
                 for i in range(len(person.sentences) - 1)
                 if person.sentences[i] != person.lead
-                and _about(person, person.sentences[i])
-                and all(_clean_sentence(s, 4, 60) for s in person.sentences[i : i + 2])
+                and subject_prefix(person, person.sentences[i])
+                and all(is_clean_sentence(s, 4, 60) for s in person.sentences[i : i + 2])
                 and not any(_BIRTH_WORDS.search(s) or str(person.born) in s for s in person.sentences[i : i + 2])
             ]
             for i in rng.sample(quiet, min(2, len(quiet))):
@@ -562,7 +565,7 @@ def passage_items(part: str, factscore_dir: Path, *, suite: dict[str, Any] | Non
                     f"{person.name} was born in {other.born}.",
                     person,
                 )
-    return _unique(items)
+    return unique_items(items)
 
 
 def window_pair(person: PassagePerson, i: int) -> str:
