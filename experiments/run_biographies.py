@@ -190,6 +190,19 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConf
     return args, config_from_args(args, p, k="median")
 
 
+def read_prepared(path: Path, limit: int | None = None) -> list[NumberedRecord] | None:
+    """The first ``limit`` records of a prepared file (all without a limit), or None after
+    printing every line that could not be read (one ``error:`` line each)."""
+    items = list(read_records(path))
+    bad = [i for i in items if not isinstance(i, NumberedRecord)]
+    for error in bad:
+        print(f"error: {error}", file=sys.stderr)
+    if bad:
+        return None
+    records = [i for i in items if isinstance(i, NumberedRecord)]
+    return records[:limit] if limit is not None else records
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "run"
 
@@ -318,13 +331,9 @@ class AssessorRun(DatasetJob):
 def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     """Every assessor in turn over the records, each through the one dataset runner
     (:func:`fact_reasoner.runner.run_dataset`); then the tables and the report."""
-    items = list(read_records(args.input))
-    bad = [i for i in items if not isinstance(i, NumberedRecord)]
-    for error in bad:
-        print(f"error: {error}", file=sys.stderr)
-    if bad:
+    records = read_prepared(args.input, args.limit)
+    if records is None:
         return 2
-    records: list[NumberedRecord] = items[: args.limit] if args.limit is not None else items  # type: ignore[assignment]
     missing_atoms = [r for r in records if r.record.atoms is None]
     if missing_atoms:
         print(

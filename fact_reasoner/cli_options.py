@@ -49,6 +49,8 @@ class ConfigFlag:
     show_default: bool
     registry: str | None = None
     closed: bool = False
+    #: flags that take no value and set a fixed one, ``{flag: value}``
+    switches: tuple[tuple[str, Any], ...] = ()
 
 
 def _extra(field: Any) -> dict[str, Any]:
@@ -83,6 +85,7 @@ def config_flags() -> list[ConfigFlag]:
                     show_default=field.default_factory is None,
                     registry=extra.get("registry"),
                     closed=bool(extra.get("closed", False)),
+                    switches=tuple((extra.get("switches") or {}).items()),
                 )
             )
     return out
@@ -254,6 +257,16 @@ def add_config_arguments(
         if flag.registry:
             short += f": {', '.join(kwargs.get('choices') or _registered_names(flag)[0])} (default: {flag.default})"
         action.brief = short.replace("%", "%%")
+        for value in dict.fromkeys(value for _, value in flag.switches):
+            spellings = [switch for switch, fixed in flag.switches if fixed == value]
+            section.add_argument(
+                *spellings,
+                dest=flag.dest,
+                action="store_const",
+                const=value,
+                default=argparse.SUPPRESS,
+                help=f"the same as {flag.flags[0]} {value}",
+            )
         added.append(flag)
     return added
 

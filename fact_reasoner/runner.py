@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from .config import PipelineConfig
 from .errors import RecordFailed, SettingsMismatch, SetupError
 from .executors import Executor, Job, LocalExecutor, describe_error, make_executor
+from .graph import upgrade_graph_settings
 from .interrupts import deferred, stop_on_signals
 from .io import InOrderWriter, NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
 from .scores import median_num_atoms, summarize_rows
@@ -660,9 +661,16 @@ def open_results(
 
 
 def with_default_pipeline(settings: Any) -> Any:
-    """The settings of a row written before ``--pipeline`` existed, with the pipeline they were
-    made by (FactReasoner's), so that such outputs still resume; other settings as they are."""
-    if isinstance(settings, dict) and "pipeline" not in settings:
+    """The settings of a row written by an earlier version in today's spelling, so that such
+    outputs still resume where today's settings make the same results: a row written before
+    ``--pipeline`` existed gets the pipeline it was made by (FactReasoner's), and its graph
+    settings are read by :func:`~fact_reasoner.graph.upgrade_graph_settings`; other settings
+    as they are."""
+    if not isinstance(settings, dict):
+        return settings
+    if isinstance(settings.get("graph"), dict):
+        settings = settings | {"graph": upgrade_graph_settings(settings["graph"])}
+    if "pipeline" not in settings:
         return {"pipeline": {"name": "factreasoner"}} | settings
     return settings
 

@@ -32,7 +32,8 @@ command skips records already written, so an interrupted run resumes where it st
 EPILOG = """\
 examples:
   fact-reasoner --version 3 --input-file fact_reasoner/examples/bios_with_relations.jsonl --output-dir out
-  fact-reasoner --version 2 --input_file data.jsonl --output_dir out --engine pgmpy --use_priors
+  fact-reasoner --version 2 --input_file data.jsonl --output_dir out --engine pgmpy --paper-tables
+  fact-reasoner --input-file data.jsonl --paper-tables --contradictions any --min-relation-probability 0   # the paper's graph
   fact-reasoner --pipeline factscore --pipeline-judge nli --input-file fact_reasoner/examples/bios_with_relations.jsonl
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
   fact-reasoner --input-file data.jsonl --nli cross-encoder --fail-under 0.8   # CI gate: exit 3 below 0.8

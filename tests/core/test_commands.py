@@ -131,13 +131,13 @@ def _rows_without_times(path: Path) -> list[dict]:
 
 
 def test_a_config_file_gives_the_run_of_the_same_flags_and_resumes_it(tmp_path, capsys):
-    flags = ["--version", "2", "--use-priors", "--engine-option", "method=exact", "--k", "half"]
+    flags = ["--version", "2", "--paper-tables", "--engine-option", "method=exact", "--k", "half"]
     base = ["--input-file", str(EXAMPLE), *OFFLINE]
     assert main([*base, *flags, "--print-config"]) == 0
     printed = capsys.readouterr().out
     config = tmp_path / "run.toml"
     config.write_text(printed)
-    assert "[graph]\nversion = 2\nuse_priors = true" in printed and '[engine.options]\nmethod = "exact"' in printed
+    assert '[graph]\nversion = 2\nfactor_tables = "paper"' in printed and '[engine.options]\nmethod = "exact"' in printed
 
     assert main([*base, *flags, "--output-dir", str(tmp_path / "flags")]) == 0
     assert main(["--config", str(config), "--output-dir", str(tmp_path / "file")]) == 0

@@ -124,8 +124,10 @@ def test_problems_found_before_any_record_raise(tmp_path):
         )
     assert not (tmp_path / "bios_with_relations.fr3.jsonl").exists()  # refused before any output
     run_dataset(assessor, EXAMPLE, output_dir=tmp_path, progress=False)
-    with pytest.raises(SettingsMismatch, match=r"graph.use_priors: false in the file, true now"):
-        run_dataset(FactReasoner(OFFLINE.with_options(use_priors=True)), EXAMPLE, output_dir=tmp_path, progress=False)
+    with pytest.raises(SettingsMismatch, match=r'graph.factor_tables: "priors" in the file, "paper" now'):
+        run_dataset(
+            FactReasoner(OFFLINE.with_options(factor_tables="paper")), EXAMPLE, output_dir=tmp_path, progress=False
+        )
 
 
 def _one_line(capsys) -> str:
@@ -151,7 +153,7 @@ def test_main_prints_each_error_kind_as_one_line_with_its_exit_status(tmp_path, 
     # SettingsMismatch: resuming into a file made with other settings
     assert cli.main(argv) == 0
     capsys.readouterr()
-    assert cli.main([*argv, "--use-priors"]) == 2
+    assert cli.main([*argv, "--paper-tables"]) == 2
     assert "holds results made with other settings" in _one_line(capsys)
 
     # OutputError with file:line: the output was damaged in the middle

@@ -173,7 +173,9 @@ def test_atomizer_calls_that_fail_fail_the_record(tmp_path):
 @pytest.mark.parametrize(
     "flag, changed",
     [
-        (["--min-relation-probability", "0.5"], "graph.min_relation_probability: 0.0 in the file, 0.5 now"),
+        (["--min-relation-probability", "0"], "graph.min_relation_probability: 0.5 in the file, 0.0 now"),
+        (["--paper-tables"], 'graph.factor_tables: "priors" in the file, "paper" now'),
+        (["--contradictions", "any"], 'graph.contradictions: "same-attribute" in the file, "any" now'),
         (["--engine-option", "method=exact"], 'engine.options.method: null in the file, "exact" now'),
         (["--model", "other"], 'models.model: null in the file, "other" now'),
         (["--backend", "openai"], 'models.backend: "local" in the file, "openai" now'),

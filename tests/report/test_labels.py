@@ -46,14 +46,14 @@ def test_runs_of_one_version_are_labelled_by_judge_and_the_settings_that_differ(
 
 
 def test_the_report_of_two_runs_with_one_file_name_keeps_them_apart(tmp_path: Path):
-    for folder, extra in (("plain", []), ("priors", ["--use-priors"])):
+    for folder, extra in (("plain", []), ("paper", ["--paper-tables"])):
         argv = ["--input-file", str(EXAMPLE), "--output-dir", str(tmp_path / folder), "--version", "2"]
         assert main([*argv, "--nli", "precomputed", "--no-cache", "--quiet", *extra]) == 0
-    files = [str(tmp_path / folder / "bios_with_relations.fr2.jsonl") for folder in ("plain", "priors")]
+    files = [str(tmp_path / folder / "bios_with_relations.fr2.jsonl") for folder in ("plain", "paper")]
     assert main(["report", *files, "-o", str(tmp_path / "r.html")]) == 0
     page = (tmp_path / "r.html").read_text()
-    assert "FR2 [graph.use_priors=false] (judge: precomputed)" in page
-    assert "FR2 [graph.use_priors=true] (judge: precomputed)" in page
+    assert "FR2 [graph.factor_tables=priors] (judge: precomputed)" in page
+    assert "FR2 [graph.factor_tables=paper] (judge: precomputed)" in page
     assert "2 responses" in page  # each response once, with a column per run
 
 
