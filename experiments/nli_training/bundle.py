@@ -166,7 +166,7 @@ def bag_stream(name: str, bags: list[dict], tokenizer, max_length: int) -> tuple
 
 def pack(arrays: dict[str, np.ndarray], preset: int) -> bytes:
     buffer = io.BytesIO()
-    np.savez(buffer, **arrays)
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     return lzma.compress(buffer.getvalue(), preset=preset)
 
 
@@ -246,7 +246,8 @@ def factcg_rows(args, keys, tokenizer) -> tuple[list[dict], list[dict], dict]:
 
     names, _, _ = heldout_guard(behaviour.load_suite(), None)
     dropped: Counter = Counter()
-    train, validation = [], []
+    train: list[dict] = []
+    validation: list[dict] = []
     for example in factcg(args.data_dir / "nli_train"):
         row = example.as_dict()
         if names.search(row["premise"] + " \x00 " + row["hypothesis"]):
@@ -278,7 +279,7 @@ def build(args) -> Path:
     n_parameters = sum(p.numel() for p in model.parameters())
     checkpoint_bytes = len(gpu_train.fp16_safetensors(model))
     del model
-    if gpu_train.files_returned(checkpoint_bytes, 1) > gpu_train.CALL_FILES:
+    if not gpu_train.checkpoints_that_fit(["best"], checkpoint_bytes):
         raise SystemExit(f"the model's fp16 checkpoint ({checkpoint_bytes} bytes) does not come back in one call")
 
     mix, indomain, targeted, inputs = ensure_inputs(args)
@@ -508,7 +509,8 @@ def evaluate_steps(args) -> list[tuple[str, Path, list[str]]]:
             work / "calibrated.done",
             py
             + ["experiments.nli_training.calibrate", "--model", str(export_dir), "--mix", str(args.mix)]
-            + ["--indomain", str(args.indomain), "--write"],
+            + ["--indomain", str(args.indomain), "--write"]
+            + (["--val-rows", str(args.calibration_rows)] if args.calibration_rows else []),
         ),
     ]
     if not args.bios.is_file():
@@ -647,8 +649,8 @@ def summarise(work: Path, compare: bool) -> str:
         lines.append(f"| {label} | {shown(shipped)} | {shown(trained)} | {rule} |")
     behaviour = {}
     for name in ("shipped", "trained"):
-        path = work / f"behaviour_{name}.json"
-        behaviour[name] = json.loads(path.read_text())["parts"]["heldout"] if path.is_file() else None
+        source = work / f"behaviour_{name}.json"
+        behaviour[name] = json.loads(source.read_text())["parts"]["heldout"] if source.is_file() else None
     lines += ["", "Behavioural suite, held-out part (accuracy; the threshold must be met):", ""]
     lines += ["| capability | threshold | shipped | trained | rule |", "|---|---:|---:|---:|---|"]
     trained_suite = behaviour["trained"]
@@ -726,6 +728,7 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--max-length", type=int, default=128)
     e.add_argument("--max-pairs", type=int, default=2000, help="rows of each 3-way / 2-way held-out set (2000)")
     e.add_argument("--bios-limit", type=int, help="only the first N biographies (a quick check; default all 14)")
+    e.add_argument("--calibration-rows", type=int, help="fit T on N validation rows (a quick check; default all)")
     e.add_argument("--no-compare", dest="compare", action="store_false", help="do not measure the shipped model")
     args = parser.parse_args(argv)
 

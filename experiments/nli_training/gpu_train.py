@@ -17,9 +17,10 @@ be the one the bundle was built against), read by ``from_onnx.bert_from_shipped`
 so that Python's start-up counts too). After the data and the model are loaded, the starting
 model is validated and written once; that measures what one validation and one write cost, and
 training stops ``reserve = 2 × (validation + write) + 5 s`` before the deadline, so the last
-validation and write finish in time. The learning rate warms up over ``--warmup-steps`` and then
-decays linearly *in time* to 0 at that stop, so the schedule fits whatever speed the machine
-has. A watchdog thread ends the process (exit status 3) ``--grace`` seconds after the deadline if
+validation and write finish in time. Training also ends after ``--mix-epochs`` epochs of the mix
+(3), if that comes first. The learning rate warms up over ``--warmup-steps`` and then decays
+linearly to 0 at whichever end comes first — in time for the deadline, so the schedule fits
+whatever speed the machine has. A watchdog thread ends the process (exit status 3) ``--grace`` seconds after the deadline if
 anything hangs; what was written before stays.
 
 **Each step** (the losses of the CPU recipe, summed): ``--mix-batch`` rows of the mix
@@ -37,13 +38,15 @@ P(entailment)), the in-domain validation bags (balanced accuracy and AUROC of th
 P(entailment)). ``score`` = the mean of mix accuracy, suite mean accuracy, FactCG
 (balanced accuracy + AUROC) / 2 and bags (balanced accuracy + AUROC) / 2.
 
-**What comes back** (``--out``, the call's ``$OUT``: at most 8 files of 16 MiB): ``report.json``
-(arguments, bundle, machine, learning curve, every validation, the checkpoints and their parts'
-sha256) and, for ``best`` (the highest ``score`` so far, the starting model included) and
-``last``, the fp16 weights as one safetensors file cut into parts of at most ``--part-bytes``
-(``best.safetensors.001`` …); ``bundle.py reassemble`` joins and checks them. Files are written
-under a temporary name and renamed, one at a time, so the folder never holds more than
-``1 + parts × 2 + 1`` files.
+**What comes back** (``--out``, the call's ``$OUT``: at most 8 files of 16 MiB, 64 MiB in all):
+``report.json`` (arguments, bundle, machine, learning curve, every validation, the checkpoints
+and their parts' sha256) and the ``best`` checkpoint (the highest ``score`` so far, the starting
+model included) as one fp16 safetensors file cut into parts of at most ``--part-bytes``
+(``best.safetensors.001`` …), rewritten at every validation that improves on it;
+``bundle.py reassemble`` joins and checks them. ``--keep best,last`` also writes the model of
+the latest validation where that fits (:func:`checkpoints_that_fit`): MiniLM-L6's fp16
+checkpoint is 43 MiB, so one comes back per call. Files are written under a temporary name
+and renamed, one at a time.
 """
 
 from __future__ import annotations
@@ -76,9 +79,12 @@ ROOT = HERE.parents[1]
 FORMAT = "fact_reasoner-gpu-bundle/1"
 MANIFEST = "manifest.json"
 DATA = "data.npz.xz"
-#: what one call brings back (the device tool's limits): files, and bytes per file
+#: what one call brings back (the device tool's limits): files, bytes per file, bytes in all
 CALL_FILES = 8
 CALL_FILE_BYTES = 16 * 2**20
+CALL_BYTES = 64 * 2**20
+#: kept free of CALL_BYTES for the report and a part being rewritten
+REPORT_MARGIN = 2**20
 #: the largest part this script writes (a margin under the 16 MiB a file may have)
 PART_BYTES = 15 * 2**20
 #: training streams and validation sets of a bundle, in the order they are stored
@@ -108,10 +114,17 @@ def parts_needed(n_bytes: int, part_bytes: int = PART_BYTES) -> int:
     return max(1, math.ceil(n_bytes / part_bytes))
 
 
-def files_returned(checkpoint_bytes: int, kept: int, part_bytes: int = PART_BYTES) -> int:
-    """Files in ``--out`` at worst: the report, each kept checkpoint's parts, one file being
-    written under its temporary name."""
-    return 1 + kept * parts_needed(checkpoint_bytes, part_bytes) + 1
+def checkpoints_that_fit(keep: list[str], checkpoint_bytes: int, part_bytes: int = PART_BYTES) -> list[str]:
+    """The checkpoints of ``keep`` (in order of preference) that come back together: the report,
+    their parts and one file being written under its temporary name are at most
+    :data:`CALL_FILES` files, and their bytes at most :data:`CALL_BYTES` less a margin. MiniLM-L6's
+    fp16 checkpoint (43 MiB) comes back alone: ``best`` and ``last`` would be 87 MiB."""
+    kept: list[str] = []
+    for name in keep:
+        files = 1 + (len(kept) + 1) * parts_needed(checkpoint_bytes, part_bytes) + 1
+        if files <= CALL_FILES and (len(kept) + 1) * checkpoint_bytes <= CALL_BYTES - REPORT_MARGIN:
+            kept.append(name)
+    return kept
 
 
 # --------------------------------------------------------------------------- the bundle's data
@@ -189,17 +202,18 @@ class Stream:
         self.sources: list[str] = manifest["streams"][name]["sources"]
         self.source = arrays[f"{name}.source"].astype(np.int64)
         self.label = arrays[f"{name}.label"].astype(np.int64)
-        self.weight = arrays.get(f"{name}.weight")
-        self.bag_sizes = arrays.get(f"{name}.bag_sizes")
-        if self.bag_sizes is not None:
-            self.bag_sizes = self.bag_sizes.astype(np.int64)
-            self.bag_starts = np.concatenate([[0], np.cumsum(self.bag_sizes)[:-1]])
-            if int(self.bag_sizes.sum()) != len(self.rows):
-                raise SystemExit(f"{name}: bag sizes do not add up to its rows")
+        self.weight: np.ndarray | None = arrays.get(f"{name}.weight")
+        is_bags = f"{name}.bag_sizes" in arrays
+        # a pair stream is a stream of bags of one row each
+        sizes = arrays[f"{name}.bag_sizes"] if is_bags else np.ones(len(self.rows))
+        self.bag_sizes: np.ndarray = sizes.astype(np.int64)
+        self.bag_starts = np.concatenate([[0], np.cumsum(self.bag_sizes)[:-1]]).astype(np.int64)
+        if int(self.bag_sizes.sum()) != len(self.rows):
+            raise SystemExit(f"{name}: bag sizes do not add up to its rows")
 
     def __len__(self) -> int:
         """Rows, or bags for a bag stream."""
-        return len(self.bag_sizes) if self.bag_sizes is not None else len(self.rows)
+        return len(self.bag_sizes)
 
     def subset(self, rng: np.random.Generator, n: int) -> Stream:
         """A seeded sample of ``n`` rows (or bags) of this stream (CPU dry runs validate on less)."""
@@ -210,12 +224,9 @@ class Stream:
         sample.label, sample.source = self.label[chosen], self.source[chosen]
         if self.weight is not None:
             sample.weight = self.weight[chosen]
-        if self.bag_sizes is None:
-            sample.rows = self.rows.take(chosen)
-        else:
-            sample.rows = self.rows.take(self.bag_rows(chosen)[0])
-            sample.bag_sizes = self.bag_sizes[chosen]
-            sample.bag_starts = np.concatenate([[0], np.cumsum(sample.bag_sizes)[:-1]])
+        sample.rows = self.rows.take(self.bag_rows(chosen)[0])
+        sample.bag_sizes = self.bag_sizes[chosen]
+        sample.bag_starts = np.concatenate([[0], np.cumsum(sample.bag_sizes)[:-1]]).astype(np.int64)
         return sample
 
     def bag_rows(self, bags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -369,7 +380,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--val-rows", type=int, help="a seeded sample of N rows (bags) per validation set (CPU)")
     parser.add_argument("--log-seconds", type=float, default=10, help="a curve point every N seconds (10)")
     parser.add_argument("--part-bytes", type=int, default=PART_BYTES, help="largest part written (15 MiB)")
-    parser.add_argument("--keep", default="best,last", help="checkpoints written: best, last or both")
+    parser.add_argument(
+        "--keep",
+        default="best",
+        help="checkpoints written, in order of preference: best, last or both (what does not fit is left out)",
+    )
     parser.add_argument("--threads", type=int, help="torch CPU threads")
     parser.add_argument("--no-bf16", action="store_true", help="no bf16 autocast on CUDA")
     parser.add_argument("--model", type=Path, help="the shipped folder (default: the one the bundle names)")
@@ -449,11 +464,9 @@ def main(argv: list[str] | None = None) -> int:
     model.train()
     n_parameters = sum(p.numel() for p in model.parameters())
     checkpoint_bytes = len(fp16_safetensors(model))
-    keep = list(args.keep)
-    while files_returned(checkpoint_bytes, len(keep), args.part_bytes) > CALL_FILES and len(keep) > 1:
-        keep.pop()  # "last" goes first: the best checkpoint is the one to keep
-    if files_returned(checkpoint_bytes, len(keep), args.part_bytes) > CALL_FILES:
-        raise SystemExit(f"a {checkpoint_bytes}-byte checkpoint does not come back in {CALL_FILES} files")
+    keep = checkpoints_that_fit(args.keep, checkpoint_bytes, args.part_bytes)
+    if not keep:
+        raise SystemExit(f"a {checkpoint_bytes}-byte checkpoint does not come back from one call")
     streams = {
         name: Stream(name, manifest, arrays) for name in TRAIN_STREAMS + VALIDATION_SETS if name in manifest["streams"]
     }
@@ -491,7 +504,8 @@ def main(argv: list[str] | None = None) -> int:
     allowed_table = torch.tensor([ALLOWED[label] for label in labels], dtype=torch.long)
     rng = np.random.default_rng(args.seed)
     mix_lengths = mix.rows.lengths.tolist() if mix is not None else []
-    mix_epoch, mix_batches, mix_next = 0, [], 0
+    mix_batches: list[list[int]] = []
+    mix_epoch, mix_next = 0, 0
     targeted = streams.get("targeted")
     targeted_p = None
     if targeted is not None and len(targeted):
@@ -547,7 +561,7 @@ def main(argv: list[str] | None = None) -> int:
             left = min(left, 1 - step / step_limit)
         return args.lr * warm * max(0.0, left)
 
-    losses = {name: [] for name in TRAIN_STREAMS}
+    losses: dict[str, list] = {name: [] for name in TRAIN_STREAMS}
     next_log = time.time() + args.log_seconds
     next_eval = time.time() + args.eval_seconds
     autocast = torch.autocast(device_type=device.split(":")[0], dtype=torch.bfloat16, enabled=bf16)
@@ -566,7 +580,7 @@ def main(argv: list[str] | None = None) -> int:
                 mix_epoch, mix_next = mix_epoch + 1, 0
             pieces.append(("mix", mix, np.asarray(mix_batches[mix_next])))
             mix_next += 1
-        if targeted_p is not None and args.targeted_batch:
+        if targeted is not None and targeted_p is not None and args.targeted_batch:
             pieces.append(("targeted", targeted, rng.choice(len(targeted), args.targeted_batch, p=targeted_p)))
         factcg = streams.get("factcg")
         if factcg is not None and len(factcg) and args.factcg_batch:

@@ -172,6 +172,7 @@ def test_two_steps_on_cpu_come_back_in_parts_and_reassemble(tiny, tmp_path):
     done = _gpu_train(
         *("--bundle", str(tiny["bundle"]), "--out", str(out), "--device", "cpu", "--threads", "1"),
         *("--max-steps", "2", "--warmup-steps", "1", "--lr", "1e-3", "--part-bytes", str(part_bytes)),
+        *("--keep", "best,last"),
         *("--mix-batch", "4", "--targeted-batch", "2", "--factcg-batch", "2", "--bags", "2", "--eval-seconds", "1e6"),
     )
     assert done.returncode == 0, done.stderr[-3000:]
@@ -234,6 +235,15 @@ def test_a_bundle_over_its_budget_or_repeating_a_heldout_pair_is_refused(tiny, t
     leaking["mix"].write_text(json.dumps(mix))
     with pytest.raises(SystemExit, match="repeat a held-out pair"):
         bundle.main(_build_args(folder, tiny["model"], leaking, tmp_path / "leak"))
+
+
+def test_one_minilm_checkpoint_comes_back_per_call_two_tiny_ones_do():
+    minilm = 45_440_750  # MiniLM-L6's fp16 safetensors: 3 parts of 15 MiB; two would be 87 MiB of the 64
+    assert gpu_train.parts_needed(minilm) == 3
+    assert gpu_train.checkpoints_that_fit(["best", "last"], minilm) == ["best"]
+    assert gpu_train.checkpoints_that_fit(["last", "best"], minilm) == ["last"]
+    assert gpu_train.checkpoints_that_fit(["best", "last"], 40_000, 14_000) == ["best", "last"]
+    assert gpu_train.checkpoints_that_fit(["best"], 9 * gpu_train.PART_BYTES) == []  # 1 + 9 + 1 files
 
 
 def test_the_onnx_reader_gives_what_onnx_gives(tmp_path):
