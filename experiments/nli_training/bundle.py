@@ -327,7 +327,7 @@ def build(args) -> Path:
     manifest = {
         "format": gpu_train.FORMAT,
         "built": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "command": " ".join(["python -m experiments.nli_training.bundle", *sys.argv[1:]]),
+        "command": " ".join(["python -m experiments.nli_training.bundle", *args.argv]),
         "git": git_state(ROOT),
         "model": {
             "folder": os.path.relpath(model_dir, ROOT) if model_dir.is_relative_to(ROOT) else str(model_dir),
@@ -470,7 +470,7 @@ def reassemble(returned: Path, out: Path, which: str = "best", model_dir: Path |
         "steps": report.get("steps"),
         "train_s": report.get("train_s"),
         "started_from": model_info,
-        "bundle": {k: report["bundle"].get(k) for k in ("built", "git", "data")},
+        "bundle": {k: report["bundle"].get(k) for k in ("built", "git", "data", "inputs")},
     }
     (staging / "provenance.json").write_text(json.dumps(provenance, indent=1))
     model = BertForSequenceClassification.from_pretrained(staging, dtype=torch.float32)
@@ -486,6 +486,21 @@ def reassemble(returned: Path, out: Path, which: str = "best", model_dir: Path |
 
 
 # --------------------------------------------------------------------------- evaluate
+
+
+def check_same_inputs(checkpoint: Path, files: dict[str, Path]) -> None:
+    """Refuse to evaluate with another mix or other bags than the bundle was built from: the
+    temperature is fitted on the validation rows the run chose its checkpoint by, and the
+    held-out sets are the ones the bundle left out. (A checkpoint without ``provenance.json`` —
+    not reassembled from a call — is not checked.)"""
+    provenance = checkpoint / "provenance.json"
+    if not provenance.is_file():
+        return
+    inputs = json.loads(provenance.read_text()).get("bundle", {}).get("inputs") or {}
+    for name, path in files.items():
+        expected = inputs.get(name, {}).get("sha256")
+        if expected and gpu_train.sha256_file(path) != expected:
+            raise SystemExit(f"{path} is not the {name} the bundle was built from ({inputs[name]['path']})")
 
 
 def evaluate_steps(args) -> list[tuple[str, Path, list[str]]]:
@@ -731,12 +746,14 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--calibration-rows", type=int, help="fit T on N validation rows (a quick check; default all)")
     e.add_argument("--no-compare", dest="compare", action="store_false", help="do not measure the shipped model")
     args = parser.parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
 
     if args.command == "build":
         build(args)
     elif args.command == "reassemble":
         reassemble(args.returned, args.out, args.which, args.model)
     else:
+        check_same_inputs(args.checkpoint, {"mix": args.mix, "indomain": args.indomain})
         run_steps(evaluate_steps(args), args.work)
         summary = summarise(args.work, args.compare)
         (args.work / "summary.md").write_text(summary)

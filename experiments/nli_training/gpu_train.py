@@ -484,7 +484,11 @@ def main(argv: list[str] | None = None) -> int:
     step_limit = min(limits) if limits else None
     report |= {
         "status": "training",
-        "bundle": {k: manifest[k] for k in ("built", "git", "model", "data", "max_length") if k in manifest},
+        "bundle": {
+            k: manifest[k]
+            for k in ("built", "command", "git", "model", "inputs", "data", "max_length")
+            if k in manifest
+        },
         "machine": {
             "device": torch.cuda.get_device_name(0) if device.startswith("cuda") else f"cpu ({os.cpu_count()} cores)",
             "torch": torch.__version__,

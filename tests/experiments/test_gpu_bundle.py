@@ -200,6 +200,11 @@ def test_two_steps_on_cpu_come_back_in_parts_and_reassemble(tiny, tmp_path):
     assert BertForSequenceClassification.from_pretrained(best).config.num_labels == 3
     provenance = json.loads((last / "provenance.json").read_text())
     assert provenance["step"] == 2 and provenance["validation"]["step"] == 2
+    # evaluation uses the mix and bags the bundle was built from, or refuses
+    paths = tiny["paths"]
+    bundle.check_same_inputs(last, {"mix": paths["mix"], "indomain": paths["indomain"]})
+    with pytest.raises(SystemExit, match="not the mix the bundle was built from"):
+        bundle.check_same_inputs(last, {"mix": paths["targeted"], "indomain": paths["indomain"]})
 
     # a damaged part is refused, nothing is written
     part = out / report["checkpoints"]["last"]["parts"][1]["file"]
