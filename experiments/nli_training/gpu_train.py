@@ -522,7 +522,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def checkpoint(point: dict) -> None:
         began = time.time()
-        improved = point["score"] > best["score"]
+        improved = not point["score"] <= best["score"]  # a NaN score (no validation set) keeps the newest
         if improved:
             best.update(score=point["score"], step=step)
         data = fp16_safetensors(model)
