@@ -603,14 +603,14 @@ def run_steps(steps: list[tuple[str, Path, list[str]]], work: Path) -> None:
 #: ship rule of version 4 compares: no worse than the shipped model on every one
 MEASURES = (
     (
-        "FActScore 505 atoms: balanced accuracy",
+        "FActScore held-out atoms: balanced accuracy",
         "heldout",
         ("factscore", "max_entailment_gt_0.5", "balanced_accuracy"),
         True,
     ),
-    ("FActScore 505 atoms: AUROC", "heldout", ("factscore", "auroc_max_entailment"), True),
-    ("14 biographies, FR2: balanced accuracy", "bios", ("FR2", "balanced_accuracy"), True),
-    ("14 biographies, FR2: MAE of precision", "bios", ("FR2", "mae"), False),
+    ("FActScore held-out atoms: AUROC", "heldout", ("factscore", "auroc_max_entailment"), True),
+    ("held-out biographies, FR2: balanced accuracy", "bios", ("FR2", "balanced_accuracy"), True),
+    ("held-out biographies, FR2: MAE of precision", "bios", ("FR2", "mae"), False),
     ("WiCE dev held-out half: balanced accuracy", "heldout", ("wice_dev", "balanced_accuracy"), True),
     ("WiCE dev held-out half: AUROC", "heldout", ("wice_dev", "auroc"), True),
     ("MNLI mismatched: accuracy", "heldout", ("mnli_mismatched", "accuracy"), True),
@@ -662,6 +662,19 @@ def summarise(work: Path, compare: bool) -> str:
             verdicts.append(ok)
             rule = "no worse: ok" if ok else "WORSE"
         lines.append(f"| {label} | {shown(shipped)} | {shown(trained)} | {rule} |")
+    counted = [
+        f"{label} {int(n)}"
+        for label, stem, path in (
+            ("FActScore atoms", "heldout", ("factscore", "n_atoms")),
+            ("WiCE", "heldout", ("wice_dev", "n")),
+            ("MNLI", "heldout", ("mnli_mismatched", "n")),
+            ("SNLI", "heldout", ("snli_test", "n")),
+            ("FEVER", "heldout", ("fever_dev", "n")),
+            ("biographies", "bios", ("FR2", "records")),
+        )
+        if (n := measure(work, stem, "trained", path)) is not None
+    ]
+    lines += ["", "Measured on: " + (", ".join(counted) or "nothing yet") + "."]
     behaviour = {}
     for name in ("shipped", "trained"):
         source = work / f"behaviour_{name}.json"

@@ -284,13 +284,13 @@ def test_the_summary_checks_the_ship_rule_measure_by_measure(tmp_path):
         heldout = {
             "factscore": {"max_entailment_gt_0.5": {"balanced_accuracy": factscore_bal}, "auroc_max_entailment": 0.78},
             "wice_dev": {"balanced_accuracy": 0.58, "auroc": 0.68},
-            "mnli_mismatched": {"accuracy": 0.65},
+            "mnli_mismatched": {"accuracy": 0.65, "n": 2000},
             "snli_test": {"accuracy": 0.74},
             "fever_dev": {"accuracy": 0.88},
         }
         (tmp_path / f"heldout_{name}.json").write_text(json.dumps(heldout))
-        header = "assessor,tier,balanced_accuracy,mae\n"
-        (tmp_path / f"bios_{name}.csv").write_text(header + f"FR2,all,0.68,{fr2_mae}\nFR2,rare,0.1,0.9\n")
+        header = "assessor,tier,records,balanced_accuracy,mae\n"
+        (tmp_path / f"bios_{name}.csv").write_text(header + f"FR2,all,14,0.68,{fr2_mae}\nFR2,rare,2,0.1,0.9\n")
         capability = {"threshold": 0.95, "accuracy": 0.97 if passed else 0.5, "passed": passed}
         suite = {"capabilities": {"negation": capability}, "spurious_contradiction": 0.01}
         suite["spurious_contradiction_limit"] = 0.05
@@ -299,11 +299,12 @@ def test_the_summary_checks_the_ship_rule_measure_by_measure(tmp_path):
     outputs("shipped", 0.717, 0.088, False)
     outputs("trained", 0.730, 0.080, True)
     summary = bundle.summarise(tmp_path, compare=True)
-    assert "| FActScore 505 atoms: balanced accuracy | 0.7170 | 0.7300 | no worse: ok |" in summary
+    assert "| FActScore held-out atoms: balanced accuracy | 0.7170 | 0.7300 | no worse: ok |" in summary
+    assert "Measured on: MNLI 2000, biographies 14." in summary
     assert "Ship rule of version 4: MET" in summary
     outputs("trained", 0.730, 0.090, True)  # FR2's precision error grew: worse, not shippable
     summary = bundle.summarise(tmp_path, compare=True)
-    assert "| 14 biographies, FR2: MAE of precision | 0.0880 | 0.0900 | WORSE |" in summary
+    assert "| held-out biographies, FR2: MAE of precision | 0.0880 | 0.0900 | WORSE |" in summary
     assert "Ship rule of version 4: NOT MET" in summary
     outputs("trained", 0.730, 0.080, False)  # a capability under its threshold
     assert "NOT MET" in bundle.summarise(tmp_path, compare=True)
