@@ -27,8 +27,9 @@ row, a label, a source, all arrays in one ``.npz`` compressed with xz:
   claims set apart by a hash, 10 %), ``val_bags`` (the in-domain validation topics).
 
 Nothing held out is in it: no held-out set of the mix, no held-out part of the behavioural
-suite; a training row that repeats a held-out pair or claim, or a FactCG row that names a person
-of the held-out part, is dropped (and counted in the manifest).
+suite. A mix row that repeats a held-out pair or claim stops the build (``mix.py`` promises
+none); a targeted or FactCG row that does is dropped, as is a FactCG row that names a person of
+the suite's held-out part (counted in the manifest's ``dropped``).
 
 **Not in it: the starting weights and the training script.** Both travel with the repository
 tree the device call sends anyway — the shipped graph (``fact_reasoner/models/nli-minilm-l6``,
