@@ -137,7 +137,9 @@ def test_a_config_file_gives_the_run_of_the_same_flags_and_resumes_it(tmp_path, 
     printed = capsys.readouterr().out
     config = tmp_path / "run.toml"
     config.write_text(printed)
-    assert '[graph]\nversion = 2\nfactor_tables = "paper"' in printed and '[engine.options]\nmethod = "exact"' in printed
+    assert (
+        '[graph]\nversion = 2\nfactor_tables = "paper"' in printed and '[engine.options]\nmethod = "exact"' in printed
+    )
 
     assert main([*base, *flags, "--output-dir", str(tmp_path / "flags")]) == 0
     assert main(["--config", str(config), "--output-dir", str(tmp_path / "file")]) == 0
