@@ -36,22 +36,24 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import signal
+import shlex
 import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from experiments import baselines as baseline_module
 from fact_reasoner.cli_options import add_config_arguments, config_from_args
 from fact_reasoner.config import PipelineConfig
-from fact_reasoner.errors import SetupError
+from fact_reasoner.errors import FactReasonerError, RecordFailed, SetupError
 from fact_reasoner.executors import Job, describe_error, make_executor
-from fact_reasoner.io import NumberedRecord, ResultWriter, read_records
+from fact_reasoner.interrupts import stop_on_signals
+from fact_reasoner.io import NumberedRecord, read_records
 from fact_reasoner.nli import PrecomputedNLI
+from fact_reasoner.runner import DatasetJob, run_dataset
 from fact_reasoner.schema import InputRecord
 from fact_reasoner.stages import Stages
 
@@ -188,6 +190,19 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConf
     return args, config_from_args(args, p, k="median")
 
 
+def read_prepared(path: Path, limit: int | None = None) -> list[NumberedRecord] | None:
+    """The first ``limit`` records of a prepared file (all without a limit), or None after
+    printing every line that could not be read (one ``error:`` line each)."""
+    items = list(read_records(path))
+    bad = [i for i in items if not isinstance(i, NumberedRecord)]
+    for error in bad:
+        print(f"error: {error}", file=sys.stderr)
+    if bad:
+        return None
+    records = [i for i in items if isinstance(i, NumberedRecord)]
+    return records[:limit] if limit is not None else records
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "run"
 
@@ -208,26 +223,117 @@ def _settings(assessor: str, config: PipelineConfig, nli_name: str) -> dict[str,
     return {"models": config.settings()["models"], "nli_backend": nli_name, "assessor": assessor}
 
 
-class _Stop(KeyboardInterrupt):
-    pass
+@dataclass(kw_only=True)
+class AssessorRun(DatasetJob):
+    """One assessor over the records, as :func:`fact_reasoner.runner.run_dataset` runs it: the
+    rows carry the assessor's settings, name and the record's ``cat``; after each record the
+    assessor's counts (done, failed, NLI pairs and cache hits, a pipeline's LLM calls) are
+    written to ``run.json``, so a killed run still accounts for its work."""
 
+    records: list[NumberedRecord]
+    assessor: str
+    pipeline: PipelineConfig
+    executor: Any
+    state: RunnerState
+    job: BiographyJob
+    row_settings: dict[str, Any]
+    report: dict[str, Any]
+    report_path: Path
+    used: dict[str, float] = field(default_factory=lambda: dict.fromkeys(NLI_COUNTERS, 0.0))
+    llm: dict[str, int] = field(default_factory=lambda: {"calls": 0, "cache_hits": 0, "records": 0})
+    started: float = field(default_factory=time.perf_counter)
+    tried: int = 0
+    failures: int = 0
+    skipped: int = 0
 
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Stop()
+    noun = "bio"
+    elsewhere = "--tag"
+
+    @property
+    def config(self) -> PipelineConfig:
+        return self.pipeline
+
+    def read(self) -> list[Any]:
+        return list(self.records)
+
+    def settings(self) -> dict[str, Any]:
+        return self.row_settings
+
+    def make_executor(self) -> Any:
+        return self.executor
+
+    def release_executor(self, executor: Any) -> None:
+        pass  # shared by every assessor: closed once they are all done
+
+    def progress_label(self) -> str:
+        return self.assessor
+
+    def worker_job(self, items: Any) -> BiographyJob:
+        return self.job
+
+    def local_state(self) -> RunnerState:
+        return self.state
+
+    def work_items(self, items: Any) -> list[Any]:
+        self.skipped = len(self.records) - len(items)  # the records still to do are the items
+        return [(self.assessor, record) for record in items]
+
+    def row(self, item: Any, value: Any) -> dict[str, Any]:
+        if value is None:
+            raise RecordFailed("no result")
+        row, counts = value
+        for name in NLI_COUNTERS:
+            self.used[name] += counts[name]
+        counters = row.get("counters") or {}
+        self.llm["calls"] += int(counters.get("pipeline_llm_calls", 0))
+        self.llm["cache_hits"] += int(counters.get("llm_cache_hits", 0))
+        self.llm["records"] += 1
+        row["settings"] = self.row_settings
+        row["assessor"] = row.get("assessor") or assessor_name(self.assessor, row)
+        row["cat"] = (item.record.model_extra or {}).get("cat")
+        row["source_line"] = item.line
+        return row  # type: ignore[no-any-return]
+
+    def failure_message(self, item: Any, error: BaseException) -> str:
+        return f"{self.assessor}: {describe_error(error)}"
+
+    def after_item(self, item: Any, row: dict[str, Any] | None, failure: Any) -> None:
+        self.tried += 1
+        self.failures += failure is not None
+        self.stats()  # on disk after every record
+
+    def postfix(self) -> dict[str, Any]:
+        return {"nli_calls": int(self.used["backend_pairs"]), "cache_hits": int(self.used["hits"])}
+
+    def stats(self) -> dict[str, Any]:
+        """This assessor's counts so far, written into ``run.json``."""
+        stats: dict[str, Any] = {
+            "done_now": self.tried - self.failures,
+            "skipped_already_done": self.skipped,
+            "failed": self.failures,
+            "seconds": round(time.perf_counter() - self.started, 3),
+            "nli_pairs_requested": int(self.used["requested"]),
+            "nli_cache_hits": int(self.used["hits"]),
+            "nli_backend_calls": int(self.used["backend_pairs"]),
+            "nli_backend_seconds": round(self.used["seconds"], 3),
+            "output": str(self.output_file),
+        }
+        if self.assessor in PIPELINE_ASSESSORS:
+            stats["llm_calls"] = self.llm["calls"]
+            stats["llm_cache_hits"] = self.llm["cache_hits"]
+            records = self.llm["records"]
+            stats["llm_calls_per_record"] = round(self.llm["calls"] / records, 2) if records else None
+        self.report["sessions"][-1]["assessors"][self.assessor] = stats
+        _write_run_report(self.report_path, self.report)
+        return stats
 
 
 def run(args: argparse.Namespace, config: PipelineConfig) -> int:
-    from tqdm import tqdm
-
-    from fact_reasoner.progress import progress_bar
-
-    items = list(read_records(args.input))
-    bad = [i for i in items if not isinstance(i, NumberedRecord)]
-    for error in bad:
-        print(f"error: {error}", file=sys.stderr)
-    if bad:
+    """Every assessor in turn over the records, each through the one dataset runner
+    (:func:`fact_reasoner.runner.run_dataset`); then the tables and the report."""
+    records = read_prepared(args.input, args.limit)
+    if records is None:
         return 2
-    records: list[NumberedRecord] = items[: args.limit] if args.limit is not None else items
     missing_atoms = [r for r in records if r.record.atoms is None]
     if missing_atoms:
         print(
@@ -235,7 +341,7 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
             file=sys.stderr,
         )
         return 2
-    median = statistics.median(len(r.record.atoms) for r in records) if records else None
+    median = statistics.median(len(r.record.atoms or []) for r in records) if records else None
 
     precomputed = config.models.nli == "precomputed"
     state = RunnerState(config, precomputed)  # this process's stages (the local executor's)
@@ -270,96 +376,50 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
         "sessions": sessions,
     }
     outputs: list[Path] = []
-    previous_handler = signal.signal(signal.SIGTERM, _on_sigterm)
     interrupted = False
     try:
-        for assessor in args.assessors:
-            out_path = args.out_dir / f"{stem}.{tag}.{assessor}.jsonl"
-            outputs.append(out_path)
-            settings = _settings(assessor, config, nli_name)
-            writer = ResultWriter(out_path, overwrite=args.overwrite)
-            kept = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
-            if kept and kept != {json.dumps(settings, sort_keys=True)}:
-                writer.close()
-                print(
-                    f"error: {out_path} holds results made with other settings; use --overwrite or another --tag",
-                    file=sys.stderr,
+        with stop_on_signals():  # Ctrl-C or SIGTERM between two assessors too
+            for assessor in args.assessors:
+                out_path = args.out_dir / f"{stem}.{tag}.{assessor}.jsonl"
+                outputs.append(out_path)
+                run_job = AssessorRun(
+                    input_file=args.input,
+                    output_file=out_path,
+                    overwrite=args.overwrite,
+                    progress=not args.quiet,
+                    records=records,
+                    assessor=assessor,
+                    pipeline=config,
+                    executor=executor,
+                    state=state,
+                    job=job,
+                    row_settings=_settings(assessor, config, nli_name),
+                    report=report,
+                    report_path=report_path,
                 )
-                return 2
-            todo = [r for r in records if r.key not in writer]
-            used = dict.fromkeys(NLI_COUNTERS, 0.0)  # NLI counts of this assessor's records
-            llm = {"calls": 0, "cache_hits": 0, "records": 0}  # LLM requests of a pipeline's records
-            start = time.perf_counter()
-            failures = 0
-
-            def record_stats() -> dict[str, Any]:
-                stats = {
-                    "done_now": done - failures,
-                    "skipped_already_done": len(records) - len(todo),
-                    "failed": failures,
-                    "seconds": round(time.perf_counter() - start, 3),
-                    "nli_pairs_requested": int(used["requested"]),
-                    "nli_cache_hits": int(used["hits"]),
-                    "nli_backend_calls": int(used["backend_pairs"]),
-                    "nli_backend_seconds": round(used["seconds"], 3),
-                    "output": str(out_path),
-                }
-                if assessor in PIPELINE_ASSESSORS:
-                    stats["llm_calls"] = llm["calls"]
-                    stats["llm_cache_hits"] = llm["cache_hits"]
-                    stats["llm_calls_per_record"] = round(llm["calls"] / llm["records"], 2) if llm["records"] else None
-                session["assessors"][assessor] = stats
-                _write_run_report(report_path, report)
-                return stats
-
-            done = 0
-            items = [(assessor, r) for r in todo]
-            with writer, progress_bar(len(todo), desc=assessor, unit="bio", quiet=args.quiet or not todo) as bar:
-                for outcome in executor.map(job, items, local_state=state):
-                    item = todo[outcome.index]
-                    if outcome.error is not None or outcome.value is None:  # one bad record must not stop the run
-                        failures += 1
-                        problem = outcome.error or RuntimeError("no result")
-                        tqdm.write(
-                            f"error: {item.path}:{item.line}: {assessor}: {describe_error(problem)}", file=sys.stderr
-                        )
-                    else:
-                        row, counts = outcome.value
-                        for name in NLI_COUNTERS:
-                            used[name] += counts[name]
-                        counters = row.get("counters") or {}
-                        llm["calls"] += int(counters.get("pipeline_llm_calls", 0))
-                        llm["cache_hits"] += int(counters.get("llm_cache_hits", 0))
-                        llm["records"] += 1
-                        row["settings"] = settings
-                        row["assessor"] = row.get("assessor") or assessor_name(assessor, row)
-                        row["cat"] = (item.record.model_extra or {}).get("cat")
-                        row["source_line"] = item.line
-                        writer.write(row)
-                    done += 1
-                    # on disk after every record: a killed run still accounts for its work
-                    record_stats()
-                    bar.update(1)
-                    bar.set_postfix(nli_calls=int(used["backend_pairs"]), cache_hits=int(used["hits"]), refresh=False)
-            stats = record_stats()
-            with ResultWriter(out_path) as reread:
-                rows = list(reread.done.values())
-            stats["approximate_inference_records"] = sum(not (r.get("engine") or {}).get("exact", True) for r in rows)
-            if not args.quiet:
-                print(f"{assessor}: {json.dumps(stats)}", file=sys.stderr)
-    except (KeyboardInterrupt, _Stop):
+                done = run_dataset(run_job)  # other settings in the output: FactReasonerError
+                stats = run_job.stats()
+                if done.stopped_by is not None:
+                    print(f"error: {done.stopped_by}", file=sys.stderr)
+                    return 2
+                if done.interrupted:
+                    interrupted = True
+                    break
+                stats["approximate_inference_records"] = sum(
+                    not (r.get("engine") or {}).get("exact", True) for r in done.rows
+                )
+                if not args.quiet:
+                    print(f"{assessor}: {json.dumps(stats)}", file=sys.stderr)
+    except KeyboardInterrupt:
         interrupted = True
-    except SetupError as error:  # no Ray worker could start
-        print(f"error: {error}", file=sys.stderr)
-        return 2
     finally:
         executor.close()
-        signal.signal(signal.SIGTERM, previous_handler)
     report["interrupted"] = session["interrupted"] = interrupted
     session["finished"] = not interrupted
     _write_run_report(report_path, report)
     if interrupted:
-        print("interrupted; rerun the same command to resume (finished records are kept)", file=sys.stderr)
+        again = shlex.join([sys.executable, "-m", "experiments.run_biographies", *(args.argv or [])])
+        print(f"interrupted: finished records are kept; rerun to resume: {again}", file=sys.stderr)
         return 130
     failed = sum(s["failed"] for s in report["assessors"].values())
     existing = [p for p in outputs if p.exists()]
@@ -463,10 +523,14 @@ def _assess(assessor: str, fr, item: NumberedRecord, nli, median: float | None, 
 
 
 def main(argv: list[str] | None = None) -> int:
+    from fact_reasoner.commands import configure_logging
+
     args, config = parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    configure_logging(quiet=args.quiet)
     try:
         return run(args, config)
-    except (FileNotFoundError, ValueError) as error:
+    except (FactReasonerError, FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import types
 import typing
 from collections.abc import Iterable, Mapping
@@ -28,7 +29,7 @@ from pydantic import BaseModel, ValidationError
 
 from .config import PipelineConfig, field_dest
 
-__all__ = ["ConfigFlag", "add_config_arguments", "config_flags", "config_from_args"]
+__all__ = ["ConfigFlag", "add_config_arguments", "brief", "config_flags", "config_from_args"]
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,8 @@ class ConfigFlag:
     show_default: bool
     registry: str | None = None
     closed: bool = False
+    #: flags that take no value and set a fixed one, ``{flag: value}``
+    switches: tuple[tuple[str, Any], ...] = ()
 
 
 def _extra(field: Any) -> dict[str, Any]:
@@ -82,6 +85,7 @@ def config_flags() -> list[ConfigFlag]:
                     show_default=field.default_factory is None,
                     registry=extra.get("registry"),
                     closed=bool(extra.get("closed", False)),
+                    switches=tuple((extra.get("switches") or {}).items()),
                 )
             )
     return out
@@ -180,6 +184,18 @@ def positive_int(text: str) -> int:
     return value
 
 
+_PARENTHESES = re.compile(r"\s*\([^()]*\)")
+
+
+def brief(text: str) -> str:
+    """The first clause of a help text without its parentheses: the one line a setting gets on
+    the first screen of ``--help`` (``--help-all`` shows the whole text)."""
+    text = text.split("; ")[0]
+    while _PARENTHESES.search(text):  # nested ones from the inside out
+        text = _PARENTHESES.sub("", text)
+    return text.strip()
+
+
 def _registered_names(flag: ConfigFlag) -> tuple[list[str], str]:
     """The names the registry of ``flag`` holds now, and a help line describing them."""
     if flag.registry is None:
@@ -233,23 +249,48 @@ def add_config_arguments(
             kwargs["type"] = converter
             if flag.metavar:
                 kwargs["metavar"] = flag.metavar
+            elif flag.registry and not flag.closed:
+                kwargs["metavar"] = "NAME"  # a registered name, or a module:factory path
             help_text += _default_text(flag) + listed
-        section.add_argument(*flag.flags, help=help_text.replace("%", "%%"), **kwargs)
+        action = section.add_argument(*flag.flags, help=help_text.replace("%", "%%"), **kwargs)
+        short = brief(flag.help) + ("" if flag.registry else _default_text(flag))
+        if flag.registry:
+            short += f": {', '.join(kwargs.get('choices') or _registered_names(flag)[0])} (default: {flag.default})"
+        action.brief = short.replace("%", "%%")
+        for value in dict.fromkeys(value for _, value in flag.switches):
+            spellings = [switch for switch, fixed in flag.switches if fixed == value]
+            section.add_argument(
+                *spellings,
+                dest=flag.dest,
+                action="store_const",
+                const=value,
+                default=argparse.SUPPRESS,
+                help=f"the same as {flag.flags[0]} {value}",
+            )
         added.append(flag)
     return added
 
 
 def config_from_args(
-    args: argparse.Namespace, parser: argparse.ArgumentParser | None = None, **fixed: Any
+    args: argparse.Namespace,
+    parser: argparse.ArgumentParser | None = None,
+    *,
+    file_settings: Mapping[str, Mapping[str, Any]] | None = None,
+    **fixed: Any,
 ) -> PipelineConfig:
     """The config of the flags that were given (the rest keep their defaults), plus ``fixed``.
 
-    A value the config rejects is reported through ``parser.error`` (exit status 2, naming the
-    flag) when a parser is given, else raised as ``ValueError``.
+    ``file_settings`` (``{group: {field: value}}``, from ``--config FILE``) are the values of
+    the settings no flag gives; a flag that collects ``KEY=VALUE`` pairs (``--engine-option``,
+    ``--fail-under``) adds its pairs to the file's. A value the config rejects is reported
+    through ``parser.error`` (exit status 2, naming the flag) when a parser is given, else
+    raised as ``ValueError``.
     """
     flags = {f.dest: f for f in config_flags()}
-    values = {dest: getattr(args, dest) for dest in flags if hasattr(args, dest)}
+    values: dict[str, Any] = {dest: getattr(args, dest) for dest in flags if hasattr(args, dest)}
     values.update(fixed)
+    if file_settings:
+        values = _over_file(values, file_settings, flags)
     try:
         return PipelineConfig.model_validate(values)
     except ValidationError as error:
@@ -257,6 +298,20 @@ def config_from_args(
         if parser is not None:
             parser.error(message)
         raise ValueError(message) from error
+
+
+def _over_file(
+    given: Mapping[str, Any], file_settings: Mapping[str, Mapping[str, Any]], flags: Mapping[str, ConfigFlag]
+) -> dict[str, Any]:
+    """The file's settings by group, with each given value (by ``dest``) put over its field."""
+    nested: dict[str, Any] = {group: dict(values) for group, values in file_settings.items()}
+    for dest, value in given.items():
+        flag = flags[dest]
+        group = nested.setdefault(flag.group, {})
+        if flag.parse in ("key_value", "threshold") and isinstance(group.get(flag.field), Mapping):
+            value = {**group[flag.field], **value}
+        group[flag.field] = value
+    return nested
 
 
 def describe_config_error(error: ValidationError, flags: Mapping[str, ConfigFlag]) -> str:

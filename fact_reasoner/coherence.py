@@ -17,53 +17,9 @@ Which pairs
     contradiction.
 
     *Comparability gate* (``coherence_pairs comparable``, applied first, needs no model): the
-    two atoms must say something about the same attribute and disagree on its value. Why: the
-    shipped cross-encoder labels two *different* facts about one subject "contradiction"
-    ("Marie Curie was born in Vienna" / "… born in 1867": P(c) = 0.79 both ways), so with the
-    similarity gate alone every consistent biography had false alarms; true
-    self-contradictions almost always give different values for one attribute ("born in
-    1949" / "born in 1942", "died in Paris" / "died in London", "won two" / "won three").
-    Each atom is split (:func:`atom_frame`) into
-
-    - *frame* tokens: lower-case content words, lightly stemmed (:func:`light_stem`, a few
-      irregular forms such as born/birth, died/death, won/win mapped together), minus
-      stopwords;
-    - *values*: dates (years 1000–2099, month names, any number beside a month), other
-      numbers (digits, "1,000" → 1000, and the number words two … ninety, hundred, thousand,
-      million as digits) and names (capitalised words); a date is compared only with dates,
-      so "died in 1966" / "died at the age of 72" is not a disagreement, nor "died on August
-      28" / "died at the age of 43", nor "born on 4 May" / "born in Tours";
-    - the *subject*: the capitalised words that open the atom ("Marie Curie", "A Bronx
-      Tale"); they are not values, and "He …" has none;
-    - a *negation* flag (not, never, no, nor, neither, a word ending in n't).
-
-    Two atoms are comparable (:func:`comparability`) iff they do not name two different
-    subjects ("A Bronx Tale was released in 1993" / "Just Cause was released in 1995" are
-    about two films), their frames overlap, J = |F_a ∩ F_b| / |F_a ∪ F_b| ≥
-    ``MIN_FRAME_OVERLAP`` (0.5; when both frames are empty, "He was French" / "He was
-    American", their function words are compared instead: :func:`frame_overlap`), **and**
-    either they have differing values of one kind — for dates, other numbers or names, each
-    atom has a value of that kind the other lacks (a value shared by both does not count:
-    "born in 1867" / "born on 7 November 1867" is a refinement, not a disagreement) — or
-    exactly one of them is negated. A text of more than one sentence or more than
-    ``MAX_ATOM_FRAME`` (8) frame tokens is not one fact: the rule would prune almost every
-    such pair (two passages rarely share half their words), so its pairs are kept and only
-    the similarity gate applies.
-
-    Measured (``experiments/results/coherence.md``): recall of planted year, number and place
-    contradictions unchanged, false alarms on consistent biographies down but not gone —
-    the NLI still calls two values of a *multi-valued* attribute a contradiction
-    ("appeared in A Bronx Tale" / "appeared in Belly", "served from 2008 to 2011" / "served
-    from 2015 to 2017"), which no lexical rule can tell from a single-valued one.
-
-    Known misses (pairs the comparability gate prunes although they can contradict):
-    arithmetic ones ("aged 30 in 1985" / "born in 1949"), synonyms the stemmer does not map
-    ("passed away" / "died"), values the rules do not see (lower-case nationalities or
-    places, "born in the north" / "born in the south", ordinal words: "his first album" /
-    "his debut album"), contradictions by antonym ("was married" / "was single"), and a
-    capitalised value at the very start of the atom ("Paris was his birthplace"). It also
-    keeps pairs that differ without contradicting ("won the Nobel Prize in Physics" / "… in
-    Chemistry"): the NLI judge still decides those.
+    two atoms must say something about the same attribute and disagree on its value
+    (:func:`fact_reasoner.frames.comparability`; the rule, why it exists and its known misses
+    are in :mod:`fact_reasoner.frames`, which the atom–context contradiction rule shares).
 
 The factor tables (:func:`atom_contradiction_table`, :func:`atom_entailment_table`)
     Atom–context tables (``factors.py``, DESIGN.md §4) are the paper's Table 1, e.g.
@@ -84,8 +40,8 @@ The factor tables (:func:`atom_contradiction_table`, :func:`atom_entailment_tabl
     A contradiction multiplies the odds of "both true" by 1 − p against every other state,
     whatever else the graph says: two atoms judged contradictory with p = 0.99 cannot both
     be confidently true. The tables never favour a state, so a weak judgement can only do
-    little, never the opposite of what it says. They are the same with or without
-    ``use_priors`` (atoms carry their prior as a unary factor already).
+    little, never the opposite of what it says. They are the same with either
+    ``factor_tables`` (atoms carry their prior as a unary factor already).
 
 Both directions
     Contradiction is symmetric: the pair gets one contradiction factor when either direction
@@ -112,7 +68,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
@@ -120,6 +75,17 @@ import numpy as np
 
 from .errors import RecordFailed
 from .factors import clamp_probability
+from .frames import (  # the text frames live there; re-exported here, where they were first
+    COMPARABLE,
+    MAX_ATOM_FRAME,
+    MIN_FRAME_OVERLAP,
+    AtomFrame,
+    atom_frame,
+    comparability,
+    comparable_pair_mask,
+    frame_overlap,
+    light_stem,
+)
 from .graph import RELATION_CODES, BuiltGraph, FactorGraph, GraphOptions, GraphPlan
 from .schema import ContradictingPair, Relation, RelationType
 
@@ -155,282 +121,11 @@ _CONTRADICTION = RELATION_CODES[RelationType.CONTRADICTION]
 _ENTAILMENT = RELATION_CODES[RelationType.ENTAILMENT]
 
 
-# -- which pairs: the comparability gate ---------------------------------------------------------
+# -- which pairs ---------------------------------------------------------------------------------
 
 #: which atom pairs coherence judges: ``similar`` (the similarity gate only) or ``comparable``
-#: (the comparability gate, then the similarity gate)
+#: (the comparability gate of :mod:`fact_reasoner.frames`, then the similarity gate)
 CoherencePairs = Literal["comparable", "similar"]
-
-#: the comparability gate's frame overlap threshold: Jaccard |F_a ∩ F_b| / |F_a ∪ F_b|
-MIN_FRAME_OVERLAP = 0.5
-#: a text with more frame tokens than this (or more than one sentence) is not one fact: the gate
-#: keeps its pairs (the similarity gate still applies)
-MAX_ATOM_FRAME = 8
-#: the :func:`comparability` verdicts whose pairs are judged
-COMPARABLE = frozenset({"values", "negation", "long"})
-
-_STOPWORDS = frozenset(
-    """a an the and or but of in on at to for from by with as is was were are be been being am has
-    have had having do does did he she it they his her hers its their theirs him them this that these
-    those who whom whose which what when where while also into onto over after before during about
-    than then there here both each other another such only own same so very can could would should
-    will shall may might must i we you our ours your yours my me us up out off more most many much
-    any some all just among between within through throughout under until against again further once
-    since including include includes known well later early around across along upon via like""".split()
-)
-_NEGATIONS = frozenset({"not", "never", "no", "nor", "neither", "none", "cannot"})
-_NUMBER_WORDS = {
-    word: str(value)
-    for value, word in enumerate(
-        "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
-        "sixteen seventeen eighteen nineteen twenty".split()
-    )
-    if word != "_"  # "one" is mostly a pronoun ("one of the first"), never a count worth comparing
-} | {
-    "thirty": "30",
-    "forty": "40",
-    "fifty": "50",
-    "sixty": "60",
-    "seventy": "70",
-    "eighty": "80",
-    "ninety": "90",
-    "hundred": "100",
-    "thousand": "1000",
-    "million": "1000000",
-}
-_MONTHS = {
-    month: f"month-{i}"
-    for i, month in enumerate(
-        "january february march april may june july august september october november december".split(), 1
-    )
-}
-_SKELETON = {"is": "be", "was": "be", "are": "be", "were": "be", "am": "be", "been": "be"} | {
-    pronoun: "pron" for pronoun in ("he", "she", "it", "they", "i", "we", "you")
-}
-#: irregular forms that biographies use for one attribute (so "was born" and "birth" share a frame)
-_IRREGULAR = {
-    "born": "birth",
-    "died": "death",
-    "dies": "death",
-    "die": "death",
-    "dead": "death",
-    "won": "win",
-    "wins": "win",
-    "winning": "win",
-    "wrote": "write",
-    "written": "write",
-    "writes": "write",
-    "writing": "write",
-    "became": "become",
-    "becomes": "become",
-    "began": "begin",
-    "begun": "begin",
-    "taught": "teach",
-    "teaches": "teach",
-    "led": "lead",
-    "leads": "lead",
-    "grew": "grow",
-    "grown": "grow",
-    "made": "make",
-    "makes": "make",
-    "held": "hold",
-    "holds": "hold",
-    "sang": "sing",
-    "sung": "sing",
-    "left": "leave",
-    "leaves": "leave",
-    "met": "meet",
-    "spent": "spend",
-    "built": "build",
-    "ran": "run",
-    "married": "marry",
-    "marries": "marry",
-    "marriage": "marry",
-}
-_YEAR = re.compile(r"1\d{3}|20\d{2}")
-#: a sentence end (after a lower-case word or a number: not an initial, "Joey D. Vieira")
-#: followed by the next sentence's capitalised first word
-_SENTENCE_BREAK = re.compile(r"(?<=[a-z\d]{2})[.!?][\"”')]?\s+(?=[\"“(]?[A-Z])")
-_TOKEN = re.compile(r"\d[\d,.]*\d|\d|[^\W\d_]+(?:['’-][^\W\d_]+)*")
-
-
-def light_stem(word: str) -> str:
-    """A lower-case word reduced by a few suffix rules, so inflections share a frame token.
-
-    Irregular forms first (born → birth, died → death, won → win …), then: -ies/-ied → -y,
-    -ing, -ed, -es, -s (not -ss) removed when at least three letters remain, and a final -e
-    dropped. Deliberately crude: it only has to map the forms of one word together.
-
-    >>> [light_stem(w) for w in ("born", "studied", "studies", "founded", "founder", "awards")]
-    ['birth', 'study', 'study', 'found', 'founder', 'award']
-    """
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    for suffix, replacement in (("ies", "y"), ("ied", "y"), ("ing", ""), ("ed", ""), ("es", ""), ("s", "")):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
-            word = word[: -len(suffix)] + replacement
-            break
-    if word.endswith("e") and len(word) > 3:
-        word = word[:-1]
-    return word
-
-
-@dataclasses.dataclass(frozen=True)
-class AtomFrame:
-    """What an atom talks about (``frame``), the values it gives (``numbers``, ``names``) and
-    whether it is negated (:func:`atom_frame`)."""
-
-    frame: frozenset[str]
-    numbers: frozenset[str]
-    names: frozenset[str]
-    negated: bool
-    #: the function words (is/was/… as "be", he/she/… as "pron"), compared when both frames are empty
-    skeleton: frozenset[str] = frozenset()
-    #: years (1000–2099) and months: compared with each other, not with other numbers
-    dates: frozenset[str] = frozenset()
-    #: the capitalised words that open the atom ("Marie Curie"; empty for "She …")
-    subject: frozenset[str] = frozenset()
-    #: how many sentences the text has (the gate reads one-fact atoms)
-    sentences: int = 1
-
-
-def atom_frame(text: str) -> AtomFrame:
-    """Split an atom into frame tokens, number and name values and a negation flag (module
-    docstring, "Comparability gate").
-
-    The capitalised words that open a sentence ("Marie Curie", "A Bronx Tale") are its subject,
-    not a value: they are skipped, like a pronoun.
-
-    >>> f = atom_frame("Marie Curie was born in Warsaw in 1867.")
-    >>> sorted(f.frame), sorted(f.dates), sorted(f.names), sorted(f.subject), f.negated
-    (['birth'], ['1867'], ['Warsaw'], ['Curie', 'Marie'], False)
-    >>> atom_frame("She never won two Oscars.").numbers, atom_frame("She never won two Oscars.").negated
-    (frozenset({'2'}), True)
-    """
-    frame: set[str] = set()
-    numbers: set[str] = set()
-    dates: set[str] = set()
-    names: set[str] = set()
-    skeleton: set[str] = set()
-    subject: set[str] = set()
-    negated = False
-    opening = True  # before the first word of the text
-    in_subject = False  # inside the run of capitalised words that opens a sentence
-    matches = list(_TOKEN.finditer(text))
-    for position, match in enumerate(matches):
-        token = match.group()
-        following = matches[position + 1].group() if position + 1 < len(matches) else ""
-        before = text[: match.start()].rstrip()
-        if not before or before[-1] in '.!?:;"“(':
-            in_subject = True
-        if token[0].isdigit():
-            in_subject = opening = False
-            value = token.replace(",", "").rstrip(".")
-            previous = matches[position - 1].group().lower() if position else ""
-            day = previous in _MONTHS or following.lower() in _MONTHS  # "August 28", "4 May"
-            (dates if _YEAR.fullmatch(value) or day else numbers).add(value)
-            continue
-        word = token.lower()
-        if word.endswith(("'s", "’s")):
-            word, token = word[:-2], token[:-2]
-        # the subject's name; a capitalised stopword belongs to it when a name follows ("The Last
-        # House", "Just Cause"), else it is a pronoun or the like ("He was", "In 1990")
-        if in_subject and token[0].isupper() and (word not in _STOPWORDS or following[:1].isupper()):
-            if opening and word not in ("the", "a", "an"):
-                subject.add(token)
-            continue
-        in_subject = opening = False
-        if token[0].isupper():
-            if word in _MONTHS:
-                dates.add(_MONTHS[word])  # a date's month is compared with dates, not with places
-            elif word in _STOPWORDS:  # "The", "He" opening a sentence
-                skeleton.add(_SKELETON.get(word, word))
-            else:
-                names.add(token)
-        elif word in _NEGATIONS or word.endswith(("n't", "n’t")):
-            negated = True
-        elif word in _NUMBER_WORDS:
-            numbers.add(_NUMBER_WORDS[word])
-        elif word in _STOPWORDS or len(word) == 1:
-            skeleton.add(_SKELETON.get(word, word))
-        else:
-            frame.add(light_stem(word))
-    return AtomFrame(
-        frozenset(frame),
-        frozenset(numbers),
-        frozenset(names),
-        negated,
-        frozenset(skeleton),
-        frozenset(dates),
-        frozenset(subject),
-        1 + len(_SENTENCE_BREAK.findall(text.strip())),
-    )
-
-
-def frame_overlap(a: AtomFrame, b: AtomFrame) -> float:
-    """Jaccard overlap of two atoms' frames, |F_a ∩ F_b| / |F_a ∪ F_b|.
-
-    When both frames are empty ("He was French" / "She is American": every content word is a
-    value) the atoms' function words (``AtomFrame.skeleton``) are compared the same way, so "He
-    was French" / "London is in England" (skeletons {pron, be} / {be, in}: 1/3) are not matched
-    while "He was French" / "She is American" ({pron, be} twice: 1) are. One empty frame: 0.
-    """
-    first, second = (a.frame, b.frame) if a.frame or b.frame else (a.skeleton, b.skeleton)
-    if not first or not second:
-        return 0.0
-    return len(first & second) / len(first | second)
-
-
-def comparability(a: AtomFrame, b: AtomFrame, min_overlap: float = MIN_FRAME_OVERLAP) -> str:
-    """Why two atoms are, or are not, comparable. Kept (:data:`COMPARABLE`): ``"values"``,
-    ``"negation"``, ``"long"`` (a text that is not one fact: the gate does not apply). Pruned:
-    ``"subjects"`` (two different named subjects), ``"frames"`` (they talk about different
-    things), ``"same values"`` (same attribute, no disagreement). The rule, in this order
-    (module docstring):
-
-        long      ⇔ either text has > 1 sentence or > MAX_ATOM_FRAME frame tokens
-        subjects  ⇔ S_a ≠ ∅ ∧ S_b ≠ ∅ ∧ S_a ∩ S_b = ∅
-        frames    ⇔ J(F_a, F_b) < min_overlap,  J = |F_a ∩ F_b| / |F_a ∪ F_b|  (:func:`frame_overlap`)
-        values    ⇔ differ(dates) ∨ differ(numbers) ∨ differ(names),
-                    differ(V) ⇔ V_a ∖ V_b ≠ ∅ ∧ V_b ∖ V_a ≠ ∅
-        negation  ⇔ negated_a ≠ negated_b
-
-    >>> comparability(atom_frame("He was born in 1949."), atom_frame("He was born in 1942."))
-    'values'
-    >>> comparability(atom_frame("He was born in Vienna."), atom_frame("He was born in 1867."))
-    'same values'
-    >>> comparability(atom_frame("He was a French engraver."), atom_frame("He was born in Abbeville."))
-    'frames'
-    """
-    if max(a.sentences, b.sentences) > 1 or max(len(a.frame), len(b.frame)) > MAX_ATOM_FRAME:
-        return "long"
-    if a.subject and b.subject and not a.subject & b.subject:
-        return "subjects"
-    if frame_overlap(a, b) < min_overlap:
-        return "frames"
-    for mine, theirs in ((a.dates, b.dates), (a.numbers, b.numbers), (a.names, b.names)):
-        if mine - theirs and theirs - mine:
-            return "values"
-    if a.negated != b.negated:
-        return "negation"
-    return "same values"
-
-
-def comparable_pair_mask(texts: Sequence[str], min_overlap: float = MIN_FRAME_OVERLAP) -> np.ndarray:
-    """For each unordered pair i < j (in ``numpy.triu_indices(len(texts), k=1)`` order): are
-    the two atoms comparable (:func:`comparability` is ``"values"`` or ``"negation"``)?"""
-    frames = [atom_frame(t) for t in texts]
-    upper_i, upper_j = np.triu_indices(len(texts), k=1)
-    return np.array(
-        [
-            comparability(frames[i], frames[j], min_overlap) in COMPARABLE
-            for i, j in zip(upper_i.tolist(), upper_j.tolist())
-        ],
-        dtype=bool,
-    )
-
-
-# -- which pairs: selection ---------------------------------------------------------------------
 
 
 def select_atom_pairs(

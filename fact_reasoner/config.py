@@ -510,6 +510,9 @@ class PipelineConfig(BaseModel):
     )
     #: groups whose main field's ``dest`` is the group's own name (``engine="pgmpy"``)
     NAMED_GROUPS: ClassVar[tuple[str, ...]] = ("engine", "pipeline")
+    #: earlier top-level names that a group still reads as input, and the group:
+    #: ``use_priors`` (now ``factor_tables``; :class:`~fact_reasoner.graph.GraphOptions` maps it)
+    RENAMED: ClassVar[dict[str, str]] = {"use_priors": "graph"}
 
     @model_validator(mode="before")
     @classmethod
@@ -523,12 +526,12 @@ class PipelineConfig(BaseModel):
         for key, value in data.items():
             if key in cls.GROUPS and not (key in cls.NAMED_GROUPS and isinstance(value, str)):
                 nested[key] = dict(value) if isinstance(value, dict) else value
-            elif key in owners:
+            elif key in owners or key in cls.RENAMED:
                 flat[key] = value
             else:
                 nested[key] = value  # unknown: let "extra=forbid" name it
         for dest, value in flat.items():
-            group, field = owners[dest]
+            group, field = owners[dest] if dest in owners else (cls.RENAMED[dest], dest)
             target = nested.setdefault(group, {})
             if isinstance(target, BaseModel):
                 target = nested[group] = target.model_dump()

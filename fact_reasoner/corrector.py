@@ -1,6 +1,6 @@
 """The corrector: a response rewritten to keep what is supported, with citations, and re-assessed.
 
-``fact-reasoner correct`` (:mod:`fact_reasoner.corrector_cli`) runs :meth:`Corrector.correct` on
+``fact-reasoner correct`` (:mod:`fact_reasoner.commands.correct`) runs :meth:`Corrector.correct` on
 every record. One record goes through:
 
 1. **assess** the response as it is (:meth:`FactReasoner.assess

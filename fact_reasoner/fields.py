@@ -8,7 +8,7 @@ the graph, the other groups in :mod:`fact_reasoner.config`); the command line
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pydantic import Field
@@ -32,6 +32,7 @@ def option(
     cli: bool = True,
     registry: str | None = None,
     closed: bool = False,
+    switches: Mapping[str, Any] | None = None,
 ) -> Any:
     """A setting's ``Field``.
 
@@ -66,6 +67,9 @@ def option(
         group has that value, or one of them when ``value`` is a sequence (a backend's own option): otherwise it is left out of the settings
         a resumed run must share, so adding such an option does not refuse the outputs of
         earlier versions.
+    switches:
+        Flags that take no value and set the setting to a fixed one, ``{flag: value}``
+        (``--use-priors`` for ``--factor-tables priors``, IBM's spelling).
     omit_default:
         The setting is left out of the settings a resumed run must share while it has its
         default value (which reproduces what the program did before the setting existed): adding
@@ -90,6 +94,8 @@ def option(
         extra["only_when"] = [condition_field, list(wanted) if isinstance(wanted, (list, tuple)) else wanted]
     if omit_default:
         extra["omit_default"] = True
+    if switches:
+        extra["switches"] = dict(switches)
     if default_factory is not None:
         return Field(default_factory=default_factory, description=description, json_schema_extra=extra)
     return Field(default, description=description, json_schema_extra=extra)

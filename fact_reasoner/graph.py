@@ -15,16 +15,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, ClassVar, Literal, NamedTuple
+from typing import Annotated, Any, ClassVar, Literal, NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .factors import DEFAULT_CLAMP, clamp_probability, relation_tables
 from .fields import option
+from .frames import same_attribute
 from .schema import Atom, Context, Relation, RelationType
 
 Version = Literal[1, 2, 3]
+#: which atom–context contradictions become factors (GraphOptions.contradictions)
+ContradictionRule = Literal["same-attribute", "any"]
+#: which family of factor tables (GraphOptions.factor_tables; factors.py)
+FactorTables = Literal["priors", "paper"]
 
 #: Codes used in :attr:`FactorGraph.relations`.
 RELATION_CODES = {
@@ -145,24 +150,38 @@ class GraphOptions(BaseModel):
     """How the factor graph is built from the judged relations.
 
     ``context_prior`` defaults to 0.9 (IBM's code; the paper's text says 0.99).
-    ``use_priors`` selects the second family of tables, in which the rows for a false
-    premise carry the target's prior (π = ``atom_prior`` for atoms, ``context_prior`` for
-    contexts).
+    ``factor_tables`` picks the family of tables (``factors.py``): ``paper`` (the paper's
+    Table 1) or ``priors``, in which the rows for a false premise carry the target's prior (π =
+    ``atom_prior`` for atoms, ``context_prior`` for contexts). ``use_priors`` (a boolean, the
+    name IBM's tool and earlier versions used) is accepted as input and read as
+    ``factor_tables``.
 
-    ``min_relation_probability`` (default 0: every entailment and contradiction is a factor, as
-    in the paper) drops relations whose predicted label has probability p ≤ the threshold, as if
-    neutral. Why it exists: with three labels the arg-max can have p < 0.5, and the no-priors
-    entailment table (p, p, 1−p, p) then favours the *false* atom — a weak "entailment" would
-    count as evidence against the claim. 0.5 removes exactly those.
+    ``min_relation_probability`` (default 0.5; 0 makes every entailment and contradiction a
+    factor, as in the paper) drops relations whose predicted label has probability p ≤ the
+    threshold, as if neutral. Why: with three labels the arg-max can have p < 0.5, and then
+    both table families favour the *false* atom for an "entailment" (paper: (p, p, 1−p, p);
+    priors: the true-source row (1−p, p)) — a weak "entailment" would count as evidence
+    against the claim, a weak "contradiction" for it. 0.5 removes exactly those: a label the
+    judge gives no more than even odds.
+
+    ``contradictions`` (``same-attribute`` or ``any``) says which atom–context contradictions
+    become factors: ``any`` (the paper) every one; ``same-attribute`` only those where some
+    sentence of the context speaks about the atom's attribute with a value or a negation that
+    can disagree (:func:`fact_reasoner.frames.same_attribute`); the others count as neutral
+    and are counted (``BuiltGraph.contradictions_other_attribute``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     title: ClassVar[str] = "factor graph"
 
     version: Version = option(3, "FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context)")
-    use_priors: bool = option(
-        False,
-        "use the factor tables that carry the target's prior (default: the paper's Table 1)",
+    factor_tables: FactorTables = option(
+        "priors",
+        "the factor tables: `priors` (a false source leaves its target at the target's prior, so each "
+        "relation is P(target | source): no evidence from a context that the graph believes false) or "
+        "`paper` (the paper's Table 1: an implication from a false source is satisfied whatever the "
+        "target; reproduces the paper)",
+        switches={"--use-priors": "priors", "--use_priors": "priors", "--paper-tables": "paper"},
     )
     context_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(
         0.9,
@@ -175,9 +194,18 @@ class GraphOptions(BaseModel):
         cli=False,
     )
     min_relation_probability: Annotated[float, Field(ge=0.0, lt=1.0)] = option(
-        0.0,
-        "drop entailments/contradictions whose NLI probability is at most this (0 keeps all, as the "
-        "paper; 0.5 stops a weak 3-way 'entailment' from counting against the atom)",
+        0.5,
+        "drop entailments/contradictions whose NLI probability is at most this, as if neutral (0.5: a label the "
+        "judge gives no more than even odds, which the tables would read as evidence the other way; 0 keeps "
+        "all, as the paper)",
+    )
+    contradictions: ContradictionRule = option(
+        "same-attribute",
+        "which atom-context contradictions become factors: `same-attribute` (only where a sentence of the "
+        "context speaks about the atom's attribute with a conflicting value of the same kind, or negates it; "
+        "e.g. 'born in Ulm in 1879' against 'born in 1880', not 'died in 1955 in Princeton' against 'born in "
+        "1879'; the others count as neutral: counters.contradictions_other_attribute) or `any` (every one, as "
+        "the paper)",
     )
     # Coherence (atom–atom factors, fact_reasoner/coherence.py). Declared only_when themselves
     # on: with coherence off they are left out of the output's settings and the resume
@@ -203,6 +231,30 @@ class GraphOptions(BaseModel):
         "counters.coherence_pairs_incomparable",
         only_when=("coherence", True),
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _use_priors(cls, data: Any) -> Any:
+        """``use_priors: true/false`` (IBM's name, and this tool's before ``factor_tables``)."""
+        if isinstance(data, dict) and "use_priors" in data:
+            data = dict(data)
+            tables = "priors" if data.pop("use_priors") else "paper"
+            if data.setdefault("factor_tables", tables) != tables:
+                raise ValueError(f"use_priors and factor_tables {data['factor_tables']!r} disagree")
+        return data
+
+
+def upgrade_graph_settings(graph: dict[str, Any]) -> dict[str, Any]:
+    """The ``graph`` settings of an output row written before ``factor_tables`` and
+    ``contradictions`` existed, in today's spelling: ``use_priors`` true/false is
+    ``factor_tables`` priors/paper, and every contradiction was a factor (``contradictions
+    any``). Today's rows are returned as they are."""
+    if "use_priors" not in graph or "factor_tables" in graph:
+        return graph
+    upgraded = {key: value for key, value in graph.items() if key != "use_priors"}
+    upgraded["factor_tables"] = "priors" if graph["use_priors"] else "paper"
+    upgraded.setdefault("contradictions", "any")
+    return upgraded
 
 
 @dataclass(frozen=True)
@@ -336,6 +388,21 @@ class BuiltGraph:
     atom_factors: int = 0
     #: with coherence: ordered atom pairs of the plan with no judgement at all
     atom_pairs_missing: int = 0
+    #: with ``contradictions same-attribute``: atom–context contradictions kept as factors, and
+    #: those turned neutral because the context speaks about another attribute (``None``: rule off)
+    contradictions_same_attribute: int | None = None
+    contradictions_other_attribute: int | None = None
+
+    def contradiction_counters(self) -> dict[str, int]:
+        """``contradictions_same_attribute`` (atom–context contradictions kept as factors) and
+        ``contradictions_other_attribute`` (made neutral: the context speaks about another
+        attribute) with ``contradictions same-attribute``; nothing with ``any``."""
+        if self.contradictions_same_attribute is None or self.contradictions_other_attribute is None:
+            return {}
+        return {
+            "contradictions_same_attribute": self.contradictions_same_attribute,
+            "contradictions_other_attribute": self.contradictions_other_attribute,
+        }
 
     @property
     def factor_relations(self) -> tuple[FactorSource, ...]:
@@ -400,6 +467,11 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
         code = np.where(prob <= options.min_relation_probability, _NEUTRAL_CODE, code).astype(np.int8)
 
     on_atom = tgt < n_atoms
+    kept_contradictions = other_attribute = None
+    if options.contradictions == "same-attribute":
+        code, kept_contradictions, other_attribute = _same_attribute_contradictions(
+            plan, src, tgt, code, on_atom & ~failed
+        )
     atom_factor = on_atom & ~failed & (code != _NEUTRAL_CODE)
     f_src, f_tgt, f_code, f_prob = _reconcile_context_pairs(
         src[~on_atom], tgt[~on_atom], code[~on_atom], prob[~on_atom], failed[~on_atom], v
@@ -415,7 +487,7 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
         1 - options.clamp,
     )
     prior = np.concatenate([np.full(n_atoms, options.atom_prior), context_priors])
-    target_priors = prior[target] if options.use_priors else None
+    target_priors = prior[target] if options.factor_tables == "priors" else None
     graph = FactorGraph(
         variables=variables,
         prior=prior,
@@ -434,6 +506,8 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
         failed_pairs=n_failed,
         factor_probabilities=raw,
         ignored_relations=ignored,
+        contradictions_same_attribute=kept_contradictions,
+        contradictions_other_attribute=other_attribute,
     )
     if plan.atom_pairs:
         from .coherence import add_atom_factors  # coherence builds on this module
@@ -506,6 +580,27 @@ def ignored_relations(plan: GraphPlan, relations: Iterable[Relation]) -> dict[st
     ``duplicate`` and ``contradictory_duplicate`` (the pair was given before, with the same or
     another label: the first one counts)."""
     return _RelationArrays.of(plan, relations).ignored()
+
+
+def _same_attribute_contradictions(
+    plan: GraphPlan, src: np.ndarray, tgt: np.ndarray, code: np.ndarray, usable: np.ndarray
+) -> tuple[np.ndarray, int, int]:
+    """``contradictions same-attribute``: the relation codes with every usable atom–context
+    contradiction whose context does not speak about the atom's attribute
+    (:func:`fact_reasoner.frames.same_attribute`) made neutral, and how many were kept and made
+    neutral."""
+    n_atoms = len(plan.atoms)
+    contradiction = usable & (code == RELATION_CODES[RelationType.CONTRADICTION])
+    rows = np.flatnonzero(contradiction)
+    other = [
+        i
+        for i in rows.tolist()
+        if same_attribute(plan.atoms[int(tgt[i])].text, plan.contexts[int(src[i]) - n_atoms].text) == "other attribute"
+    ]
+    if other:
+        code = code.copy()
+        code[other] = _NEUTRAL_CODE
+    return code, len(rows) - len(other), len(other)
 
 
 def _relevance(context: Context) -> float:

@@ -68,7 +68,10 @@ def _parse(path: str, line: int, data: Any) -> tuple[InputRecord, str] | RecordE
     try:
         return InputRecord.model_validate(data), content_key(data)
     except ValidationError as error:
-        return RecordError(path, line, describe_validation_error(error))
+        message = describe_validation_error(error)
+        if "output" not in data and "atoms" not in data:  # likely other field names: show them
+            message += f" (found: {', '.join(sorted(map(str, data))) or 'no fields'})"
+        return RecordError(path, line, message)
 
 
 @dataclass(frozen=True)
@@ -318,34 +321,52 @@ class _OutputLock:
     """An exclusive ``flock`` on ``<output>.lock`` for as long as a run writes the output.
 
     A second run on the same output is refused at once instead of interleaving lines. The lock
-    file keeps the holder's pid for the message; the lock itself goes with the process (also
-    when it is killed), so a stale lock file never blocks a later run.
+    file keeps the holder's pid for the message and is removed when the run ends; the lock
+    itself goes with the process (also when it is killed), so a stale lock file never blocks a
+    later run.
+
+    Removing the file is safe against a run that opened it just before: a run that gets the
+    lock checks that the path still names the file it locked, and opens it afresh if not.
     """
 
     def __init__(self, output: Path):
         self.path = output.with_name(output.name + ".lock")
-        self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        self._fd: int | None = None
         try:
             import fcntl
         except ImportError:  # pragma: no cover - not on POSIX: no locking
             return
-        try:
-            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            holder = os.pread(self._fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            os.close(self._fd)
-            self._fd = None
-            from .errors import OutputLocked
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                from .errors import OutputLocked
 
-            raise OutputLocked(
-                f"{output} is being written by another run (pid {holder}); wait for it to finish, "
-                "or write to another --output-dir / --output-file"
-            ) from None
-        os.ftruncate(self._fd, 0)
-        os.pwrite(self._fd, str(os.getpid()).encode(), 0)
+                raise OutputLocked(
+                    f"{output} is being written by another run (pid {holder}); wait for it to finish, "
+                    "or write to another --output-dir / --output-file"
+                ) from None
+            if self._names(fd):
+                break
+            os.close(fd)  # the holder removed the file between our open and our lock: again
+        self._fd = fd
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+
+    def _names(self, fd: int) -> bool:
+        """Whether the lock file's path still names the file open as ``fd``."""
+        try:
+            return os.stat(self.path).st_ino == os.fstat(fd).st_ino
+        except FileNotFoundError:
+            return False
 
     def release(self) -> None:
         if self._fd is not None:
+            if self._names(self._fd):
+                self.path.unlink(missing_ok=True)  # removed while still held: see the class docstring
             os.close(self._fd)  # closing the descriptor releases the flock
             self._fd = None
 

@@ -47,11 +47,11 @@ and drops a neutral winner. Given the forward judgement (label L, probability p)
   about the pair: it must be judged.
 - L = contradiction: contradiction is symmetric (A contradicts B iff B contradicts A), so a
   consistent judge says contradiction again and the reverse could only replace p by its own
-  probability; without priors the contradiction table ``[[p, p], [p, 1−p]]`` is symmetric in
-  (X, Y), so the direction itself does not matter. Skipped. (An approximation: a judge that
-  gives the reverse a higher probability changes the factor's strength; with ``--use-priors``
-  the rows for a false premise carry the target's prior, which differs between the two contexts
-  only through their relevance.)
+  probability; with the paper's tables the contradiction table ``[[p, p], [p, 1−p]]`` is
+  symmetric in (X, Y), so the direction itself does not matter. Skipped. (An approximation: a
+  judge that gives the reverse a higher probability changes the factor's strength; with the
+  ``priors`` tables, the default, the rows for a false premise carry the target's prior, which
+  differs between the two contexts only through their relevance.)
 - L = neutral: the reverse matters only if it is an entailment or contradiction with a higher
   probability. A contradiction is excluded by symmetry as above. An entailment shorter ⊨ longer
   while longer ⊭ shorter needs the shorter text to carry everything the longer one says, which

@@ -161,7 +161,7 @@ class FactReasoner:
         >>> assessor = FactReasoner(PipelineConfig(version=1, nli="precomputed", use_cache=False))
         >>> result = assessor.assess(record)
         >>> [(atom.id, atom.prediction.value, round(atom.probability, 3)) for atom in result.atoms]
-        [('a0', 'S', 0.803), ('a1', 'NS', 0.273)]
+        [('a0', 'S', 0.86), ('a1', 'NS', 0.23)]
         >>> result.factuality_score
         0.5
         """
@@ -202,6 +202,7 @@ class FactReasoner:
                 "failed_pairs": built.failed_pairs,
                 "factors": built.graph.num_factors,
             }
+            | built.contradiction_counters()
             | (coherence_counters(built) if self.config.graph.coherence else {})
             | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         )

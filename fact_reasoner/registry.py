@@ -1,7 +1,8 @@
 """One registry for every kind of pluggable backend: name → factory, plus what it needs.
 
 Each kind (inference ``engines``, ``retrievers``, ``nli`` backends, ``llm_backends``, RAG
-``metrics``, assessment ``pipelines``) is one :class:`Registry`. An entry says everything the
+``metrics``, assessment ``pipelines``, the ``commands`` of ``fact-reasoner``) is one
+:class:`Registry`. An entry says everything the
 rest of the program needs to know about a backend, in one place:
 
 - the **factory** that builds it (a callable, or ``"module:attribute"`` imported on first use,
@@ -16,7 +17,8 @@ rest of the program needs to know about a backend, in one place:
 
 Outside packages add backends without touching this project: an entry point in the kind's
 group (``fact_reasoner.engines``, ``fact_reasoner.retrievers``, ``fact_reasoner.nli``,
-``fact_reasoner.llm_backends``, ``fact_reasoner.metrics``, ``fact_reasoner.pipelines``) named
+``fact_reasoner.llm_backends``, ``fact_reasoner.metrics``, ``fact_reasoner.pipelines``,
+``fact_reasoner.commands``) named
 after the backend, pointing to its factory. Entry points are read on the first lookup.
 
 A small registry of its own::
@@ -338,6 +340,7 @@ KINDS: dict[str, str] = {
     "llm_backends": "fact_reasoner.llm:LLM_BACKENDS",
     "metrics": "fact_reasoner.metrics.evaluation:METRICS",
     "pipelines": "fact_reasoner.pipelines:PIPELINES",
+    "commands": "fact_reasoner.commands:COMMANDS",
 }
 
 

@@ -1,45 +1,55 @@
-"""The dataset run: every record of an input file assessed, written, resumable and summarised.
+"""The dataset run: every item of an input file worked on, written, resumable and summarised.
 
-:func:`run_dataset` does what ``fact-reasoner --input-file …`` does, callable from Python:
+There is one run loop, :func:`run_dataset`, and every command that goes through a dataset uses
+it: ``fact-reasoner`` (assess), ``correct``, ``ragas`` and ``experiments/run_biographies.py``.
+A command describes its run as a :class:`DatasetJob` (how its input is read, what a worker
+does with one item, what its rows carry); the runner does the rest, the same way for all:
 
-1. read the input (:func:`~fact_reasoner.io.read_records`); an unreadable line becomes a failure
-   naming file and line, and reading goes on; ``limit`` keeps the first lines read;
-2. preflight: everything the records will need (the engine and its options, the packages of the
-   atomizer, retriever and NLI backend, the executor) is checked once, before any record;
+1. read the input (:meth:`DatasetJob.read`); an unreadable line becomes a failure naming file
+   and line, and reading goes on; ``limit`` keeps the first lines read;
+2. preflight: everything the items will need (the engine and its options, the packages of the
+   atomizer, retriever and NLI backend, the executor) is checked once, before any item;
 3. open the output (:class:`~fact_reasoner.io.ResultWriter`, locked): results already written for
-   these records are skipped (resume); a file whose results were made with other settings is
+   these items are skipped (resume); a file whose results were made with other settings is
    refused (:class:`~fact_reasoner.errors.SettingsMismatch`);
-4. assess the remaining records on the executor, writing each row as soon as it is done; a
-   record that fails is recorded and the run goes on, unless a stage cannot be set up at all or
-   the server was unreachable before any record succeeded (then the run stops);
-5. write the run's failures (``.errors.jsonl``) and the dataset summary (``.summary.json``) of
-   the results of this input's records.
+4. work on the remaining items on the executor, writing each row as soon as it is done; an
+   item that fails is recorded and the run goes on, unless a stage cannot be set up at all or
+   the server was unreachable before any item succeeded (then the run stops);
+5. write the run's failures (``.errors.jsonl``) and, where the job has one, the dataset summary
+   (``.summary.json``) of the results of this input's items.
+
+Ctrl-C and SIGTERM (:mod:`fact_reasoner.interrupts`) stop the run at once: the item in
+progress is abandoned, every finished row is kept, and the report says so.
 
 Problems that prevent the run raise a :class:`~fact_reasoner.errors.FactReasonerError` before
-any record is assessed. Once the run has started it ends with a :class:`RunReport`: completed,
-interrupted (Ctrl-C or SIGTERM: everything written is kept) or stopped (``stopped_by`` says why).
-Nothing here prints: what happens during the run (unreadable lines, failed records, resuming)
-is logged on the ``fact_reasoner.runner`` logger, each message with its prefix (``error:``,
-``note:``, ``resuming:``), and the command line prints the report.
+any item is worked on. Once the run has started it ends with a :class:`RunReport`: completed,
+interrupted (everything written is kept) or stopped (``stopped_by`` says why). Nothing here
+prints: what happens during the run (unreadable lines, failed items, resuming) is logged on the
+``fact_reasoner.runner`` logger, each message with its prefix (``error:``, ``note:``,
+``warning:``, ``resuming:``), and the command line prints the report
+(:mod:`fact_reasoner.commands`).
+
+:class:`RecordService` is the same job one item at a time, with its stages loaded once: the row
+it returns is the row :func:`run_dataset` writes for that item.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import signal
-import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from .config import PipelineConfig
 from .errors import RecordFailed, SettingsMismatch, SetupError
-from .executors import Job, describe_error, make_executor
-from .io import NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
+from .executors import Executor, Job, LocalExecutor, describe_error, make_executor
+from .graph import upgrade_graph_settings
+from .interrupts import deferred, stop_on_signals
+from .io import InOrderWriter, NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
 from .scores import median_num_atoms, summarize_rows
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -55,11 +65,12 @@ DEFAULT_OUTPUT_DIR = Path("fact_reasoner_output")
 class RunReport:
     """What a dataset run did.
 
-    Every record read falls in exactly one count: ``records = done + skipped + failed +
+    Every item read falls in exactly one count: ``records = done + skipped + failed +
     not_run``, where ``failed`` counts the unreadable lines too (``len(failures)``).
     ``summary`` is the dict written to ``summary_file``; it and the summary file are absent
-    when the run stopped. ``kept`` is the number of results in the output file after the run
-    (also those of records no longer in the input: ``stale`` of them).
+    when the run stopped (or the job has no summary). ``kept`` is the number of results in the
+    output file after the run (also those of items no longer in the input: ``stale`` of them).
+    ``rows`` are the results of this input's items (the summary is made of them).
     """
 
     input_file: Path
@@ -78,17 +89,16 @@ class RunReport:
     summary: dict[str, Any] | None = None
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
-    #: the rows the summary was made of (this input's records), for the gate's worst records
     rows: tuple[dict[str, Any], ...] = ()
 
     @property
     def failed(self) -> int:
-        """Unreadable lines plus records that failed in this run."""
+        """Unreadable lines plus items that failed in this run."""
         return len(self.failures)
 
     @property
     def completed(self) -> bool:
-        """Every record read was tried (none left by a stop or an interruption)."""
+        """Every item read was tried (none left by a stop or an interruption)."""
         return self.stopped_by is None and not self.interrupted
 
 
@@ -114,6 +124,171 @@ def default_output_file(
     return Path(output_dir) / f"{stem}.{tag}.jsonl"
 
 
+# -- what a command hands to the runner ----------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class DatasetJob(ABC):
+    """One command's dataset run, as :func:`run_dataset` drives it.
+
+    The fields are the run's controls: the input and output files, ``overwrite`` (start the
+    output over instead of resuming), ``limit`` (the first lines of the input only),
+    ``progress`` (a progress bar on stderr) and ``dataset_name`` (a label for the summary).
+    The methods say what is particular to the command; each has the default that most
+    commands want. An item is anything with ``key`` (its resume key), ``path`` and ``line``.
+    """
+
+    input_file: Path
+    output_file: Path
+    overwrite: bool = False
+    limit: int | None = None
+    progress: bool = True
+    dataset_name: str | None = None
+
+    #: what one item is called in messages ("3 record(s) kept")
+    noun: ClassVar[str] = "record"
+    #: the row field holding an item's resume key
+    key_field: ClassVar[str] = "record_key"
+    #: the flags that choose another output (named when the output holds other settings)
+    elsewhere: ClassVar[str] = "--output-dir / --output-file"
+    #: write rows in input order even when workers finish out of order (Ray)
+    in_order: ClassVar[bool] = False
+
+    @abstractmethod
+    def read(self) -> list[Any]:
+        """Every item of the input in order, and a :class:`~fact_reasoner.io.RecordError` for each
+        part that cannot be read; raises :class:`~fact_reasoner.errors.InputError` when the
+        input cannot be read at all."""
+
+    def preflight(self, items: Sequence[Any]) -> None:  # noqa: B027 - nothing to check by default
+        """Check, before any item, everything the items will need (raise a
+        :class:`~fact_reasoner.errors.FactReasonerError` when something cannot work)."""
+
+    @abstractmethod
+    def settings(self) -> dict[str, Any]:
+        """The settings every row carries; a resumed run must have the same."""
+
+    @abstractmethod
+    def worker_job(self, items: Sequence[Any]) -> Job:
+        """What a worker does with one item (the executor's job), for these items (the dataset
+        median of their atoms is known here)."""
+
+    def make_executor(self) -> Executor:
+        """Where the items run (by default this process, :class:`~fact_reasoner.executors.
+        LocalExecutor`); :meth:`release_executor` is called with it after the run."""
+        return LocalExecutor()
+
+    def release_executor(self, executor: Executor) -> None:
+        """After the run (and when the output cannot be opened): close the executor (a job that
+        shares one executor between several runs closes it itself)."""
+        executor.close()
+
+    def progress_label(self) -> str | None:
+        """The progress bar's label."""
+        return None
+
+    def local_state(self) -> Any:
+        """What the local executor's worker uses instead of building its own state (the stages
+        this process built already), or None."""
+        return None
+
+    def work_items(self, items: Sequence[Any]) -> list[Any]:
+        """What the worker job is given for each item (by default the item itself)."""
+        return list(items)
+
+    def row(self, item: Any, value: Any) -> dict[str, Any]:
+        """The output row of an item from what its worker returned (raise
+        :class:`~fact_reasoner.errors.RecordFailed` to record the item as failed instead): by
+        default that dict with the settings (which resuming compares) and the input line."""
+        row: dict[str, Any] = value
+        if "settings" not in row:
+            row["settings"] = self.settings()
+        row["source_line"] = item.line
+        return row
+
+    def failure_message(self, item: Any, error: BaseException) -> str:
+        """How a failed item is described in the errors file and on stderr."""
+        return str(error) if isinstance(error, RecordFailed) else describe_error(error)
+
+    def after_item(self, item: Any, row: dict[str, Any] | None, failure: RecordError | None) -> None:  # noqa: B027
+        """Called after each item, with its row or its failure (a job's own accounting)."""
+
+    def postfix(self) -> dict[str, Any] | None:
+        """Figures shown beside the progress bar, or None."""
+        return None
+
+    def normalise(self, settings: Any) -> Any:
+        """The settings of a row written by an earlier version, in today's spelling (by default
+        as they are)."""
+        return settings
+
+    def summary(self, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+        """The dataset summary of this input's rows (written to ``.summary.json``, with the
+        run's own fields added), or None for a job that writes none."""
+        return None
+
+    def notes(self, rows: list[dict[str, Any]]) -> list[str]:
+        """Warnings about the finished run's settings (logged as ``warning:``)."""
+        return []
+
+
+@dataclass(kw_only=True)
+class AssessDataset(DatasetJob):
+    """A pipeline (:class:`~fact_reasoner.pipeline.FactReasoner`, a baseline) over the records of
+    an input file: ``fact-reasoner --input-file``, and ``fact-reasoner correct`` with its own
+    ``make_job``, ``job_state``, ``row_settings`` and ``summarize`` (see :func:`run_dataset`)."""
+
+    assessor: Any
+    make_job: Callable[[PipelineConfig, int | str, float | None], Job] | None = None
+    job_state: Any = None
+    row_settings: dict[str, Any] | None = None
+    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
+
+    @property
+    def config(self) -> PipelineConfig:
+        return self.assessor.config
+
+    def read(self) -> list[Any]:
+        return list(read_records(self.input_file))
+
+    def make_executor(self) -> Executor:
+        return make_executor(self.config.execution)  # --executor local|ray
+
+    def preflight(self, items: Sequence[Any]) -> None:
+        # Everything the records will need is checked now, once: a missing package, a bad engine
+        # option or a missing merlin binary stops the run before any record.
+        self.assessor.preflight([r.record for r in items])
+        note = ignored_top_k(self.config, [r.record for r in items])
+        if note:
+            log.warning("warning: %s", note)
+
+    def settings(self) -> dict[str, Any]:
+        return self.assessor.settings() if self.row_settings is None else self.row_settings
+
+    def worker_job(self, items: Sequence[Any]) -> Job:
+        median = median_num_atoms([len(r.record.atoms) for r in items if r.record.atoms is not None])
+        k_rule = self.config.scores.k
+        if k_rule == "median" and median is None:
+            k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
+        return (self.make_job or AssessJob)(self.config, k_rule, median)
+
+    def local_state(self) -> Any:
+        return self.assessor if self.job_state is None else self.job_state
+
+    def normalise(self, settings: Any) -> Any:
+        return with_default_pipeline(settings)
+
+    def summary(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        out = dataset_summary(rows)
+        if self.summarize is not None:
+            out.update(self.summarize(rows))
+        return out
+
+    def notes(self, rows: list[dict[str, Any]]) -> list[str]:
+        note = k_beyond_atoms(self.config.scores.k, [row.get("num_atoms") for row in rows])
+        return [note] if note else []
+
+
 @dataclass(frozen=True)
 class AssessJob(Job[NumberedRecord, dict[str, Any]]):
     """The assessment of one record, as any worker does it: the output row of
@@ -121,7 +296,7 @@ class AssessJob(Job[NumberedRecord, dict[str, Any]]):
     and dataset median. Picklable: a Ray actor builds its own ``FactReasoner`` from ``config``."""
 
     config: PipelineConfig
-    k: int | str
+    k: int | str | None
     median: float | None
 
     def setup(self, config: PipelineConfig) -> Any:
@@ -134,9 +309,12 @@ class AssessJob(Job[NumberedRecord, dict[str, Any]]):
         return result.model_dump(mode="json")
 
 
+# -- the run --------------------------------------------------------------------------------------
+
+
 def run_dataset(
-    assessor: FactReasoner,
-    input_file: str | Path,
+    job: DatasetJob | FactReasoner,
+    input_file: str | Path | None = None,
     *,
     output_dir: str | Path = DEFAULT_OUTPUT_DIR,
     output_file: str | Path | None = None,
@@ -149,18 +327,19 @@ def run_dataset(
     settings: dict[str, Any] | None = None,
     summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None,
 ) -> RunReport:
-    """Assess every record of ``input_file`` with ``assessor`` (steps in the module docstring).
+    """Run ``job`` over its input (steps in the module docstring) and report what happened.
 
-    Results go to ``output_file``, by default :func:`default_output_file` in ``output_dir``;
-    beside it ``.errors.jsonl`` (this run's failures, removed when there are none) and
-    ``.summary.json``. ``overwrite`` starts the output over instead of resuming; ``limit``
-    keeps the first ``limit`` lines of the input (unreadable ones included); ``progress``
-    shows a progress bar on stderr.
-
-    Another command that makes one row per record (``fact-reasoner correct``) runs through the
-    same steps with its own job, ``make_job(config, k, dataset median)`` (default
-    :class:`AssessJob`); ``job_state``, what the local executor's worker uses (default:
-    ``assessor``); the ``settings`` its rows carry (default: the assessor's); and
+    ``job`` is a :class:`DatasetJob`, which carries its own files and controls; or, as in
+    ``run_dataset(assessor, "answers.jsonl", output_dir="out")``, a pipeline
+    (:class:`~fact_reasoner.pipeline.FactReasoner`) to assess every record of ``input_file``
+    with. Then results go to ``output_file``, by default :func:`default_output_file` in
+    ``output_dir``; beside it ``.errors.jsonl`` (this run's failures, removed when there are
+    none) and ``.summary.json``. ``overwrite`` starts the output over instead of resuming;
+    ``limit`` keeps the first ``limit`` lines of the input (unreadable ones included);
+    ``progress`` shows a progress bar on stderr. Another command that makes one row per record
+    (``fact-reasoner correct``) gives its own job, ``make_job(config, k, dataset median)``
+    (default :class:`AssessJob`); ``job_state``, what the local executor's worker uses
+    (default: the assessor); the ``settings`` its rows carry (default: the assessor's); and
     ``summarize``, whose figures of the rows are added to the summary.
 
     Raises :class:`~fact_reasoner.errors.InputError` (the input cannot be read at all), a
@@ -168,35 +347,56 @@ def run_dataset(
     :class:`~fact_reasoner.inference.InferenceError` from the preflight,
     :class:`~fact_reasoner.errors.OutputError` / :class:`~fact_reasoner.errors.OutputLocked`
     (the output cannot be used) or :class:`~fact_reasoner.errors.SettingsMismatch`, each before
-    any record is assessed.
+    any item is worked on.
     """
+    if not isinstance(job, DatasetJob):
+        if input_file is None:
+            raise TypeError("run_dataset(assessor, input_file, …): the input file is missing")
+        config = job.config
+        job = AssessDataset(
+            assessor=job,
+            input_file=Path(input_file),
+            output_file=(
+                Path(output_file)
+                if output_file is not None
+                else default_output_file(input_file, output_dir, config.graph.version, config.pipeline.name)
+            ),
+            dataset_name=dataset_name,
+            overwrite=overwrite,
+            limit=limit,
+            progress=progress,
+            make_job=make_job,
+            job_state=job_state,
+            row_settings=settings,
+            summarize=summarize,
+        )
+    return _run(job)
+
+
+def _run(job: DatasetJob) -> RunReport:
     from .progress import progress_bar
 
-    input_file = Path(input_file)
-    config = assessor.config
-    out_path = (
-        Path(output_file)
-        if output_file is not None
-        else default_output_file(input_file, output_dir, config.graph.version, config.pipeline.name)
-    )
+    out_path = Path(job.output_file)
     errors_path = out_path.with_suffix(".errors.jsonl")
     summary_path = out_path.with_suffix(".summary.json")
 
-    records = list(read_records(input_file))
-    input_keys = {r.key for r in records if isinstance(r, NumberedRecord)}
-    if limit is not None:
-        records = records[:limit]
-    valid = [r for r in records if isinstance(r, NumberedRecord)]
-    bad = [r for r in records if isinstance(r, RecordError)]
-    atom_counts = [len(r.record.atoms) for r in valid if r.record.atoms is not None]
-    median = median_num_atoms(atom_counts)
-    settings = assessor.settings() if settings is None else settings
-    # Everything the records will need is checked now, once: a missing package, a bad engine
-    # option or a missing merlin binary stops the run before any record.
-    assessor.preflight([r.record for r in valid])
-    executor = make_executor(config.execution)
+    items = job.read()
+    input_keys = {item.key for item in items if not isinstance(item, RecordError)}
+    if job.limit is not None:
+        items = items[: job.limit]
+    valid = [item for item in items if not isinstance(item, RecordError)]
+    bad = [item for item in items if isinstance(item, RecordError)]
+    settings = job.settings()
+    job.preflight(valid)
+    executor = job.make_executor()
     writer = open_results(
-        out_path, settings, overwrite=overwrite, executor=executor, elsewhere="--output-dir / --output-file"
+        out_path,
+        settings,
+        overwrite=job.overwrite,
+        executor=_Releaser(job, executor),
+        elsewhere=job.elsewhere,
+        key_field=job.key_field,
+        normalise=job.normalise,
     )
     notes: list[str] = []
     if writer.repaired:
@@ -206,61 +406,84 @@ def run_dataset(
     failures: list[RecordError] = list(bad)
     for unreadable in bad:
         log.error("error: %s", unreadable)
-    todo = [r for r in valid if r.key not in writer]
+    todo = [item for item in valid if item.key not in writer]
     skipped = len(valid) - len(todo)
     if skipped:
-        log.info("resuming: %d record(s) already in %s", skipped, out_path)
+        log.info("resuming: %d %s(s) already in %s", skipped, job.noun, out_path)
 
-    k_rule = config.scores.k
-    if k_rule == "median" and median is None:
-        k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
-    job = (make_job or AssessJob)(config, k_rule, median)
     interrupted = False
     stop_error: Exception | None = None
     done = 0
     tried = 0
     start = time.perf_counter()
+    in_order = InOrderWriter(writer) if job.in_order else None
+
+    def write(position: int, row: dict[str, Any] | None) -> None:
+        if in_order is not None:
+            in_order.put(position, row)
+        elif row is not None:
+            writer.write(row)
+
     try:
-        with _sigterm_as_interrupt(), progress_bar(len(todo), unit="record", quiet=not progress) as bar:
+        work = job.worker_job(valid)
+        shown = job.progress and bool(todo)
+        label = job.progress_label()
+        with stop_on_signals(), progress_bar(len(todo), desc=label, unit=job.noun, quiet=not shown) as bar:
             # results come back as they complete (in input order with the local executor)
-            for outcome in executor.map(job, todo, local_state=assessor if job_state is None else job_state):
-                item = todo[outcome.index]
-                problem = outcome.error
-                if problem is None:
-                    row: dict[str, Any] = outcome.value  # type: ignore[assignment]
-                    row["source_line"] = item.line
-                    writer.write(row)
-                    done += 1
-                elif isinstance(problem, SetupError):
-                    stop_error = problem
-                    break
-                else:  # one bad record must not stop the dataset
-                    message = str(problem) if isinstance(problem, RecordFailed) else describe_error(problem)
-                    failures.append(RecordError(item.path, item.line, message))
-                    log.error("error: %s", failures[-1])
-                    if isinstance(problem, RecordFailed) and problem.unreachable and done == 0:
-                        # a server down from the start: every record would wait through the
-                        # same retries; stop now with one message
-                        tried += 1
+            for outcome in executor.map(work, job.work_items(todo), local_state=job.local_state()):
+                with deferred():  # a finished item is written even when Ctrl-C comes now
+                    item = todo[outcome.index]
+                    problem = outcome.error
+                    row: dict[str, Any] | None = None
+                    failure: RecordError | None = None
+                    if problem is None:
+                        try:
+                            row = job.row(item, outcome.value)
+                        except RecordFailed as refused:  # the job's own verdict: no row for this item
+                            problem = refused
+                    if isinstance(problem, SetupError):
                         stop_error = problem
                         break
-                tried += 1
-                bar.update(1)
+                    if problem is None:
+                        done += 1
+                    else:  # one bad item must not stop the dataset
+                        failure = RecordError(item.path, item.line, job.failure_message(item, problem))
+                        failures.append(failure)
+                        log.error("error: %s", failure)
+                    write(outcome.index, row)
+                    tried += 1
+                    job.after_item(item, row, failure)
+                    bar.update(1)
+                    figures = job.postfix()
+                    if figures:
+                        bar.set_postfix(figures, refresh=False)
+                    if isinstance(problem, RecordFailed) and problem.unreachable and done == 0:
+                        # a server down from the start: every item would wait through the same
+                        # retries; stop now with one message
+                        stop_error = problem
+                        break
     except KeyboardInterrupt:
         interrupted = True
     except SetupError as error:  # the executor itself could not run (no Ray worker started)
         stop_error = error
     finally:
-        writer.close()
-        executor.close()
+        try:
+            if in_order is not None:
+                in_order.flush()  # rows that finished out of order are kept, in order
+        finally:
+            writer.close()
+            job.release_executor(executor)
 
     write_errors(errors_path, failures)
+    # the items of this input only: an item edited since an earlier run has a new key, and
+    # its old result (still in the file) no longer describes it
+    current = [writer.done[item.key] for item in valid if item.key in writer.done]
     report = RunReport(
-        input_file=input_file,
+        input_file=Path(job.input_file),
         output_file=out_path,
         errors_file=errors_path,
         summary_file=summary_path,
-        records=len(records),
+        records=len(items),
         done=done,
         skipped=skipped,
         failures=tuple(failures),
@@ -269,56 +492,66 @@ def run_dataset(
         interrupted=interrupted,
         notes=tuple(notes),
         seconds=time.perf_counter() - start,
+        rows=tuple(current),
     )
     if stop_error is not None:
         return replace(report, stopped_by=str(stop_error))
-    # the records of this input only: a record edited since an earlier run has a new key, and
-    # its old result (still in the file) no longer describes it
-    current = [writer.done[r.key] for r in valid if r.key in writer.done]
     stale = len(set(writer.done) - input_keys)
     if stale:
         notes.append(
-            f"{stale} result(s) in {out_path} belong to records no longer in the input (left out of the summary)"
+            f"{stale} result(s) in {out_path} belong to {job.noun}s no longer in the input (left out of the summary)"
         )
         log.info("note: %s", notes[-1])
-    summary = dataset_summary(current)
-    if summarize is not None:
-        summary.update(summarize(current))
-    summary.update(
-        input_file=str(input_file),
-        output_file=str(out_path),
-        dataset_name=dataset_name,
-        settings=settings,
-        failed_records=len(failures),
-        interrupted=interrupted,
-        seconds=report.seconds,
-        executor=executor.name,
-        workers=executor.worker_summary(),
-    )
-    summary_path.write_text(dumps_line(summary))
-    return replace(report, stale=stale, summary=summary, notes=tuple(notes), rows=tuple(current))
+    for warning in job.notes(current):
+        notes.append(warning)
+        log.warning("warning: %s", warning)
+    summary = job.summary(current)
+    if summary is not None:
+        summary.update(
+            input_file=str(job.input_file),
+            output_file=str(out_path),
+            dataset_name=job.dataset_name,
+            settings=settings,
+            failed_records=len(failures),
+            interrupted=interrupted,
+            seconds=report.seconds,
+            executor=executor.name,
+            workers=executor.worker_summary(),
+        )
+        summary_path.write_text(dumps_line(summary))
+    return replace(report, stale=stale, summary=summary, notes=tuple(notes))
 
 
-class _Terminated(KeyboardInterrupt):
-    """SIGTERM, handled like Ctrl-C: stop after the current write, keep everything written."""
+@dataclass(frozen=True)
+class _Releaser:
+    """An executor as :func:`open_results` closes it on an error: released through its job."""
+
+    job: DatasetJob
+    executor: Executor
+
+    def close(self) -> None:
+        self.job.release_executor(self.executor)
 
 
-def _on_sigterm(signum: int, frame: Any) -> None:
-    raise _Terminated()
+class RecordService:
+    """A job's stages loaded once, and rows made one item at a time: what a server does with
+    each request, and what ``fact-reasoner --response`` does with its one response.
 
+    :meth:`row` gives exactly the row :func:`run_dataset` writes for the item: the worker job
+    and :meth:`DatasetJob.row` are the same code. ``items`` are those the worker job is made
+    for (the dataset median of their atoms, when the K rule needs one).
+    """
 
-@contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM interrupts like Ctrl-C. Signal handlers belong to the main
-    thread: a run started from another thread leaves SIGTERM as it is."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    def __init__(self, job: DatasetJob, items: Sequence[Any] = ()) -> None:
+        self.job = job
+        self.work = job.worker_job(list(items))
+        local = job.local_state()
+        self.state = local if local is not None else self.work.setup(self.work.config)
+
+    def row(self, item: Any) -> dict[str, Any]:
+        """The row of one item; the stages' own exceptions are raised as they are."""
+        (work_item,) = self.job.work_items([item])
+        return self.job.row(item, self.work.run(self.state, work_item))
 
 
 def export_models(assessor: FactReasoner, input_file: str | Path, directory: str | Path) -> ExportReport:
@@ -363,6 +596,33 @@ def dataset_summary(rows: Any) -> dict[str, Any]:
     return out
 
 
+def ignored_top_k(config: PipelineConfig, records: Sequence[Any]) -> str | None:
+    """A warning when ``--top-k`` was set (to another value than its default) but cannot matter:
+    contexts come only from the records (``--service-type supplied``), or every record brings
+    its own."""
+    if config.retrieval.top_k == type(config.retrieval).model_fields["top_k"].default:
+        return None
+    if config.retrieval.service_type == "supplied":
+        why = "--service-type supplied takes the records' own contexts"
+    elif records and all(record.contexts is not None for record in records):
+        why = "every record brings its own contexts"
+    else:
+        return None
+    return f"--top-k {config.retrieval.top_k} is ignored: {why} (nothing is retrieved)"
+
+
+def k_beyond_atoms(k: int | str, atom_counts: Sequence[Any]) -> str | None:
+    """A warning when a fixed K is larger than every response's number of atoms: R@K = S/K and
+    F1@K then cannot reach 1 (with K far above, they are about 0) although the number is right."""
+    counts = [n for n in atom_counts if isinstance(n, int)]
+    if not isinstance(k, int) or not counts or k <= max(counts):
+        return None
+    return (
+        f"K = {k} is more than the atoms of any response (at most {max(counts)}): "
+        f"R@K and F1@K are at most {max(counts)}/{k}; give --k median, half or a smaller number"
+    )
+
+
 def open_results(
     out_path: Path,
     settings: dict[str, Any],
@@ -374,7 +634,7 @@ def open_results(
     normalise: Callable[[Any], Any] | None = None,
 ) -> ResultWriter:
     """The locked output of a run whose rows are made with ``settings``, its finished rows read
-    back for resuming (shared by ``fact-reasoner`` and ``fact-reasoner ragas``).
+    back for resuming.
 
     Raises :class:`~fact_reasoner.errors.SettingsMismatch` when the rows already there were made
     with other settings (the message names the first differences and suggests ``--overwrite``
@@ -401,9 +661,16 @@ def open_results(
 
 
 def with_default_pipeline(settings: Any) -> Any:
-    """The settings of a row written before ``--pipeline`` existed, with the pipeline they were
-    made by (FactReasoner's), so that such outputs still resume; other settings as they are."""
-    if isinstance(settings, dict) and "pipeline" not in settings:
+    """The settings of a row written by an earlier version in today's spelling, so that such
+    outputs still resume where today's settings make the same results: a row written before
+    ``--pipeline`` existed gets the pipeline it was made by (FactReasoner's), and its graph
+    settings are read by :func:`~fact_reasoner.graph.upgrade_graph_settings`; other settings
+    as they are."""
+    if not isinstance(settings, dict):
+        return settings
+    if isinstance(settings.get("graph"), dict):
+        settings = settings | {"graph": upgrade_graph_settings(settings["graph"])}
+    if "pipeline" not in settings:
         return {"pipeline": {"name": "factreasoner"}} | settings
     return settings
 
@@ -431,13 +698,18 @@ def settings_difference(before: Any, now: Any, limit: int = 6) -> str:
 
 
 __all__ = [
+    "AssessDataset",
     "AssessJob",
     "DEFAULT_OUTPUT_DIR",
+    "DatasetJob",
     "ExportReport",
+    "RecordService",
     "RunReport",
     "dataset_summary",
     "default_output_file",
     "export_models",
+    "ignored_top_k",
+    "k_beyond_atoms",
     "needs_model_nli",
     "run_dataset",
     "settings_difference",

@@ -3,7 +3,9 @@
 Graphs are made the way the product makes them: atoms, contexts and NLI ``Relation``s go
 through :func:`fact_reasoner.graph.plan_graph` and :func:`fact_reasoner.graph.build_graph`, so
 deduplication, FR3 two-way reconciliation (equivalence included), clamping and both table
-families are exercised.
+families are exercised. Every relation is a factor (``contradictions any``,
+``min_relation_probability 0``): the texts are placeholders ("atom 3") that the same-attribute
+rule would read as other attributes, and the graphs are for the engines, weak relations too.
 
 Relation labels come from a hidden truth assignment: a relation agrees with it (entailment
 between two true statements, contradiction when exactly the target is false, …) with
@@ -96,9 +98,16 @@ def random_input(
 
 
 def build(data: RandomInput, *, use_priors: bool = False, context_prior: float = 0.9) -> FactorGraph:
-    """The factor graph of ``data`` through the product's graph builder."""
+    """The factor graph of ``data`` through the product's graph builder (``use_priors``: the
+    ``priors`` tables, else the paper's; every relation a factor)."""
     plan = plan_graph(data.atoms, data.contexts, data.version)
-    options = GraphOptions(version=data.version, use_priors=use_priors, context_prior=context_prior)
+    options = GraphOptions(
+        version=data.version,
+        factor_tables="priors" if use_priors else "paper",
+        context_prior=context_prior,
+        contradictions="any",
+        min_relation_probability=0.0,
+    )
     return build_graph(plan, data.relations, options).graph
 
 
@@ -121,7 +130,8 @@ def random_graph(
 
 
 def paper_example_1() -> FactorGraph:
-    """Paper Example 1: c1 entails a1 (0.8), c2 contradicts a1 (0.9), context prior 0.99.
+    """Paper Example 1: c1 entails a1 (0.8), c2 contradicts a1 (0.9), context prior 0.99, the
+    paper's tables (``factor_tables paper``, ``contradictions any``).
 
     P(a1 = true) = 0.3179 (the paper prints 0.32).
     """
@@ -132,4 +142,7 @@ def paper_example_1() -> FactorGraph:
         Relation(source="c2", target="a1", relation="contradiction", probability=0.9),
     ]
     plan = plan_graph(atoms, contexts, 2)
-    return build_graph(plan, relations, GraphOptions(version=2, context_prior=0.99)).graph
+    options = GraphOptions(
+        version=2, context_prior=0.99, factor_tables="paper", contradictions="any", min_relation_probability=0.0
+    )
+    return build_graph(plan, relations, options).graph

@@ -18,6 +18,10 @@ Reported per configuration:
   in the local run); with ``--repeats R`` the configurations run R rounds in rotation and the
   fastest run of each is kept (every run's seconds are printed beside it);
 - ``rec/s`` = records / run s; ``busy rec/s`` per worker (records over its own busy seconds);
+- ``records per worker``: how the scheduler spread the records (a worker given none counts 0)
+  and the spread, the largest share over an even share (1.00: even; 2.00 with two workers: one
+  did everything). The spread depends on the load and on which actor asks first: it is measured
+  here, and the tests assert only what a user relies on (each record once, the same results);
 - ``scaling`` = rec/s of 2 workers / rec/s of 1 worker;
 - ``overhead ms/rec`` = (run s of 1 Ray worker − run s of the local run) / records: what Ray adds
   per record (messages, pickling, the driver's round trips) with the same threads and work.
@@ -132,21 +136,38 @@ def benchmark(
     return [best[name] for name, _ in configurations]
 
 
+def records_per_worker(workers: dict[str, dict], count: int) -> list[int]:
+    """Records each worker did, most first; a worker that got none (absent from the summary,
+    which lists the workers that returned something) counts 0."""
+    done = sorted((w["records"] for w in workers.values()), reverse=True)
+    return done + [0] * max(0, count - len(done))
+
+
+def spread(counts: list[int]) -> float:
+    """The largest share of the records over an even share: 1.0 is an even spread, ``len(counts)``
+    means one worker did everything."""
+    total = sum(counts)
+    return max(counts) / (total / len(counts)) if total else 0.0
+
+
 def table(title: str, results: list[dict], n: int) -> str:
     local = results[0]
     by_workers = {r["workers_n"]: r for r in results}
     lines = [
         f"### {title}: {n} records",
         "",
-        "| executor | start s | run s (every run) | rec/s | busy rec/s per worker | max abs diff P vs local | load avg (before → after) |",
-        "|---|---|---|---|---|---|---|",
+        "| executor | start s | run s (every run) | rec/s | busy rec/s per worker | records per worker (spread) "
+        "| max abs diff P vs local | load avg (before → after) |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         busy = ", ".join(
             f"{w['records_per_second']:.2f}" if w["records_per_second"] else "-" for w in r["workers"].values()
         )
+        counts = records_per_worker(r["workers"], r["workers_n"] or 1)
         lines.append(
             f"| {r['name']} | {r['start']:.1f} | {r['run']:.2f} ({', '.join(map(str, r['runs']))}) | {r['rate']:.2f} | {busy} | "
+            f"{', '.join(map(str, counts))} ({spread(counts):.2f}) | "
             f"{max_difference(r['rows'], local['rows']):.1e} | {r['load_before']:.2f} → {r['load']:.2f} |"
         )
     lines.append("")

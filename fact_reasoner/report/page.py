@@ -26,7 +26,6 @@ Every text from the files is HTML-escaped.
 
 from __future__ import annotations
 
-import argparse
 import base64
 import datetime as _dt
 import html
@@ -36,10 +35,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputError, OutputError
+from ..errors import InputError
 from ..scores import GoldAtoms
 from .plots import PLOTS
-from .rows import group_rows, read_rows, restrict_to_common
+from .rows import group_rows, judge_of, read_rows, restrict_to_common
 from .tables import (
     COLUMNS,
     PUBLISHED_GOLD_PRECISION,
@@ -466,7 +465,7 @@ def build_report(
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{esc(title)}</title><style>{CSS}</style></head><body>",
         f"<h1>{esc(title)}</h1>",
-        f'<div class="meta">{len(keys)} responses · assessors: {esc(", ".join(groups))} · files: '
+        f'<div class="meta">{len(keys)} responses · assessors: {esc(_assessors_with_judges(groups))} · files: '
         f"{esc(', '.join(str(p) for p in results))} · generated {esc(_dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}</div>",
         "<h2>Summary</h2>",
     ]
@@ -505,36 +504,10 @@ def build_report(
     return "".join(parts)
 
 
-def run_report(args: argparse.Namespace) -> int:
-    """Run ``fact-reasoner report``: read the result files, write the HTML page."""
-    import sys
-
-    # a results or input file that cannot be used raises InputError: main() prints it, exit 2
-    page = build_report(args.results, args.input_file, args.title, args.max_records, args.max_evidence)
-    try:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(page, encoding="utf-8")
-    except OSError as error:  # a directory where the page goes, a file where its folder goes
-        raise OutputError(f"cannot write the report: {error.strerror or error}", path=args.output) from None
-    print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.1f} MB)", file=sys.stderr)
-    return 0
-
-
-def register(subparsers: Any) -> None:
-    """Add the ``report`` sub-command to ``fact-reasoner``'s parser."""
-    parser = subparsers.add_parser(
-        "report",
-        help="a self-contained HTML report of result files",
-        description="Write one self-contained HTML page (tables, plots, atoms coloured by posterior, evidence).",
-    )
-    parser.add_argument("results", type=Path, nargs="+", help="result JSONL files (one or more assessors)")
-    parser.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")
-    parser.add_argument(
-        "--input-file",
-        type=Path,
-        help="the input records the results came from (for context texts), same file as the run",
-    )
-    parser.add_argument("--title", default="FactReasoner report")
-    parser.add_argument("--max-records", type=int, help="show only the first N responses in detail")
-    parser.add_argument("--max-evidence", type=int, default=8, help="contexts listed per atom (default 8)")
-    parser.set_defaults(func=run_report)
+def _assessors_with_judges(groups: dict[str, list[dict[str, Any]]]) -> str:
+    """``FR2 (judge: cross-encoder), FR3 (judge: align)``: each run's label and its NLI judge."""
+    parts = []
+    for label, rows in groups.items():
+        judge = judge_of(rows[0]) if rows else None
+        parts.append(label if judge is None or "judge=" in label else f"{label} (judge: {judge})")
+    return ", ".join(parts)

@@ -31,19 +31,74 @@ def tier_of(row: dict[str, Any]) -> str | None:
     return str(cat[0]) if isinstance(cat, (list, tuple)) and cat else None
 
 
+def judge_of(row: dict[str, Any]) -> str | None:
+    """The NLI judge a row was made with, from its ``settings``: the backend (``auto`` resolved
+    to the one it stood for), with its model folder when one was given; None if unknown."""
+    settings = row.get("settings")
+    if not isinstance(settings, dict):
+        return None
+    models: dict[str, Any] = settings["models"] if isinstance(settings.get("models"), dict) else {}
+    judge = models.get("nli_auto") if models.get("nli") == "auto" else models.get("nli")
+    judge = judge or settings.get("nli_backend")  # experiments/run_biographies.py
+    if judge is None:
+        return None
+    if models.get("nli_model"):
+        judge = f"{judge} {Path(str(models['nli_model'])).name}"
+    return str(judge)
+
+
+#: settings shown as the judge, not among the settings that differ
+_JUDGE_KEYS = ("models.nli", "models.nli_auto", "models.nli_model", "nli_backend")
+
+
+def _flat_settings(row: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+
+    def walk(value: Any, prefix: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{prefix}{key}.")
+        else:
+            out[prefix.rstrip(".")] = value
+
+    walk(row.get("settings") or {}, "")
+    out = {key: value for key, value in out.items() if key not in _JUDGE_KEYS}
+    out["judge"] = judge_of(row)
+    return out
+
+
+def _shown(value: Any) -> str:
+    return json.dumps(value) if not isinstance(value, str) else value
+
+
 def group_rows(named_rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
-    """``(source name, row)`` pairs → ``{label: rows}``; the label is the assessor name, with the
-    source name added when one assessor comes from several sources (e.g. two NLI backends)."""
+    """``(source name, row)`` pairs → ``{label: rows}``. The label is the assessor name; when one
+    assessor comes from several sources (two runs of FR2 with other judges, say), each label
+    adds what tells its run apart: the judge and the settings that differ between those runs
+    (``FR2 [judge=align]``, ``FR2 [judge=llm, graph.use_priors=true]``), or the source name
+    when the settings are the same."""
     by_source: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for source, row in named_rows:
         by_source.setdefault((assessor_name(row), source), []).append(row)
-    counts: dict[str, int] = {}
-    for assessor, _ in by_source:
-        counts[assessor] = counts.get(assessor, 0) + 1
+    sources: dict[str, list[str]] = {}
+    for assessor, source in by_source:
+        sources.setdefault(assessor, []).append(source)
     groups: dict[str, list[dict[str, Any]]] = {}
-    for (assessor, source), rows in by_source.items():
-        label = assessor if counts[assessor] == 1 else f"{assessor} [{source}]"
-        groups[label] = rows
+    for assessor, names in sources.items():
+        if len(names) == 1:
+            groups[assessor] = by_source[(assessor, names[0])]
+            continue
+        flat = {name: _flat_settings(by_source[(assessor, name)][0]) for name in names}
+        keys = sorted({key for values in flat.values() for key in values})
+        differing = [key for key in keys if len({_shown(values.get(key)) for values in flat.values()}) > 1]
+        differing.sort(key=lambda key: key != "judge")  # the judge first
+        labels = {
+            name: ", ".join(f"{key}={_shown(flat[name].get(key))}" for key in differing) or name for name in names
+        }
+        if len(set(labels.values())) < len(names):  # same settings: the sources tell them apart
+            labels = {name: f"{labels[name]}, {name}" if differing else name for name in names}
+        for name in names:
+            groups[f"{assessor} [{labels[name]}]"] = by_source[(assessor, name)]
     return dict(sorted(groups.items(), key=lambda item: _assessor_order(item[0])))
 
 
@@ -67,17 +122,19 @@ def _assessor_order(label: str) -> tuple[int, str]:
 
 
 def read_rows(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
-    """Rows of result JSONL files as ``(file stem, row)``; a bad line names file and line, a file
-    without rows is an error (a report of nothing would look like a finished one). Each problem
-    raises :class:`~fact_reasoner.errors.InputError` (with ``path`` and, for a line, ``line``)."""
+    """Rows of result JSONL files as ``(source name, row)``: the file's name without ``.jsonl``, or
+    its whole path when two files share a name. A bad line names file and line, a file without
+    rows is an error (a report of nothing would look like a finished one). Each problem raises
+    :class:`~fact_reasoner.errors.InputError` (with ``path`` and, for a line, ``line``)."""
     out = []
+    names = [Path(p).name for p in paths]
     for path in paths:
         path = Path(path)
         if not path.exists():
             raise InputError(f"results file not found: {path}")
         if path.is_dir():
             raise InputError("a directory, not a results file", path=path)
-        stem = path.name.removesuffix(".jsonl")
+        stem = (str(path) if names.count(path.name) > 1 else path.name).removesuffix(".jsonl")
         found = False
         for number, raw_bytes in enumerate(path.read_bytes().split(b"\n"), start=1):
             if not raw_bytes.strip():
@@ -90,6 +147,14 @@ def read_rows(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
                 ) from None
             except json.JSONDecodeError as error:
                 raise InputError(f"invalid JSON: {error.msg}", path=path, line=number) from None
+            if isinstance(row, dict) and isinstance(row.get("metrics"), dict) and "sample_key" in row:
+                raise InputError(
+                    "a result of `fact-reasoner ragas` (RAG metrics per sample), which this report does not "
+                    "show: it shows `fact-reasoner` and `fact-reasoner correct` results; for a table of these "
+                    "rerun the same ragas command with --csv FILE (it resumes: nothing is computed again)",
+                    path=path,
+                    line=number,
+                )
             if not isinstance(row, dict) or not isinstance(row.get("atoms"), list):
                 raise InputError("not a result row (no 'atoms' list)", path=path, line=number)
             out.append((stem, row))

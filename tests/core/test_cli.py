@@ -150,9 +150,10 @@ def test_resume_refuses_other_settings(tmp_path, capsys):
     source = write_jsonl(tmp_path / "ex.jsonl", [json.loads(EXAMPLE.read_text().splitlines()[1])])
     base = ["--input-file", str(source), "--output-dir", str(tmp_path), "--engine", "brute-force", "--quiet"]
     assert main(base) == 0
-    assert main(base + ["--use-priors"]) == 2
+    assert main(base + ["--paper-tables"]) == 2
     assert "other settings" in capsys.readouterr().err
-    assert main(base + ["--use-priors", "--overwrite"]) == 0
+    assert main(base + ["--paper-tables", "--overwrite"]) == 0
+    assert main(base + ["--factor-tables", "paper"]) == 0  # the same setting, spelt out
 
 
 def test_interrupt_with_sigint_loses_nothing(tmp_path):
@@ -196,7 +197,7 @@ def test_interrupt_with_sigint_loses_nothing(tmp_path):
 
 def test_help_lists_ibm_aliases(capsys):
     with pytest.raises(SystemExit):
-        main(["--help"])
+        main(["--help-all"])  # every option and spelling (--help is the first screen)
     text = capsys.readouterr().out
     for flag in ("--input_file", "--output_dir", "--use_priors", "--top_k", "--merlin_path", "--dataset_name"):
         assert flag in text

@@ -28,7 +28,7 @@ from fact_reasoner.coherence import (
     select_atom_pairs,
 )
 from fact_reasoner.errors import RecordFailed
-from fact_reasoner.graph import GraphOptions, build_graph, plan_graph
+from fact_reasoner.graph import GraphOptions, build_graph, plan_graph, upgrade_graph_settings
 from fact_reasoner.inference import brute_force_marginals
 from fact_reasoner.schema import Atom, Context, Relation, RelationType
 
@@ -302,7 +302,7 @@ def test_three_atom_factors_worked_by_hand() -> None:
     ]
     assert atom_pair_relations(plan.atom_pairs, THREE_ATOM_RELATIONS, 0.5) == factors[:2]
 
-    built = build_graph(plan, THREE_ATOM_RELATIONS, GraphOptions(version=2))
+    built = build_graph(plan, THREE_ATOM_RELATIONS, GraphOptions(version=2, min_relation_probability=0.0))
     g = built.graph
     assert built.atom_factors == 3 and g.num_factors == 2 + 3  # c0→a0, c0→a2, then the atoms'
     np.testing.assert_allclose(g.tables[2], [[1, 1], [1, 0.05]])
@@ -312,9 +312,11 @@ def test_three_atom_factors_worked_by_hand() -> None:
     assert [g.variables[i] for i in g.target[2:]] == ["a1", "a2", "a2"]
     assert built.atom_pairs_missing == 0
     assert "atom_premise" not in built.ignored_relations  # used, so not counted as ignored
-    # the same tables with the prior-carrying family (atom–atom tables have no prior rows)
-    with_priors = build_graph(plan, THREE_ATOM_RELATIONS, GraphOptions(version=2, use_priors=True)).graph
-    np.testing.assert_allclose(with_priors.tables[2:], g.tables[2:])
+    # the same tables with the paper's family (atom–atom tables have no prior rows)
+    paper = GraphOptions(version=2, factor_tables="paper", min_relation_probability=0.0)
+    np.testing.assert_allclose(build_graph(plan, THREE_ATOM_RELATIONS, paper).graph.tables[2:], g.tables[2:])
+    # the default drops the 0.4 (min_relation_probability 0.5)
+    assert build_graph(plan, THREE_ATOM_RELATIONS).atom_factors == 2
 
 
 def test_two_contradicting_atoms_posterior_by_hand() -> None:
@@ -367,7 +369,8 @@ def test_coherence_score_by_hand() -> None:
 
 
 def _similar_config(**options) -> PipelineConfig:
-    """Coherence on precomputed relations, every atom pair judged (the `similar` gate at -1)."""
+    """Coherence on precomputed relations, every atom pair judged (the `similar` gate at -1),
+    every relation a factor (the record's weak 0.4 contradiction is part of what is checked)."""
     settings = dict(
         version=2,
         nli="precomputed",
@@ -375,6 +378,7 @@ def _similar_config(**options) -> PipelineConfig:
         coherence=True,
         coherence_min_similarity=-1,
         coherence_pairs="similar",
+        min_relation_probability=0.0,
     )
     return PipelineConfig(**(settings | options))
 
@@ -412,7 +416,8 @@ def test_pipeline_output_fields(engine: str, version: int) -> None:
     assert row["settings"]["graph"]["coherence"] is True
     # the exact answer, whatever the engine
     plan = plan_atom_pairs(plan_graph(ATOMS, [CONTEXT], version), None, -1.0)
-    exact = brute_force_marginals(build_graph(plan, THREE_ATOM_RELATIONS, GraphOptions(version=version)).graph)
+    options = GraphOptions(version=version, min_relation_probability=0.0)
+    exact = brute_force_marginals(build_graph(plan, THREE_ATOM_RELATIONS, options).graph)
     for atom_id, p in posterior.items():
         assert p == pytest.approx(exact.marginals[atom_id], abs=1e-6)
     assert posterior["a1"] < 0.5 < posterior["a0"]  # a0 has evidence, a1 has only the contradiction
@@ -450,14 +455,21 @@ def test_pipeline_gates_pairs_with_the_stage_embedder() -> None:
     assert [p["atoms"] for p in row["contradicting_pairs"]] == [["a0", "a1"]]
 
 
+#: the graph the golden rows were made with: the paper's tables, every relation a factor (the
+#: defaults before --factor-tables, --contradictions and min_relation_probability 0.5)
+PAPER_GRAPH = {"factor_tables": "paper", "contradictions": "any", "min_relation_probability": 0.0}
+
+
 def _stable_rows(**options) -> list[dict]:
-    """Output rows of the shipped example records for FR1–FR3 × (native, brute-force), without
-    what varies run to run (seconds, the per-component diagnostics)."""
+    """Output rows of the shipped example records for FR1–FR3 × (native, brute-force) with the
+    paper's graph, without what varies run to run (seconds, the per-component diagnostics)."""
     path = Path(fact_reasoner.__file__).parent / "examples" / "bios_with_relations.jsonl"
     rows = []
     for version in (1, 2, 3):
         for engine in ("native", "brute-force"):
-            config = PipelineConfig(version=version, nli="precomputed", use_cache=False, engine=engine, **options)
+            config = PipelineConfig(
+                version=version, nli="precomputed", use_cache=False, engine=engine, **(PAPER_GRAPH | options)
+            )
             assessor = FactReasoner(config)
             for line in path.read_text().splitlines():
                 row = assessor.assess(json.loads(line)).model_dump(mode="json")
@@ -492,5 +504,9 @@ def test_coherence_off_reproduces_the_output_before_it_existed(options) -> None:
     every field, the settings (no coherence keys: the resume fingerprint is unchanged) and the
     counters are the same, to 1e-12."""
     expected = json.loads(GOLDEN.read_text())
+    for row in expected:
+        # the saved rows spell the tables `use_priors: false` and predate `contradictions`: an
+        # output written then resumes as `factor_tables paper`, `contradictions any`
+        row["settings"]["graph"] = upgrade_graph_settings(row["settings"]["graph"])
     actual = _stable_rows(**options)
     _assert_same(actual, expected)

@@ -20,10 +20,11 @@ OTHER_VALUES = {
     "factverify_steps": "5",
     "factverify_results": "4",
     "version": "1",
-    "use_priors": None,
+    "factor_tables": "paper",
     "context_prior": "0.99",
     "atom_prior": "0.4",
-    "min_relation_probability": "0.5",
+    "min_relation_probability": "0.3",
+    "contradictions": "any",
     "coherence": None,
     "coherence_min_similarity": "0.6",
     "coherence_pairs": "similar",
@@ -115,7 +116,7 @@ def test_flags_left_out_keep_the_declared_defaults_and_help_comes_from_the_decla
     parser = build_assess_parser()
     assert config_from_args(parser.parse_args([]), parser) == PipelineConfig()
     with pytest.raises(SystemExit):
-        parser.parse_args(["--help"])
+        parser.parse_args(["--help-all"])
     help_text = " ".join(capsys.readouterr().out.split())
     field = PipelineConfig.model_fields["graph"].annotation.model_fields["context_prior"]
     assert " ".join(field.description.split()) in help_text

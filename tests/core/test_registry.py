@@ -112,7 +112,7 @@ def test_help_choices_come_from_the_registry(toy_nli, capsys):
     config = config_from_args(parser.parse_args(["--nli", toy_nli]), parser)
     assert config.models.nli == toy_nli
     with pytest.raises(SystemExit):
-        parser.parse_args(["--help"])
+        parser.parse_args(["--help-all"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "toy-nli: a backend for the registry tests" in help_text
     assert "merlin: IBM's compiled merlin binary" in help_text  # engines listed with descriptions

@@ -124,8 +124,10 @@ def test_problems_found_before_any_record_raise(tmp_path):
         )
     assert not (tmp_path / "bios_with_relations.fr3.jsonl").exists()  # refused before any output
     run_dataset(assessor, EXAMPLE, output_dir=tmp_path, progress=False)
-    with pytest.raises(SettingsMismatch, match=r"graph.use_priors: false in the file, true now"):
-        run_dataset(FactReasoner(OFFLINE.with_options(use_priors=True)), EXAMPLE, output_dir=tmp_path, progress=False)
+    with pytest.raises(SettingsMismatch, match=r'graph.factor_tables: "priors" in the file, "paper" now'):
+        run_dataset(
+            FactReasoner(OFFLINE.with_options(factor_tables="paper")), EXAMPLE, output_dir=tmp_path, progress=False
+        )
 
 
 def _one_line(capsys) -> str:
@@ -151,7 +153,7 @@ def test_main_prints_each_error_kind_as_one_line_with_its_exit_status(tmp_path, 
     # SettingsMismatch: resuming into a file made with other settings
     assert cli.main(argv) == 0
     capsys.readouterr()
-    assert cli.main([*argv, "--use-priors"]) == 2
+    assert cli.main([*argv, "--paper-tables"]) == 2
     assert "holds results made with other settings" in _one_line(capsys)
 
     # OutputError with file:line: the output was damaged in the middle
@@ -178,7 +180,7 @@ def test_main_prints_each_error_kind_as_one_line_with_its_exit_status(tmp_path, 
     assert _one_line(capsys) == "error: NLI: 3 of 3 pair(s) could not be judged"
 
     # SetupError: a command whose optional parts are not installed
-    monkeypatch.setitem(cli.PLUGIN_COMMANDS, "index", "fact_reasoner.no_such_module")
+    monkeypatch.setattr(cli.COMMANDS.entry("index"), "factory", "fact_reasoner.no_such_module:Index")
     assert cli.main(["index", "--help"]) == 2
     assert _one_line(capsys).startswith("error: `index` needs optional parts that are not installed")
 
@@ -194,3 +196,21 @@ def test_a_real_process_exits_with_one_line(tmp_path):
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr == f"error: input file not found: {absent}\n"
+
+
+def test_the_record_service_gives_the_row_the_dataset_run_writes(tmp_path):
+    """What ``serve`` will do with each request: the same job, item by item, stages loaded once."""
+    from fact_reasoner.io import NumberedRecord, read_records
+    from fact_reasoner.runner import AssessDataset, RecordService
+
+    assessor = FactReasoner(OFFLINE)
+    report = run_dataset(assessor, EXAMPLE, output_dir=tmp_path, progress=False)
+    records = [r for r in read_records(EXAMPLE) if isinstance(r, NumberedRecord)]
+    job = AssessDataset(assessor=assessor, input_file=EXAMPLE, output_file=report.output_file)
+    service = RecordService(job, records)
+    served = [service.row(record) for record in records]
+    written = read_jsonl(report.output_file)
+    for row in served + written:
+        row.pop("timings")
+        row["engine"].pop("seconds")
+    assert served == written and service.state is assessor  # the stages built once, here

@@ -173,7 +173,9 @@ def test_atomizer_calls_that_fail_fail_the_record(tmp_path):
 @pytest.mark.parametrize(
     "flag, changed",
     [
-        (["--min-relation-probability", "0.5"], "graph.min_relation_probability: 0.0 in the file, 0.5 now"),
+        (["--min-relation-probability", "0"], "graph.min_relation_probability: 0.5 in the file, 0.0 now"),
+        (["--paper-tables"], 'graph.factor_tables: "priors" in the file, "paper" now'),
+        (["--contradictions", "any"], 'graph.contradictions: "same-attribute" in the file, "any" now'),
         (["--engine-option", "method=exact"], 'engine.options.method: null in the file, "exact" now'),
         (["--model", "other"], 'models.model: null in the file, "other" now'),
         (["--backend", "openai"], 'models.backend: "local" in the file, "openai" now'),
@@ -542,9 +544,10 @@ def test_an_output_file_whose_parent_is_a_file_is_one_line(tmp_path):
         timeout=300,
     )
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines()[-1] == (
-        f"fact-reasoner: error: argument --output-file: {afile} is a file, not a directory"
-    )
+    assert done.stderr.strip().splitlines() == [  # the problem, and where to read more: nothing else
+        f"error: argument --output-file: {afile} is a file, not a directory",
+        "try 'fact-reasoner --help' for the options",
+    ]
 
 
 def test_a_one_line_json_array_names_the_bad_element(tmp_path):

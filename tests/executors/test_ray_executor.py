@@ -193,10 +193,15 @@ def test_precomputed_relations_give_the_local_results(ray_instance, tmp_path):
     local_summary = json.loads((tmp_path / "local" / "in.fr3.summary.json").read_text())
     assert summary["executor"] == "ray" and local_summary["executor"] == "local"
     assert summary["mean_factuality_score"] == local_summary["mean_factuality_score"]
+    # what a user relies on: every record once, with the local results (how the scheduler spread
+    # them over the two workers is its own business: one may take all six on a busy machine;
+    # scripts/benchmark_executors.py measures the spread)
+    rows = read_jsonl(tmp_path / "ray" / "in.fr3.jsonl")
+    assert sorted(row["source_line"] for row in rows) == list(range(1, 7))
     workers = summary["workers"]
-    assert len(workers) == 2 and sum(w["records"] for w in workers.values()) == 6
+    assert 1 <= len(workers) <= 2 and sum(w["records"] for w in workers.values()) == 6
     assert all(w["code"] == str(ROOT / "fact_reasoner") for w in workers.values())  # this checkout's code
-    assert len({w["pid"] for w in workers.values()} | {os.getpid()}) == 3  # two processes of their own
+    assert os.getpid() not in {w["pid"] for w in workers.values()}  # processes of their own
 
 
 def test_the_bundled_example_gives_the_local_results(ray_instance, tmp_path):

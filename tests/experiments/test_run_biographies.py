@@ -50,7 +50,7 @@ def test_runner_all_assessors_resume_and_tables(tmp_path: Path, capsys: pytest.C
         len((out / f"bios.precomputed.{a}.jsonl").read_text().splitlines()) == 1 for a in runner.DEFAULT_ASSESSORS
     )
     # other settings into the same files are refused
-    assert runner.main(argv + ["--use-priors"]) == 2
+    assert runner.main(argv + ["--paper-tables"]) == 2
 
 
 def test_run_totals_sum_every_session_and_read_older_summaries(tmp_path: Path) -> None:

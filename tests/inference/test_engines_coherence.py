@@ -37,7 +37,9 @@ def coherence_graph(
         for a, b in plan.atom_pairs
         if rng.random() < atom_share
     ]
-    options = GraphOptions(version=version, use_priors=bool(rng.integers(2)))
+    tables = "priors" if rng.integers(2) else "paper"
+    # placeholder texts and weak relations: every relation a factor (as fact_reasoner.synthetic)
+    options = GraphOptions(version=version, factor_tables=tables, contradictions="any", min_relation_probability=0)
     built = build_graph(plan, list(data.relations) + atom_relations, options)
     return built.graph
 

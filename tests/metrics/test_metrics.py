@@ -13,6 +13,7 @@ import math
 import pytest
 
 from fact_reasoner.cache import ModelCache
+from fact_reasoner.config import PipelineConfig
 from fact_reasoner.inference import make_engine
 from fact_reasoner.metrics import (
     AnswerClassification,
@@ -64,8 +65,10 @@ class FailingNLI:
         return [NLIJudgement.failure("unparsable reply") for _ in pairs]
 
 
-def ctx(relations=(), nli=None) -> MetricContext:
+def ctx(relations=(), nli=None, **graph) -> MetricContext:
+    """A context judging with fixed relations; ``graph`` settings override the defaults."""
     return MetricContext(
+        PipelineConfig(**graph) if graph else None,
         atomizer=SentenceAtomizer(),
         nli=nli or fixed_nli(list(relations)),
         engine=make_engine("native"),
@@ -124,8 +127,9 @@ def test_faithfulness_contradicted_claim_is_zero():
     )
     assert result.score == 0.0
     assert result.details[0].verdict == "CONTRADICTORY"
-    # one contradiction table (p, p, p, 1−p), context prior 0.9: P(a) = (0.1p + 0.9(1−p)) / (0.2p + 0.9·1)
-    assert result.details[0].probability == pytest.approx((0.1 * 0.9 + 0.9 * 0.1) / (0.2 * 0.9 + 0.9), abs=1e-9)
+    # one contradiction table of the default `priors` family (0.5, 0.5, p, 1−p), context prior 0.9:
+    # P(a) = (0.1·0.5 + 0.9(1−p)) / (0.1 + 0.9)
+    assert result.details[0].probability == pytest.approx(0.1 * 0.5 + 0.9 * 0.1, abs=1e-9)
     assert result.details[0].probability < 0.5 and result.details[0].context == CHUNK
 
 
@@ -138,7 +142,7 @@ def test_faithfulness_verdict_thresholds():
         (CHUNK, weak, "entailment", 0.6),  # P > 0.5 but entailment < 0.75 → partial
         (CHUNK, mixed, "entailment", 0.95),
         (contexts[1], mixed, "contradiction", 0.6),  # entailment outweighs it → partial
-        (contexts[1], other, "entailment", 0.4),  # too weak to lift P above 0.5 → no evidence
+        (contexts[1], other, "entailment", 0.4),  # too weak: dropped (min_relation_probability 0.5)
     ]
     result = Faithfulness().score(
         {"response": f"{weak} {mixed} {other}", "retrieved_contexts": contexts}, ctx(relations)
@@ -146,7 +150,7 @@ def test_faithfulness_verdict_thresholds():
     verdicts = [d.verdict for d in result.details]
     assert verdicts == ["PARTIALLY_SUPPORTED", "PARTIALLY_SUPPORTED", "NO_EVIDENCE"]
     assert result.score == pytest.approx((0.5 + 0.5 + 0.0) / 3)
-    assert result.details[2].probability < 0.5
+    assert result.details[2].probability == 0.5
 
 
 def test_faithfulness_nan_cases_and_no_claims_parameter():
@@ -182,7 +186,11 @@ PARIS_RELATIONS = [
 
 def test_factual_correctness_paris_eiffel_is_half():
     sample = {"question": "Tell me about Paris.", "response": RESPONSE, "ground_truth": REFERENCE}
-    context = ctx(PARIS_RELATIONS)
+    # every contradiction a factor: "built in 1500" / "completed in 1889" use two verbs the
+    # same-attribute rule does not map together (a known miss), so by default the pair is neutral
+    default = FactualCorrectness().score(sample, ctx(PARIS_RELATIONS))
+    assert default.score == 0.5 and {d.verdict for d in default.details if "Eiffel" in d.claim} == {"NOT_SUPPORTED"}
+    context = ctx(PARIS_RELATIONS, contradictions="any")
     result = FactualCorrectness().score(sample, context)
     assert result.precision == 0.5 and result.recall == 0.5 and result.score == 0.5
     verdicts = {(d.source, d.claim): d.verdict for d in result.details}
@@ -374,7 +382,8 @@ def test_evaluate_records_errors_and_exports(tmp_path):
         {"response": "x", "contexts": [{"title": "no text"}]},  # unreadable sample
     ]
     metrics = [Faithfulness(), FactualCorrectness(), BertScoreF1(model_path=str(tmp_path / "missing-model"))]
-    result = evaluate(samples, metrics, context=ctx(PARIS_RELATIONS), progress=False, output=tmp_path / "out.jsonl")
+    context = ctx(PARIS_RELATIONS, contradictions="any")  # as in test_factual_correctness_paris_eiffel_is_half
+    result = evaluate(samples, metrics, context=context, progress=False, output=tmp_path / "out.jsonl")
     frame = result.to_dataframe()
     assert list(frame["index"]) == [0, 1]
     assert frame.loc[0, "factual_correctness"] == 0.5

@@ -83,7 +83,7 @@ def test_the_pipelines_kind_lists_the_four_and_only_the_chosen_pipelines_options
 
 def test_help_lists_the_pipelines_and_their_options(capsys):
     try:
-        main(["--help"])
+        main(["--help-all"])
     except SystemExit:
         pass
     text = " ".join(capsys.readouterr().out.split())

@@ -1,0 +1,119 @@
+"""``fact-reasoner correct``: every response of a dataset corrected, cited and re-assessed.
+
+The run is :func:`fact_reasoner.runner.run_dataset` with the corrector's job
+(:class:`~fact_reasoner.corrector.CorrectJob`): the same input records, resume, progress bar,
+row-by-row writing, ``.errors.jsonl`` and ``.summary.json`` as an assessment; what one record
+goes through is in :mod:`fact_reasoner.corrector`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from .. import runner
+from .assess import add_dataset_arguments
+from .assess import summary_lines as assessment_lines
+from .base import Command, CommandParser, finish_run, input_problems
+
+DESCRIPTION = """\
+Correct long-form responses: keep the supported atoms, rewrite or remove the others, cite the
+contexts, and check the result by assessing it again.
+
+Input: the same records as the assessment (JSONL or JSON, `input`, `output`, optionally
+`atoms`, `contexts`, `relations`); each is assessed first with the settings below, so an
+assessed output file is not an input (its rows lack the context texts). For each record:
+- an atom with P(true) > 0.5 is kept; an unsupported atom that a context contradicts
+  (P > 0.5) is rewritten the way that context says; any other unsupported atom is removed;
+- sentences whose atoms are all kept stay word for word, sentences with nothing kept go, the
+  others are rewritten by the language model (--backend local by default: the embedded model;
+  --backend openai --base-url … for a better writer);
+- the sentences left cite their contexts as [n], with a reference list;
+- the corrected text is assessed again with the same settings and contexts (its atoms made
+  afresh). A correction with any atom no context supports is refused: the record is written
+  with correction.status "failed" and the reason, and counted in the summary.
+
+Output: one JSON line per record, the assessment of the original response plus `correction`
+(status, text, references, per-sentence diff, the changes with their evidence, precision and
+length before/after). Rerunning the same command resumes. Exit status: 0 every record
+corrected or unchanged, 1 a record failed (its correction or a stage), 2 the run stopped,
+130 interrupted.
+
+Note: a record's own `relations` judge only its original atoms; with --nli auto the corrected
+text's atoms are judged by the model, so give --nli explicitly (e.g. cross-encoder) to have
+the same judge before and after.
+"""
+
+EPILOG = """\
+example:
+  fact-reasoner correct --input-file bios.jsonl --output-dir out --version 2 --nli cross-encoder
+"""
+
+
+def output_file(args: argparse.Namespace, version: int) -> Path:
+    """``--output-file``, or ``<output-dir>/<input stem>.fr<version>.corrected.jsonl``."""
+    if args.output_file is not None:
+        return Path(args.output_file)
+    assessed = runner.default_output_file(args.input_file, args.output_dir, version)
+    return assessed.with_name(assessed.name[: -len(".jsonl")] + ".corrected.jsonl")
+
+
+def summary_lines(report: runner.RunReport) -> list[str]:
+    """The assessment's summary, then the corrections' figures."""
+    lines = assessment_lines(report)
+    for key, value in ((report.summary or {}).get("corrections") or {}).items():
+        shown = "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
+        lines.append(f"  correction {key:17s} {shown}")
+    return lines
+
+
+class Correct(Command):
+    name = "correct"
+    summary = "a corrected response with citations, re-assessed"
+    description = DESCRIPTION
+    epilog = EPILOG
+    usage = "fact-reasoner correct --input-file FILE [options]"
+    basic = ("input_file", "output_dir", "version", "nli", "backend", "model", "base_url", "overwrite", "quiet")
+    settings_groups = ("pipeline", "graph", "scores", "engine", "models", "retrieval", "cache", "execution", "gate")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        add_dataset_arguments(parser, verb="correct", outputs="<input>.fr<version>.corrected.jsonl")
+
+    def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
+        from ..corrector import CorrectJob, Corrector, correction_settings, correction_summary
+        from ..pipeline import FactReasoner
+
+        if args.input_file is None:
+            parser.error("the following arguments are required: --input-file")
+        config = self.settings(args, parser)
+        for problem in input_problems("--input-file", args.input_file):
+            parser.error(problem)
+        assessor = FactReasoner(config)
+        # the rewriting and the re-assessment always ask the language model and the NLI judge
+        assessor.stages.preflight(atomize=True, judge=True)
+        corrector = Corrector.from_config(config, assessor)
+        job = runner.AssessDataset(
+            assessor=assessor,
+            input_file=args.input_file,
+            output_file=output_file(args, config.graph.version),
+            dataset_name=args.dataset_name,
+            overwrite=args.overwrite,
+            limit=args.limit,
+            progress=not args.quiet,
+            make_job=CorrectJob,
+            job_state=corrector,
+            row_settings=correction_settings(config),
+            summarize=correction_summary,
+        )
+        report = runner.run_dataset(job)
+        counts = (report.summary or {}).get("corrections", {})
+        return finish_run(
+            report,
+            quiet=args.quiet,
+            argv=args.argv,
+            summary_lines=summary_lines,
+            failed=bool(report.failures or counts.get("failed")),
+        )
+
+
+__all__ = ["Correct", "output_file", "summary_lines"]

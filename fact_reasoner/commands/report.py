@@ -1,0 +1,52 @@
+"""``fact-reasoner report``: one self-contained HTML page of result files
+(:func:`fact_reasoner.report.build_report`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..errors import OutputError
+from .base import Command, CommandParser
+
+
+class Report(Command):
+    name = "report"
+    summary = "a self-contained HTML report of result files"
+    description = (
+        "Write one self-contained HTML page (tables, plots, atoms coloured by posterior, evidence) of the "
+        "result files of fact-reasoner (assess) and fact-reasoner correct. Runs of one FR version with "
+        "different judges or settings are told apart by them."
+    )
+    usage = "fact-reasoner report RESULTS.jsonl [RESULTS.jsonl …] -o REPORT.html [options]"
+    basic = ("results", "output", "input_file", "title", "max_records")
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("results", type=Path, nargs="+", help="result JSONL files (one or more assessors)")
+        parser.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")
+        parser.add_argument(
+            "--input-file",
+            type=Path,
+            help="the input records the results came from (for context texts), same file as the run",
+        )
+        parser.add_argument("--title", default="FactReasoner report", help="the page's title (default: %(default)s)")
+        parser.add_argument("--max-records", type=int, help="show only the first N responses in detail")
+        parser.add_argument("--max-evidence", type=int, default=8, help="contexts listed per atom (default 8)")
+
+    def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
+        """Read the result files, write the HTML page. A results or input file that cannot be
+        used raises :class:`~fact_reasoner.errors.InputError` (one line, exit 2)."""
+        from ..report import build_report
+
+        page = build_report(args.results, args.input_file, args.title, args.max_records, args.max_evidence)
+        try:
+            args.output.parent.mkdir(parents=True, exist_ok=True)
+            args.output.write_text(page, encoding="utf-8")
+        except OSError as error:  # a directory where the page goes, a file where its folder goes
+            raise OutputError(f"cannot write the report: {error.strerror or error}", path=args.output) from None
+        print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.1f} MB)", file=sys.stderr)
+        return 0
+
+
+__all__ = ["Report"]

@@ -1,0 +1,275 @@
+"""The commands of ``fact-reasoner``: one registry, one parser shape, one-line flag errors, a
+one-screen ``--help``, ``--config FILE.toml`` and ``--print-config``, and the small things a
+newcomer sees (warnings for numbers that cannot matter, the progress line once, no lock file
+left, each failure printed once)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fact_reasoner.cli import main
+from fact_reasoner.cli_options import config_flags
+from fact_reasoner.commands import COMMANDS, command
+from tests.helpers import REPO_ROOT
+
+EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
+OFFLINE = ["--nli", "precomputed", "--no-cache", "--quiet"]
+
+
+def run_cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), COLUMNS="80")
+    return subprocess.run(
+        [sys.executable, "-m", "fact_reasoner", *args], cwd=cwd, capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+# -- one registry, one shape ------------------------------------------------------------------
+
+
+def test_every_command_is_registered_once_and_built_the_same_way():
+    assert COMMANDS.available() == ["assess", "correct", "ragas", "index", "report"]
+    for name in COMMANDS.available():
+        built = command(name)
+        assert built.name == name and COMMANDS.entry(name).description == built.summary
+        parser = built.build_parser()
+        flags = {option for action in parser._actions for option in action.option_strings}
+        assert {"--help", "--help-all", "--config", "--print-config"} <= flags, name
+
+
+def test_there_is_one_run_loop_and_one_signal_handler():
+    """The dataset loop (an executor's outcomes written as rows) is in the runner only, and
+    signals are handled in fact_reasoner.interrupts only (the Ray executor puts back the handler
+    ``ray.init`` replaces)."""
+    sources = [*(REPO_ROOT / "fact_reasoner").rglob("*.py"), *(REPO_ROOT / "experiments").rglob("*.py")]
+
+    def calling(owner: str, method: str) -> list[str]:
+        found = []
+        for path in sources:
+            for node in ast.walk(ast.parse(path.read_text())):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == method
+                    and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id.endswith(owner)
+                ):
+                    found.append(str(path.relative_to(REPO_ROOT)))
+        return sorted(set(found))
+
+    # evaluate() (the Python API of the RAG metrics) iterates too, but writes no file and resumes nothing
+    assert calling("executor", "map") == ["fact_reasoner/metrics/evaluation.py", "fact_reasoner/runner.py"]
+    assert calling("signal", "signal") == ["fact_reasoner/executors/ray_executor.py", "fact_reasoner/interrupts.py"]
+
+
+def test_an_unknown_command_is_named_with_the_choices(capsys):
+    assert main(["asess", "--input-file", str(EXAMPLE)]) == 2
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "error: unknown command 'asess'; choose from: assess, correct, ragas, index, report"
+    )
+
+
+# -- errors and help ------------------------------------------------------------------------------
+
+
+def test_a_bad_flag_prints_the_problem_and_where_to_read_more_nothing_else():
+    done = run_cli("--input-file", str(EXAMPLE), "--top-k", "-3")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (
+        "error: argument --top-k: -3: Input should be greater than or equal to 1\n"
+        "try 'fact-reasoner --help' for the options\n"
+    )
+    done = run_cli("ragas", "--input-file", str(EXAMPLE), "--fc-mode", "F2")
+    assert done.stderr.splitlines() == [
+        "error: argument --fc-mode: invalid choice: 'F2' (choose from 'F1', 'PRECISION', 'RECALL')",
+        "try 'fact-reasoner ragas --help' for the options",
+    ]
+
+
+#: what a newcomer needs on the first screen of ``fact-reasoner --help``
+NEWCOMER_FLAGS = ("--input-file", "--output-dir", "--response", "--query", "--contexts", "--version", "--nli")
+NEWCOMER_FLAGS += ("--engine", "--k", "--top-k", "--backend", "--model", "--cache-dir", "--no-cache", "--quiet")
+NEWCOMER_FLAGS += ("--config", "--print-config", "--help-all")
+
+
+def test_help_is_one_screen_of_the_flags_a_newcomer_needs_and_help_all_has_every_flag():
+    short = run_cli("--help").stdout.splitlines()
+    listed = [line.split()[0] for line in short if line.startswith("  --")]
+    assert set(NEWCOMER_FLAGS) <= set(listed)
+    assert len(short) <= 45 and max(map(len, short)) <= 100  # 80 columns here
+    assert "--use-priors" not in "\n".join(short)
+    full = run_cli("--help-all").stdout
+    for flag in config_flags():
+        if flag.visible:
+            assert all(spelling in full for spelling in flag.flags), flag.dest
+    for name in ("correct", "ragas", "index", "report"):
+        first = run_cli(name, "--help").stdout
+        every = run_cli(name, "--help-all").stdout
+        assert first.startswith(f"usage: fact-reasoner {name}") and len(first) < len(every), name
+
+
+# -- the config file ------------------------------------------------------------------------------
+
+
+def _rows_without_times(path: Path) -> list[dict]:
+    rows = read_jsonl(path)
+    for row in rows:
+        row.pop("timings")
+        row["engine"].pop("seconds")
+    return rows
+
+
+def test_a_config_file_gives_the_run_of_the_same_flags_and_resumes_it(tmp_path, capsys):
+    flags = ["--version", "2", "--paper-tables", "--engine-option", "method=exact", "--k", "half"]
+    base = ["--input-file", str(EXAMPLE), *OFFLINE]
+    assert main([*base, *flags, "--print-config"]) == 0
+    printed = capsys.readouterr().out
+    config = tmp_path / "run.toml"
+    config.write_text(printed)
+    assert (
+        '[graph]\nversion = 2\nfactor_tables = "paper"' in printed and '[engine.options]\nmethod = "exact"' in printed
+    )
+
+    assert main([*base, *flags, "--output-dir", str(tmp_path / "flags")]) == 0
+    assert main(["--config", str(config), "--output-dir", str(tmp_path / "file")]) == 0
+    by_flags = _rows_without_times(tmp_path / "flags" / "bios_with_relations.fr2.jsonl")
+    by_file = _rows_without_times(tmp_path / "file" / "bios_with_relations.fr2.jsonl")
+    assert by_file == by_flags  # settings included: the output does not say where a value came from
+    # the resume fingerprint is the same: the flags' run resumes the file's output, and back
+    before = {where: read_jsonl(tmp_path / where / "bios_with_relations.fr2.jsonl") for where in ("flags", "file")}
+    assert main([*base, *flags, "--output-dir", str(tmp_path / "file")]) == 0
+    assert main(["--config", str(config), "--output-dir", str(tmp_path / "flags")]) == 0
+    for where in ("flags", "file"):  # resumed, not refused; nothing assessed again
+        assert read_jsonl(tmp_path / where / "bios_with_relations.fr2.jsonl") == before[where]
+
+
+def test_flags_override_the_file_and_add_to_its_tables(tmp_path, capsys):
+    from fact_reasoner.commands.assess import Assess
+
+    config = tmp_path / "run.toml"
+    config.write_text(
+        "[graph]\nversion = 2\n\n[gate.fail_under]\nfactuality_score = 0.5\n\n"
+        f'[assess]\ninput_file = "{EXAMPLE}"\nquiet = true\n\n[ragas]\nmetrics = "faithfulness"\n'
+    )
+    chosen = Assess()
+    args, parser = chosen.parse(["--config", str(config), "--version", "1", "--fail-under", "f1_k=0.25"])
+    settings = chosen.settings(args, parser)
+    assert settings.graph.version == 1  # the flag wins
+    assert settings.gate.fail_under == {"factuality_score": 0.5, "f1_k": 0.25}  # KEY=VALUE pairs add up
+    assert args.input_file == EXAMPLE and args.quiet is True  # the command's own table
+    args, parser = chosen.parse(["--config", str(config), "--input-file", "other.jsonl"])
+    assert args.input_file == Path("other.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[graph]\nversion = 2\nverison = 3\n", "run.toml:3: unknown setting graph.verison; [graph] has: version,"),
+        ("[models]\n\nnli = 'nope'\n", "run.toml:3: models.nli: 'nope': Value error, Input should be 'auto'"),
+        ("[assess]\nlimit = 0\n", "run.toml:2: assess.limit: 0 is below 1"),
+        ("[assess]\nlimits = 3\n", "run.toml:2: unknown option assess.limits; [assess] has: contexts,"),
+        ("# runs\n[asess]\nlimit = 3\n", "run.toml:2: unknown table [asess]; known: pipeline,"),
+        ("version = 3\n", "run.toml:1: 'version' belongs in its group: [graph] version = …"),
+        ("[graph\n", "run.toml:1: not valid TOML: Expected ']'"),
+    ],
+)
+def test_a_config_file_with_an_unknown_key_or_a_bad_value_is_one_line_with_file_and_line(
+    tmp_path, capsys, text, message
+):
+    config = tmp_path / "run.toml"
+    config.write_text(text)
+    assert main(["--config", str(config), "--input-file", str(EXAMPLE), *OFFLINE]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {tmp_path / message}") and len(err.splitlines()) == 1, err
+
+
+def test_a_setting_a_command_fixes_is_refused_in_its_file(tmp_path, capsys):
+    config = tmp_path / "run.toml"
+    config.write_text("[graph]\nversion = 3\n")
+    assert main(["ragas", "--config", str(config), "--input-file", str(EXAMPLE)]) == 2
+    assert f"error: {config}:2: graph.version is not a setting of `ragas`" in capsys.readouterr().err
+
+
+def test_print_config_of_a_command_without_settings_has_its_own_options(capsys):
+    assert main(["index", "--corpus", "a.txt", "--store", "s", "--print-config"]) == 0
+    printed = capsys.readouterr().out
+    assert '[index]\ncorpus = ["a.txt"]\nstore = "s"\ncollection = "default"' in printed
+    assert "[graph]" not in printed
+
+
+# -- numbers that cannot mean what they say --------------------------------------------------------
+
+
+def test_a_k_beyond_every_response_and_an_ignored_top_k_are_one_warning_each(tmp_path):
+    done = run_cli(
+        "--input-file", str(EXAMPLE), "--output-dir", str(tmp_path), *OFFLINE,
+        "--k", "99999999999999999999", "--top-k", "99999999999999999999",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
+    assert warnings == [
+        "warning: --top-k 99999999999999999999 is ignored: --service-type supplied takes the records' own "
+        "contexts (nothing is retrieved)",
+        "warning: K = 99999999999999999999 is more than the atoms of any response (at most 9): R@K and F1@K "
+        "are at most 9/99999999999999999999; give --k median, half or a smaller number",
+    ]
+    # without them, no warning
+    quiet = run_cli("--input-file", str(EXAMPLE), "--output-dir", str(tmp_path / "b"), *OFFLINE, "--k", "5")
+    assert "warning:" not in quiet.stderr
+
+
+# -- what a run leaves and prints -----------------------------------------------------------------
+
+
+def test_a_run_prints_its_progress_line_once_and_leaves_no_lock_file(tmp_path):
+    done = run_cli("--input-file", str(EXAMPLE), "--output-dir", str(tmp_path), "--nli", "precomputed", "--no-cache")
+    assert done.returncode == 0, done.stderr
+    progress = [line for line in done.stderr.splitlines() if re.search(r"\d+/\d+ \[", line)]
+    assert len(progress) == 1 and "2/2" in progress[0]  # not "0/2" first
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bios_with_relations.fr3.jsonl",
+        "bios_with_relations.fr3.summary.json",
+    ]
+
+
+def test_each_unreadable_line_is_printed_once(tmp_path):
+    source = tmp_path / "binary.jsonl"
+    source.write_bytes(b"\x00\xff\xfe\n" * 16)
+    done = run_cli("--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--nli", "precomputed")
+    assert done.returncode == 1
+    for line in range(1, 17):
+        assert done.stderr.count(f"{source}:{line}: ") == 1
+    assert f"failed: listed above and in {tmp_path / 'out' / 'binary.fr3.errors.jsonl'}" in done.stderr
+    assert len(read_jsonl(tmp_path / "out" / "binary.fr3.errors.jsonl")) == 16
+
+
+def test_a_record_with_other_field_names_says_which_it_found(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"q": "Who?", "a": "Marie Curie was a physicist."}\n')
+    assert main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), *OFFLINE]) == 1
+    assert "(found: a, q)" in capsys.readouterr().err
+
+
+def test_one_file_serves_several_commands(tmp_path, capsys):
+    """Groups and tables a command does not use are checked, then left for those that do."""
+    config = tmp_path / "project.toml"
+    config.write_text('[retrieval]\ntop_k = 3\n\n[index]\nchunk_size = 500\n\n[assess]\noutput_dir = "out"\n')
+    assert main(["index", "--config", str(config), "--corpus", "a.txt", "--store", "s", "--print-config"]) == 0
+    assert "chunk_size = 500" in capsys.readouterr().out
+    assert main(["--config", str(config), "--input-file", str(EXAMPLE), "--print-config"]) == 0
+    printed = capsys.readouterr().out
+    assert "top_k = 3" in printed and 'output_dir = "out"' in printed and "chunk_size" not in printed
+    config.write_text("[retrieval]\ntop_kk = 3\n")
+    assert main(["index", "--config", str(config), "--corpus", "a.txt", "--store", "s"]) == 2
+    assert f"error: {config}:2: unknown setting retrieval.top_kk" in capsys.readouterr().err
