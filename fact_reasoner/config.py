@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
 
 from .fields import option
-from .graph import GraphOptions
+from .graph_options import GraphOptions
 from .registry import registry
 
 __all__ = [

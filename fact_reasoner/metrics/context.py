@@ -24,7 +24,7 @@ from typing import Any
 from ..cache import ModelCache
 from ..config import PipelineConfig
 from ..embeddings import Embedder
-from ..graph import GraphOptions
+from ..graph_options import GraphOptions
 from ..inference import InferenceEngine
 from ..llm.base import LLMBackend
 from ..nli import NLIBackend
