@@ -338,7 +338,7 @@ KINDS: dict[str, str] = {
     "retrievers": "fact_reasoner.retrieval.base:RETRIEVERS",
     "nli": "fact_reasoner.nli.factory:NLI_BACKENDS",
     "llm_backends": "fact_reasoner.llm:LLM_BACKENDS",
-    "metrics": "fact_reasoner.metrics.evaluation:METRICS",
+    "metrics": "fact_reasoner.metrics.catalog:METRICS",
     "pipelines": "fact_reasoner.pipelines:PIPELINES",
     "commands": "fact_reasoner.commands:COMMANDS",
 }

@@ -69,7 +69,7 @@ def test_unknown_metric_and_service_type_name_the_choices(tmp_path):
     pytest.importorskip("pandas")
     from fact_reasoner.metrics import make_metric
 
-    with pytest.raises(ValueError, match="unknown metric 'nope'; known: .*faithfulness"):
+    with pytest.raises(UnknownName, match="unknown metric 'nope'; choose from: .*faithfulness"):
         make_metric("nope")
     assert type(make_metric("answer-relevancy")).__name__ == "AnswerRelevance"  # an alias
     with pytest.raises(RetrievalError, match="unknown service type 'nope'; known: supplied, chroma"):
