@@ -30,9 +30,11 @@ from ..cli_options import add_config_arguments, config_flags, config_from_args
 from ..config import PipelineConfig, field_owners
 from ..config_file import ConfigFile, read_config_file, to_toml
 from ..gate import GATE_FAILED, evaluate_gate
+from ..registry import Registry
 from ..runner import RunReport
 
 __all__ = [
+    "COMMANDS",
     "Command",
     "CommandParser",
     "finish_run",
@@ -270,8 +272,6 @@ class Command(ABC):
     def _apply_config_file(self, file: ConfigFile, parser: CommandParser) -> dict[str, dict[str, Any]]:
         """Check every key of the file; set the command's own options as the parser's defaults;
         return the settings groups (checked against the settings model, naming file and line)."""
-        from . import COMMANDS
-
         own_actions = {action.dest: action for action in _own_actions(parser)}
         groups = set(self.settings_groups)
         excluded = {
@@ -330,6 +330,12 @@ class Command(ABC):
                 raise file.error(table, key, f"{table}.{key}: {error}") from None
             action.required = False  # given by the file
         parser.set_defaults(**defaults)
+
+
+#: every command of ``fact-reasoner``: name → its :class:`Command` (the built-in ones are
+#: registered in :mod:`fact_reasoner.commands`; an installed package adds one through the
+#: ``fact_reasoner.commands`` entry-point group)
+COMMANDS: Registry[Command] = Registry("commands", noun="command", entry_point_group="fact_reasoner.commands")
 
 
 def _config_file_argument(argv: Sequence[str]) -> Path | None:
@@ -409,8 +415,6 @@ def _plain(value: Any) -> Any:
 
 
 def _command_names(current: str) -> list[str]:
-    from . import COMMANDS
-
     return [name for name in COMMANDS.available() if name != current]
 
 
