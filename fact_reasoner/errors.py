@@ -13,6 +13,7 @@ one; ``exit`` is the command's exit status when the error ends it)::
     │   └── OutputLocked                      another run writes the same output
     ├── SettingsError (ValueError)            a setting that cannot work (unknown engine, bad option)
     │   └── UnknownName                       [registry] no backend of that kind has that name
+    │       └── UnknownService                [retrieval.base] no retriever of that name (a RetrievalError too)
     ├── RecordFailed (RuntimeError)           a stage could not run for one record (exit 1)
     ├── LocatedError                          about a place in a file: ``path:line: message``
     │   ├── InputError (ValueError)           an input file (records, contexts) cannot be read

@@ -121,9 +121,9 @@ class Stages:
             kind = self.config.models.nli
             if kind == "precomputed":
                 raise StageUnavailable("--nli precomputed needs records that carry `relations`")
-            from .nli.factory import DEFAULT_NLI, make_nli
+            from .nli.factory import make_nli, resolve_nli
 
-            config = self.config.with_options(nli=DEFAULT_NLI if kind == "auto" else kind)
+            config = self.config.with_options(nli=resolve_nli(kind))
             self._nli = make_nli(config, self.llm)
         return self._nli
 
@@ -156,8 +156,7 @@ class Stages:
         if self._checkworthy is None:
             from .checkworthy import make_classifier
 
-            llm = self.llm() if self.config.scores.checkworthy == "llm" else None
-            self._checkworthy = make_classifier(self.config, llm)
+            self._checkworthy = make_classifier(self.config, self._checkworthy_llm())
         return self._checkworthy
 
     def abstention(self) -> "AbstentionDetector":
@@ -165,9 +164,14 @@ class Stages:
         if self._abstention is None:
             from .checkworthy import make_abstention_detector
 
-            llm = self.llm() if self.config.scores.checkworthy == "llm" else None
-            self._abstention = make_abstention_detector(self.config, llm)
+            self._abstention = make_abstention_detector(self.config, self._checkworthy_llm())
         return self._abstention
+
+    def _checkworthy_llm(self) -> "LLMBackend | None":
+        """The LLM backend, for a ``--checkworthy`` choice whose registration uses it."""
+        from .checkworthy import CHECKWORTHY
+
+        return self.llm() if "llm" in CHECKWORTHY.entry(self.config.scores.checkworthy).uses else None
 
     def embedder(self) -> "Embedder":
         if self._embedder is None:
@@ -226,7 +230,10 @@ class Stages:
             checks.append(nli_entry)
             uses_llm |= "llm" in nli_entry.uses
         scores = config.scores
-        uses_llm |= scores.checkworthy == "llm" and (scores.skip_uncheckable or scores.abstention == "on")
+        if scores.skip_uncheckable or scores.abstention == "on":
+            from .checkworthy import CHECKWORTHY
+
+            uses_llm |= "llm" in CHECKWORTHY.entry(scores.checkworthy).uses
         if uses_llm and self._llm is None:
             needed += language_model_extras(config)
         require_extras(needed)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..cli_options import add_config_arguments, config_flags, config_from_args
-from ..config import PipelineConfig, field_owners
+from ..config import PipelineConfig, field_owners, group_model
 from ..config_file import ConfigFile, read_config_file, to_toml
 from ..gate import GATE_FAILED, evaluate_gate
 from ..registry import Registry
@@ -380,12 +380,11 @@ def _option_value_one(action: argparse.Action, value: Any) -> Any:
 
 
 def _group_fields(group: str) -> list[str]:
-    return list(PipelineConfig.model_fields[group].annotation.model_fields)  # type: ignore[union-attr]
+    return list(group_model(group).model_fields)
 
 
 def _group_title(group: str) -> str:
-    model = PipelineConfig.model_fields[group].annotation
-    return str(getattr(model, "title", "") or group)
+    return str(getattr(group_model(group), "title", "") or group)
 
 
 def _check_file_settings(file: ConfigFile, settings: dict[str, dict[str, Any]]) -> None:
