@@ -17,7 +17,7 @@ it with the same failure policy (:func:`check_judged`): when more NLI calls fail
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import RecordFailed, StageUnavailable
 from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
-from .nli import NLIBackend, NLIJudgement
+from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
+from .nli.factory import uses_record_relations
 from .registry import Entry, Extra, require_extras
 from .schema import Relation, RelationType
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .llm.base import LLMBackend
     from .retrieval.base import Retriever
     from .reviser import ReviserBackend
+    from .schema import InputRecord
 
 __all__ = [
     "JudgedPlan",
@@ -48,6 +50,7 @@ __all__ = [
     "judge_and_build",
     "judge_and_infer",
     "judge_plan",
+    "tidy_count",
 ]
 
 
@@ -126,6 +129,18 @@ class Stages:
             config = self.config.with_options(nli=resolve_nli(kind))
             self._nli = make_nli(config, self.llm)
         return self._nli
+
+    def uses_record_relations(self, record: "InputRecord") -> bool:
+        """Whether ``record`` is judged by its own ``relations`` instead of the NLI model: always
+        with ``--nli precomputed``, with ``auto`` when it carries some."""
+        return uses_record_relations(self.config.models.nli, record.relations)
+
+    def nli_for(self, record: "InputRecord", texts: Mapping[str, str]) -> NLIBackend:
+        """The NLI judge of one record: its own relations (:meth:`uses_record_relations`), over
+        ``texts`` (id → text), else the model backend behind the pair cache (:meth:`nli`)."""
+        if self.uses_record_relations(record):
+            return PrecomputedNLI(record.relations or [], texts)
+        return self.nli()
 
     def atomizer(self) -> "AtomizerBackend":
         if self._atomizer is None:
@@ -258,6 +273,12 @@ class Stages:
                     if isinstance(value, (int, float)):
                         counters[key if key.startswith(f"{name}_") else f"{name}_{key}"] = value
         return counters
+
+
+def tidy_count(value: float) -> float | int:
+    """A counter as the output writes it: counts stay integers, seconds keep their fraction
+    (rounded to the microsecond)."""
+    return int(value) if float(value).is_integer() else round(float(value), 6)
 
 
 # -- judge → build → infer -------------------------------------------------------------------
