@@ -31,7 +31,7 @@ one; ``exit`` is the command's exit status when the error ends it)::
     ├── LLMError (RuntimeError)               [llm.base] a model call failed for good
     ├── InvalidOutput (ValueError)            [llm.structured] a reply that fails the stage's check
     ├── JudgeError (RuntimeError)             [metrics.llm_json] a metric's reply is not its JSON
-    ├── RewriteFailed (RuntimeError)          [corrector] a rewrite the model could not give in usable form
+    ├── RewriteFailed (RuntimeError)          [correction_rewrite] a rewrite the model could not give in usable form
     ├── RetrievalError (RuntimeError)         [retrieval.base] a retriever cannot answer
     ├── HTTPFailure                           [retrieval.http] an API request failed for good
     ├── WorkerError (RuntimeError)            [executors.base] a worker's error that did not pickle
