@@ -1,0 +1,145 @@
+"""SIGTERM with requests in flight: a real ``fact-reasoner serve`` process (the command's own
+serving code, with the shipped cross-encoder held at a gate until the test opens it) finishes
+the requests in flight, refuses new ones, and exits 0; and the command's safety checks."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+
+import pytest
+
+from tests.helpers import REPO_ROOT, require_extra
+
+require_extra("serve", "embeddings")
+
+import httpx
+
+from .serving import small_records, wait_until
+
+#: the `serve` command, as `fact-reasoner serve` runs it, but with a judge that waits for a file
+SERVER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from fact_reasoner.commands import configure_logging
+    from fact_reasoner.commands.serve import Serve, serve
+    from fact_reasoner.interrupts import stop_on_signals
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from fact_reasoner.server.run import bind
+
+    gate = Path(sys.argv[1])
+
+    class FileGatedJudge:
+        def __init__(self):
+            self.backend = CrossEncoderNLI()
+            self.name, self.identity, self.items_per_run = "cross-encoder", self.backend.identity, 1
+
+        def judge(self, pairs):
+            while not gate.exists():
+                time.sleep(0.02)
+            return self.backend.judge(pairs)
+
+    configure_logging(quiet=False)
+    command = Serve()
+    args, parser = command.parse(["--port", "0", "--nli", "cross-encoder", "--no-cache", "--drain-seconds", "60"])
+    with stop_on_signals():  # as fact_reasoner.commands.main runs every command
+        status = serve(args, command.settings(args, parser), bind("127.0.0.1", 0), None, nli_backend=FileGatedJudge())
+    sys.exit(status)
+    """
+)
+
+
+def test_sigterm_finishes_the_requests_in_flight_and_refuses_new_ones(tmp_path):
+    gate = tmp_path / "open"
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(gate)],
+        cwd=REPO_ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FACT_REASONER_CACHE": str(tmp_path / "cache")},
+    )
+    try:
+        port = None
+        lines: list[str] = []
+        for line in process.stderr:  # type: ignore[union-attr]
+            lines.append(line)
+            found = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
+            if found:
+                port = int(found.group(1))
+                break
+        assert port is not None, "".join(lines)
+        url = f"http://127.0.0.1:{port}"
+        answers: list[httpx.Response] = []
+
+        def ask(record: dict) -> None:
+            with httpx.Client(base_url=url, timeout=120) as client:
+                answers.append(client.post("/v1/assess", json=record))
+
+        threads = [threading.Thread(target=ask, args=(r,)) for r in small_records(2)]
+        for thread in threads:
+            thread.start()
+        with httpx.Client(base_url=url, timeout=30) as client:
+            wait_until(lambda: client.get("/v1/info").json()["server"]["in_flight"] == 2, "two requests in flight")
+        process.send_signal(signal.SIGTERM)
+
+        def refused() -> bool:  # a new request: no connection any more, or 503 while draining
+            try:
+                with httpx.Client(base_url=url, timeout=10) as client:
+                    return client.post("/v1/assess", json=small_records(1)[0]).status_code == 503
+            except httpx.TransportError:
+                return True
+
+        wait_until(refused, "new requests to be refused")
+        gate.touch()
+        for thread in threads:
+            thread.join(120)
+        assert sorted(a.status_code for a in answers) == [200, 200]
+        assert all(a.json()["num_atoms"] == 3 for a in answers)
+        rest = process.stderr.read()  # type: ignore[union-attr]
+        assert process.wait(60) == 0, rest
+        assert "stopping: finishing 2 request(s) in flight" in rest
+        assert "stopped: " in rest and "abandoned" not in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def _serve(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "fact_reasoner", "serve", *args],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "FACT_REASONER_API_KEY"},
+    )
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--host", "0.0.0.0"], "is not a loopback address"),
+        (["--host", "example.org"], "is not a loopback address"),
+        (["--api-key", "k", "--no-auth"], "not both"),
+        (["--store", "x", "--port", "-1"], "is not a port"),
+    ],
+)
+def test_unsafe_starts_are_refused_before_listening(args, message):
+    done = _serve(*args)
+    assert done.returncode == 2
+    assert message in done.stderr and done.stderr.startswith("error: ")
+
+
+def test_help_names_the_endpoints_and_the_safety_defaults():
+    done = _serve("--help")
+    assert done.returncode == 0
+    assert "--api-key" in done.stdout and "--host" in done.stdout and "/v1/assess" in done.stdout
+    full = _serve("--help-all").stdout
+    assert "--max-body-bytes" in full and "--deadline" in full and "--cors-origin" in full
