@@ -183,7 +183,9 @@ class Serve(Command):
             import fastapi  # noqa: F401
             import uvicorn  # noqa: F401
         except ImportError as error:
-            raise SetupError(f"serve needs FastAPI and uvicorn: pip install 'fact-reasoner-offline[serve]' ({error})") from None
+            raise SetupError(
+                f"serve needs FastAPI and uvicorn: pip install 'fact-reasoner-offline[serve]' ({error})"
+            ) from None
         config = self.settings(args, parser)
         try:
             sock = bind(args.host, args.port)
