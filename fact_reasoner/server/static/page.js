@@ -76,7 +76,8 @@ function colour(p) {
 }
 
 function fmt(value) {
-  return value === null || value === undefined ? "–" : (typeof value === "number" ? value.toFixed(3) : String(value));
+  if (value === null || value === undefined) return "–";
+  return typeof value === "number" && !Number.isInteger(value) ? value.toFixed(3) : String(value);
 }
 
 function showScores(row) {
@@ -95,7 +96,7 @@ function showScores(row) {
     div.className = "score";
     div.dataset.name = name;
     const b = document.createElement("b");
-    b.textContent = typeof value === "number" && !Number.isInteger(value) ? value.toFixed(3) : fmt(value);
+    b.textContent = fmt(value);
     div.append(b, document.createTextNode(name));
     box.append(div);
   }
