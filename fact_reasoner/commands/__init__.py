@@ -52,15 +52,15 @@ COMMANDS.register(
     builtin=True,
 )
 COMMANDS.register(
-    "serve",
-    "fact_reasoner.commands.serve:Serve",
-    description="serve checks over HTTP (FastAPI): POST /v1/assess, /v1/ragas, a page at /",
-    builtin=True,
-)
-COMMANDS.register(
     "report",
     "fact_reasoner.commands.report:Report",
     description="a self-contained HTML report of result files",
+    builtin=True,
+)
+COMMANDS.register(
+    "serve",
+    "fact_reasoner.commands.serve:Serve",
+    description="serve checks over HTTP (FastAPI): POST /v1/assess, /v1/ragas, a page at /",
     builtin=True,
 )
 
