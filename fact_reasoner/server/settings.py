@@ -22,7 +22,6 @@ applies a request's values through the settings model, which checks them.
 
 from __future__ import annotations
 
-import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..cli_options import ConfigFlag, config_flags
+from ..cli_options import _scalar_types as _members  # the member types of a setting's annotation
 from ..config import PipelineConfig, affects_results
 
 __all__ = [
@@ -91,15 +91,6 @@ class RequestSetting:
             out["choices"] = list(self.choices)
         out["description"] = self.description
         return out
-
-
-def _members(annotation: Any) -> list[Any]:
-    """The non-None member types of an annotation, ``Annotated`` unwrapped."""
-    if typing.get_origin(annotation) is typing.Annotated:
-        return _members(typing.get_args(annotation)[0])
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return [t for a in typing.get_args(annotation) if a is not type(None) for t in _members(a)]
-    return [annotation]
 
 
 def closed_type(annotation: Any) -> str | None:
