@@ -235,10 +235,11 @@ def serve(args: argparse.Namespace, config: Any, sock: Any, api_key: str | None,
         if server.drained_by is None:
             raise
     finally:
+        admission = app.state.admission
         app.state.pool.close()
-        service.close()
+        # work abandoned past the drain limit may hold the judge: its threads are daemons, not waited for
+        service.close(wait_seconds=1.0 if admission.busy else 30.0)
         sock.close()
-    admission = app.state.admission
     left = f"; {admission.busy} request(s) abandoned past the drain limit" if admission.busy else ""
     log.warning("stopped: %d request(s) answered%s", admission.served, left)
     return 0

@@ -55,9 +55,10 @@ __all__ = ["ServerOptions", "WorkerPool", "create_app"]
 
 log = logging.getLogger(__name__)
 
-#: paths answered without the API key: the health check and the page (which asks for the key)
-OPEN_PATHS = ("/healthz", "/", "/favicon.ico")
-OPEN_PREFIXES = ("/static/",)
+#: paths answered without the API key: the health check, the page (which asks for the key) and
+#: the API's description (Swagger UI's "Authorize" takes the key for its calls)
+OPEN_PATHS = ("/healthz", "/", "/favicon.ico", "/docs", "/openapi.json")
+OPEN_PREFIXES = ("/static/", "/docs-assets/")
 
 
 @dataclass(frozen=True)
@@ -368,7 +369,27 @@ def create_app(service: AssessmentService, options: ServerOptions = ServerOption
 
     app.mount("/static", StaticFiles(directory=str(static)), name="static")
     _mount_docs(app)
+    if options.api_key is not None:
+        _declare_bearer(app)
     return app
+
+
+def _declare_bearer(app: Any) -> None:
+    """The OpenAPI description says every endpoint but ``/healthz`` takes a bearer token (so
+    ``/docs`` offers to send one)."""
+    from fastapi.openapi.utils import get_openapi
+
+    def described() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            schema.setdefault("components", {})["securitySchemes"] = {"bearer": {"type": "http", "scheme": "bearer"}}
+            for path, operations in schema.get("paths", {}).items():
+                for operation in operations.values():
+                    operation["security"] = [] if path == "/healthz" else [{"bearer": []}]
+            app.openapi_schema = schema
+        return app.openapi_schema
+
+    app.openapi = described
 
 
 class _Busy(Exception):

@@ -87,12 +87,13 @@ class MicroBatchNLI:
         with self._condition:
             return len(self._queue)
 
-    def close(self) -> None:
-        """Stop the batcher's thread once the waiting requests are judged."""
+    def close(self, wait_seconds: float = 30.0) -> None:
+        """Stop the batcher's thread once the waiting requests are judged (waiting at most
+        ``wait_seconds`` for a batch still being judged: the thread is a daemon)."""
         with self._condition:
             self._closed = True
             self._condition.notify_all()
-        self._thread.join(timeout=30)
+        self._thread.join(timeout=wait_seconds)
 
     def stats(self) -> dict[str, Any]:
         with self._condition:

@@ -214,10 +214,10 @@ class AssessmentService:
         self._checked: set[tuple[bool, bool]] = set()
         self._check_lock = threading.Lock()
 
-    def close(self) -> None:
-        """Stop the batcher's thread."""
+    def close(self, wait_seconds: float = 30.0) -> None:
+        """Stop the batcher's thread (waiting at most ``wait_seconds`` for the batch in hand)."""
         if self.batcher is not None:
-            self.batcher.close()
+            self.batcher.close(wait_seconds)
 
     # -- what each request gets -----------------------------------------------------------------
 

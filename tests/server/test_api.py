@@ -237,7 +237,10 @@ def test_auth_and_cors():
         wrong = client.post("/v1/assess", json=record, headers={"Authorization": "Bearer s3cret-kez"})
         assert wrong.status_code == 401 and wrong.json()["error"]["code"] == "unauthorized"
         assert client.get("/v1/info").status_code == 401
-        assert client.get("/docs").status_code == 401
+        assert client.get("/docs").status_code == 200  # the API's description is open ...
+        schema = client.get("/openapi.json").json()  # ... and says which calls need the key
+        assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
+        assert schema["paths"]["/v1/assess"]["post"]["security"] == [{"bearer": []}]
         good = client.post("/v1/assess", json=record, headers={"Authorization": "Bearer s3cret-key"})
         assert good.status_code == 200 and good.json()["num_atoms"] == 3
         assert client.get("/healthz").status_code == 200  # open: a health check has no key

@@ -47,7 +47,7 @@ SERVER = textwrap.dedent(
 
     configure_logging(quiet=False)
     command = Serve()
-    args, parser = command.parse(["--port", "0", "--nli", "cross-encoder", "--no-cache", "--drain-seconds", "60"])
+    args, parser = command.parse(["--port", "0", "--nli", "cross-encoder", "--no-cache", "--drain-seconds", sys.argv[2]])
     with stop_on_signals():  # as fact_reasoner.commands.main runs every command
         status = serve(args, command.settings(args, parser), bind("127.0.0.1", 0), None, nli_backend=FileGatedJudge())
     sys.exit(status)
@@ -58,7 +58,7 @@ SERVER = textwrap.dedent(
 def test_sigterm_finishes_the_requests_in_flight_and_refuses_new_ones(tmp_path):
     gate = tmp_path / "open"
     process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(gate)],
+        [sys.executable, "-c", SERVER, str(gate), "60"],
         cwd=REPO_ROOT,
         stderr=subprocess.PIPE,
         text=True,
@@ -105,6 +105,49 @@ def test_sigterm_finishes_the_requests_in_flight_and_refuses_new_ones(tmp_path):
         assert process.wait(60) == 0, rest
         assert "stopping: finishing 2 request(s) in flight" in rest
         assert "stopped: " in rest and "abandoned" not in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+def test_requests_past_the_drain_limit_are_abandoned_and_the_server_still_ends(tmp_path):
+    gate = tmp_path / "never"  # the judge never answers
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(gate), "1"],
+        cwd=REPO_ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "FACT_REASONER_CACHE": str(tmp_path / "cache")},
+    )
+    try:
+        port = None
+        for line in process.stderr:  # type: ignore[union-attr]
+            found = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
+            if found:
+                port = int(found.group(1))
+                break
+        assert port is not None
+        url = f"http://127.0.0.1:{port}"
+        answers: list[object] = []
+
+        def ask() -> None:
+            try:
+                with httpx.Client(base_url=url, timeout=120) as client:
+                    answers.append(client.post("/v1/assess", json=small_records(1)[0]).status_code)
+            except httpx.TransportError as error:
+                answers.append(type(error).__name__)
+
+        thread = threading.Thread(target=ask)
+        thread.start()
+        with httpx.Client(base_url=url, timeout=30) as client:
+            wait_until(lambda: client.get("/v1/info").json()["server"]["in_flight"] == 1, "a request in flight")
+        process.send_signal(signal.SIGTERM)
+        thread.join(120)
+        rest = process.stderr.read()  # type: ignore[union-attr]
+        assert process.wait(60) == 0, rest
+        assert answers and answers[0] != 200  # no row: the connection ended without one
+        assert "1 request(s) abandoned past the drain limit" in rest
     finally:
         if process.poll() is None:
             process.kill()
