@@ -212,6 +212,7 @@ class AssessmentService:
         self.assess_settings = request_settings(ASSESS_GROUPS)
         self.ragas_settings = request_settings(RAGAS_GROUPS, excluded=("version",))
         self._checked: set[tuple[bool, bool]] = set()
+        self._notes: set[str] = set()
         self._check_lock = threading.Lock()
 
     def close(self, wait_seconds: float = 30.0) -> None:
@@ -380,7 +381,10 @@ class AssessmentService:
             raise ApiError(500, "stage_failed", str(error), stage="metrics") from error
         except Exception as error:
             raise stage_error(error, "metrics") from error
-        row["notes"] = list(job.worker_notes)
+        for note in job.worker_notes:  # what `ragas` prints beside its summary (an atomizer that fell back …), once
+            if note not in self._notes:
+                self._notes.add(note)
+                log.warning("note: %s", note)
         return row
 
     # -- GET /v1/info -------------------------------------------------------------------------------
