@@ -49,6 +49,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Res
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from ..errors import FactReasonerError
 from .service import ApiError, AssessmentService
 
 __all__ = ["ServerOptions", "WorkerPool", "create_app"]
@@ -392,7 +393,7 @@ def _declare_bearer(app: Any) -> None:
     app.openapi = described
 
 
-class _Busy(Exception):
+class _Busy(FactReasonerError):
     """The queue is full: 503 with ``Retry-After``."""
 
     def __init__(self, seconds: int) -> None:

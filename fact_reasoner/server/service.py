@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from .. import runner
 from ..config import PipelineConfig
-from ..errors import RecordFailed, SetupError
+from ..errors import FactReasonerError, RecordFailed, SetupError
 from ..io import NumberedRecord, describe_validation_error, numbered_keys
 from ..nli.cache import CachedNLI
 from ..stages import Stages
@@ -52,7 +52,7 @@ RAGAS_GROUPS = ("graph", "engine", "models", "cache", "execution", "gate")
 REQUEST_PATH = "request"
 
 
-class ApiError(Exception):
+class ApiError(FactReasonerError):
     """A request that gets no row: the HTTP status, a short code, the message and any fields
     that name what went wrong (``setting``, ``limit``, ``stage``)."""
 

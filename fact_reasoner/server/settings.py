@@ -32,6 +32,7 @@ from pydantic import ValidationError
 from ..cli_options import ConfigFlag, config_flags
 from ..cli_options import _scalar_types as _members  # the member types of a setting's annotation
 from ..config import PipelineConfig, affects_results
+from ..errors import SettingsError
 
 __all__ = [
     "BUILT_ONCE",
@@ -65,7 +66,7 @@ BUILT_ONCE = frozenset(
 )
 
 
-class UnsafeSetting(ValueError):
+class UnsafeSetting(SettingsError):
     """A request named a setting it may not change, or gave one a value the settings model
     refuses; ``setting`` is its name."""
 

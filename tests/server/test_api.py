@@ -265,7 +265,8 @@ def test_keys_and_bodies_never_reach_the_log(caplog):
     service = AssessmentService(server_config(), nli_backend=shipped_judge())
     key = "KEY-7f3a9c-never-logged"
     marker = "BODY-MARKER-zq81"
-    with caplog.at_level(logging.DEBUG):
+    # the project's loggers too: an earlier command in the session may have set them to WARNING
+    with caplog.at_level(logging.DEBUG), caplog.at_level(logging.DEBUG, logger="fact_reasoner"):
         with running_server(service, ServerOptions(api_key=key, max_body_bytes=3000)) as (url, _):
             with httpx.Client(base_url=url, timeout=60) as client:
                 record = small_records(1)[0]
