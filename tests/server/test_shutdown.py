@@ -55,26 +55,24 @@ SERVER = textwrap.dedent(
 )
 
 
+def _start(command: list[str], env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """A server process and its URL, read from its "serving on" line."""
+    process = subprocess.Popen(command, cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True, env=env)
+    lines: list[str] = []
+    for line in process.stderr:  # type: ignore[union-attr]
+        lines.append(line)
+        found = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
+        if found:
+            return process, f"http://127.0.0.1:{found.group(1)}"
+    process.wait(60)
+    raise AssertionError("the server did not start: " + "".join(lines))
+
+
 def test_sigterm_finishes_the_requests_in_flight_and_refuses_new_ones(tmp_path):
     gate = tmp_path / "open"
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(gate), "60"],
-        cwd=REPO_ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "FACT_REASONER_CACHE": str(tmp_path / "cache")},
-    )
+    env = {**os.environ, "FACT_REASONER_CACHE": str(tmp_path / "cache")}
+    process, url = _start([sys.executable, "-c", SERVER, str(gate), "60"], env)
     try:
-        port = None
-        lines: list[str] = []
-        for line in process.stderr:  # type: ignore[union-attr]
-            lines.append(line)
-            found = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
-            if found:
-                port = int(found.group(1))
-                break
-        assert port is not None, "".join(lines)
-        url = f"http://127.0.0.1:{port}"
         answers: list[httpx.Response] = []
 
         def ask(record: dict) -> None:
@@ -113,22 +111,9 @@ def test_sigterm_finishes_the_requests_in_flight_and_refuses_new_ones(tmp_path):
 
 def test_requests_past_the_drain_limit_are_abandoned_and_the_server_still_ends(tmp_path):
     gate = tmp_path / "never"  # the judge never answers
-    process = subprocess.Popen(
-        [sys.executable, "-c", SERVER, str(gate), "1"],
-        cwd=REPO_ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "FACT_REASONER_CACHE": str(tmp_path / "cache")},
-    )
+    env = {**os.environ, "FACT_REASONER_CACHE": str(tmp_path / "cache")}
+    process, url = _start([sys.executable, "-c", SERVER, str(gate), "1"], env)
     try:
-        port = None
-        for line in process.stderr:  # type: ignore[union-attr]
-            found = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
-            if found:
-                port = int(found.group(1))
-                break
-        assert port is not None
-        url = f"http://127.0.0.1:{port}"
         answers: list[object] = []
 
         def ask() -> None:
@@ -194,22 +179,11 @@ def test_the_command_serves_refuses_to_install_a_model_and_ends_on_sigterm(tmp_p
     atoms is assessed, and SIGTERM ends the process with status 0."""
     env = {k: v for k, v in os.environ.items() if k != "FACT_REASONER_NO_INSTALL"}
     env.update(FACT_REASONER_CACHE=str(tmp_path / "cache"), FACT_REASONER_MODELS=str(tmp_path / "no-models"))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "fact_reasoner", "serve", "--port", "0", "--nli", "cross-encoder", "--no-cache"],
-        cwd=REPO_ROOT,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    process, url = _start(
+        [sys.executable, "-m", "fact_reasoner", "serve", "--port", "0", "--nli", "cross-encoder", "--no-cache"], env
     )
     try:
-        port = None
-        for line in process.stderr:  # type: ignore[union-attr]
-            found = re.search(r"serving on http://127\.0\.0\.1:(\d+)/", line)
-            if found:
-                port = int(found.group(1))
-                break
-        assert port is not None
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=120) as client:
+        with httpx.Client(base_url=url, timeout=120) as client:
             record = small_records(1)[0]
             assert client.post("/v1/assess", json=record).json()["num_atoms"] == 3
             record.pop("atoms")
