@@ -72,7 +72,7 @@ def test_available_lists_every_kind_and_the_factories_build_them():
     kinds = fact_reasoner.available()
     assert set(kinds) == {"engines", "retrievers", "nli", "llm_backends", "metrics", "pipelines", "commands"}
     assert kinds["pipelines"] == ["factreasoner", "factscore", "veriscore", "factverify"]
-    assert kinds["commands"] == ["assess", "correct", "ragas", "index", "report"]
+    assert kinds["commands"] == ["assess", "correct", "ragas", "index", "report", "serve"]
     assert {"native", "pgmpy", "brute-force", "merlin"} <= set(kinds["engines"])
     assert {"supplied", "chroma", "bm25", "hybrid"} <= set(kinds["retrievers"])
     assert "faithfulness" in kinds["metrics"] and "align" in kinds["nli"]
