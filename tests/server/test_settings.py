@@ -20,7 +20,7 @@ from fact_reasoner.server.settings import (
 def test_every_allowed_setting_has_a_closed_value_and_changes_a_result():
     allowed = request_settings()
     names = {s.name for s in allowed}
-    assert {"version", "top_k", "nli_mode", "coherence", "k", "use_priors", "context_prior"} <= names
+    assert {"version", "top_k", "nli_mode", "coherence", "k", "factor_tables", "contradictions", "context_prior"} <= names
     flags = {flag.dest: flag for flag in config_flags()}
     for setting in allowed:
         assert closed_type(flags[setting.name].annotation) is not None
@@ -46,9 +46,9 @@ def test_values_are_read_as_the_settings_model_reads_them():
     allowed = request_settings()
     base = PipelineConfig()
     config = apply_request_settings(
-        base, {"version": "2", "k": "3", "use_priors": "true", "context_prior": "0.8", "nli_mode": "fast"}, allowed
+        base, {"version": "2", "k": "3", "factor_tables": "paper", "context_prior": "0.8", "nli_mode": "fast"}, allowed
     )
-    assert (config.graph.version, config.scores.k, config.graph.use_priors) == (2, 3, True)
+    assert (config.graph.version, config.scores.k, config.graph.factor_tables) == (2, 3, "paper")
     assert (config.graph.context_prior, config.models.nli_mode) == (0.8, "fast")
     assert apply_request_settings(base, {"k": "half"}, allowed).scores.k == "half"
     assert apply_request_settings(base, {}, allowed) is base
@@ -73,4 +73,4 @@ def test_refusals_name_the_setting(values, name, words):
 def test_ragas_takes_its_own_groups_and_never_the_version():
     names = {s.name for s in request_settings(("graph", "models"), excluded=("version",))}
     assert "version" not in names and "top_k" not in names and "k" not in names
-    assert {"use_priors", "nli_mode"} <= names
+    assert {"factor_tables", "nli_mode"} <= names
