@@ -200,6 +200,8 @@ def _print_summary(summary: dict[str, Any], failures: Sequence[RecordError], out
         "num_abstained",
         "respond_ratio",
         "num_uncheckable_atoms",
+        "num_ungrounded_atoms",
+        "num_unresolved_atoms",
         "failed_records",
         "seconds",
     ]

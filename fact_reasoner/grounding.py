@@ -60,6 +60,7 @@ __all__ = [
     "check_atoms",
     "name_runs",
     "needs_revision",
+    "unfaithful_revision",
     "ungrounded_terms",
     "unresolved_reference",
 ]
@@ -224,6 +225,43 @@ def unresolved_reference(atom: str) -> str | None:
     return None
 
 
+#: words a revision may drop: the references it resolves
+_REPLACEABLE = PRONOUNS | frozenset("the a an this that these those".split())
+
+
+def _content_words(text: str) -> list[str]:
+    """Folded words, a possessive "'s" left out ("Ada's" → "ada")."""
+    return [_fold(w) for w in _WORD.findall(re.sub(r"['’]s\b", "", text))]
+
+
+def unfaithful_revision(original: str, revised: str, response: str) -> str | None:
+    """Why ``revised`` is not a faithful rewrite of ``original``, or None when it is.
+
+    A revision may replace a reference by what it refers to, nothing else: every word it adds
+    must occur in ``response`` (the name it brings in), and every word of ``original`` must
+    stay, except pronouns and determiners (:data:`PRONOUNS`, "the", "this" …: the references
+    it resolves). Case and a possessive "'s" are ignored. Measured why: for "Ada Lovelace is
+    often called the first computer programmer because of her notes on Babbage's Analytical
+    Engine." the 1.5B reviser (v1) wrote "Ada Lovelace's notes on Babbage's Analytical Engine
+    influenced the development of computers."
+
+    >>> unfaithful_revision("She discovered radium.", "Marie Curie discovered radium.", "Marie Curie was a chemist.")
+    >>> unfaithful_revision("Her notes were read.", "Ada's notes influenced computing.", "Ada wrote notes.")
+    "adds 'influenced', 'computing'; drops 'were', 'read'"
+    """
+    before, after = _content_words(original), _content_words(revised)
+    known = set(_content_words(response)) | set(before)
+    added = list(dict.fromkeys(w for w in after if w not in known))
+    kept = set(after)
+    dropped = list(dict.fromkeys(w for w in before if w not in kept and w not in _REPLACEABLE))
+    problems = []
+    if added:
+        problems.append("adds " + ", ".join(repr(w) for w in added))
+    if dropped:
+        problems.append("drops " + ", ".join(repr(w) for w in dropped))
+    return "; ".join(problems) or None
+
+
 #: an atom that opens with a description instead of a name ("The film …", "This album …")
 _DESCRIPTION = re.compile(r"\s*(?i:the|this|that|these|those)\s+[a-z]")
 
@@ -344,7 +382,7 @@ def check_atoms(atoms: Sequence[Atom], response: str, question: str | None, *, k
 
 #: the marks an atom can carry into its output verdict (:func:`check_atoms`, the atomizer's and
 #: the reviser's failure reasons)
-ATOM_MARKS = ("unresolved_reference", "ungrounded_reason", "atomizer_failure", "reviser_failure")
+ATOM_MARKS = ("unresolved_reference", "ungrounded_reason", "atomizer_failure", "reviser_failure", "reviser_rejected")
 
 
 def atom_marks(atom: Atom) -> dict[str, str]:
