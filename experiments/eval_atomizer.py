@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> None:
     stages = Stages(config, llm=llm)
     atomizer, reviser = stages.atomizer(), stages.reviser()
     for record in load_records(args.topics, args.bios):
-        if record["topic"] in done:
+        if record["topic"] in done or (args.only and record["topic"] not in args.only):
             continue
         before = llm.stats()
         load = os.getloadavg()[0]
@@ -261,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--topics", choices=("heldout", "shortest"), default="heldout")
     parser.add_argument("--bios", type=int, default=2, help="with --topics shortest: how many")
+    parser.add_argument("--only", action="append", default=[], metavar="TOPIC", help="only this topic (repeatable)")
     parser.add_argument("--threshold", type=float, default=0.6)
     parser.add_argument("--backend", default="local")
     parser.add_argument("--model", default=None)

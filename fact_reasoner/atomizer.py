@@ -62,10 +62,11 @@ _SYSTEM = {
         'nothing it does not state. Reply with JSON: {"atoms": [...]}.'
     ),
     "v3": (
-        "You break a sentence into atomic facts. An atomic fact is a short sentence that states "
-        "exactly one piece of information the sentence gives. Cover every fact the sentence "
-        "states. Add nothing: no fact you know from elsewhere, and no name, number or date that is "
-        "not in the sentence. Keep the words and the pronouns of the sentence. "
+        "You break a sentence into atomic facts: short, complete sentences, each with a subject "
+        "and a verb, each stating one piece of information the sentence gives. Cover every fact "
+        "the sentence states; split lists into one fact per item. Add nothing: no fact you know "
+        "from elsewhere, and no name, number or date that is not in the sentence. Keep the words "
+        "of the sentence and leave its pronouns as they are. "
         'Reply with JSON: {"atoms": [...]}.'
     ),
 }
@@ -114,7 +115,8 @@ _EXAMPLES: tuple[dict[str, Any], ...] = (
 
 # v3's worked examples: about a person and a bridge that do not exist (written for this
 # project), so nothing the model knows about a real topic matches them. The second shows a
-# sentence that names a reason ("because of …"): the atoms say what it says and add nothing.
+# sentence that names a reason ("because of …") and a list: the atoms say what it says, one
+# complete sentence per item, the pronoun kept, and add nothing.
 _EXAMPLES_V3: tuple[tuple[str, list[str]], ...] = (
     (
         "Ilse Marrow was a Danish engineer who designed the Varnell Bridge, which opened in 1931.",
@@ -126,10 +128,11 @@ _EXAMPLES_V3: tuple[tuple[str, list[str]], ...] = (
         ],
     ),
     (
-        "She is often called the mother of the steel arch because of her notes on Tovik's river crossings.",
+        "She is often called the mother of the steel arch because of her notes on bridges in Tovik and Marle.",
         [
             "She is often called the mother of the steel arch.",
-            "She wrote notes on Tovik's river crossings.",
+            "She wrote notes on bridges in Tovik.",
+            "She wrote notes on bridges in Marle.",
         ],
     ),
 )

@@ -259,7 +259,8 @@ class ModelOptions(_Group):
     )
     threads: Annotated[int, Field(ge=1)] | None = option(
         None,
-        "CPU threads for the local models",
+        "CPU threads for the local models (default: all cores; the local LLM then generates "
+        "tokens with as many as the load average leaves idle, at least 1)",
         affects_results=False,
     )
     nli: str = option("auto", "NLI backend", registry="nli", closed=True)

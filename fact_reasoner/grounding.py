@@ -14,8 +14,8 @@ Grounding (:func:`ungrounded_terms`)
       ("two", "forty");
     - proper names: capitalised words ("London", the "Babbage" of "Babbage's", both halves of
       "Heyward-Bey"), except the function words that open a sentence ("The", "She", "In" …;
-      :data:`NOT_NAMES`). A name is present when the response has the same word, ignoring case
-      and accents, or a capitalised word that shares its first letters with it: a common prefix of at least
+      :data:`NOT_NAMES`). A name is present when the response has the same word, ignoring case,
+      accents and a plural "s", or a capitalised word that shares its first letters with it: a common prefix of at least
       four letters, at most three letters shorter than the shorter word, and the two lengths at
       most three apart, so the "German" of "Germany", "Canadian" of "Canada", "British" of
       "Britain" count as present (and "Lovelace" is not present in "love"); an
@@ -162,7 +162,7 @@ class _Source:
 
     def has_name(self, name: str) -> bool:
         folded = _fold(name)
-        if folded in self.words:
+        if folded in self.words or f"{folded}s" in self.words or folded.removesuffix("s") in self.words:
             return True
         if len(name) >= 2 and name.isupper() and folded in self.initials:
             return True

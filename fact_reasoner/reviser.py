@@ -30,7 +30,9 @@ Prompt versions (part of the cache key):
   and carries ``reviser_rejected`` (the rewrite and why), counted as ``rejected``. Measured
   why: v1 turned "Ada Lovelace is often called the first computer programmer because of her
   notes on Babbage's Analytical Engine." into "Ada Lovelace's notes on Babbage's Analytical
-  Engine influenced the development of computers."
+  Engine influenced the development of computers." An atom that still has an unresolved
+  pronoun after its chunk (the model often returns a chunk unchanged) is asked about once
+  more, alone (counted ``second_pass``).
 - ``v1``: every atom is sent; the worked example is about Grace Hopper.
 """
 
@@ -41,7 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from .errors import RecordFailed
-from .grounding import needs_revision, unfaithful_revision
+from .grounding import needs_revision, unfaithful_revision, unresolved_reference
 from .llm.base import LLMBackend
 from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
 from .schema import Atom
@@ -59,6 +61,17 @@ _SYSTEM = (
     "nothing else: do not add, drop or correct information. A fact that is already "
     'self-contained is returned unchanged. Reply with JSON {"atoms": [...]} containing exactly '
     "one rewritten fact per input fact, in the same order."
+)
+
+# v2 sends only facts that need a rewrite, so it does not say "a self-contained fact is returned
+# unchanged": with that sentence the model returned "He played T'Challa …" as it was.
+_SYSTEM_V2 = (
+    "You rewrite facts extracted from a text so that each one can be understood on its own. Each "
+    "fact below has a pronoun (he, she, it, they, his, her, its, their …), a vague reference (the "
+    "company, the film, the city …) or a partial name: replace it with the full name the text "
+    "uses for what it refers to. Change nothing else: do not add, drop or correct information. "
+    'Reply with JSON {"atoms": [...]} containing exactly one rewritten fact per input fact, in '
+    "the same order."
 )
 
 # v1's worked example, written for this project (kept as it was: v1 reproduces earlier runs).
@@ -98,9 +111,9 @@ _EXAMPLE_OUT_V2 = [
     "The Varnell Bridge crosses the Oskel.",
     "Ilse Marrow taught at Tovik until her death.",
 ]
-_EXAMPLES = {
-    "v1": (_EXAMPLE_TEXT, _EXAMPLE_IN, _EXAMPLE_OUT),
-    "v2": (_EXAMPLE_TEXT_V2, _EXAMPLE_IN_V2, _EXAMPLE_OUT_V2),
+_PROMPTS = {
+    "v1": (_SYSTEM, _EXAMPLE_TEXT, _EXAMPLE_IN, _EXAMPLE_OUT),
+    "v2": (_SYSTEM_V2, _EXAMPLE_TEXT_V2, _EXAMPLE_IN_V2, _EXAMPLE_OUT_V2),
 }
 
 
@@ -112,9 +125,9 @@ def _user(text: str, atoms: list[str]) -> str:
 def build_messages(response: str, atoms: list[str], version: str = DEFAULT_PROMPT_VERSION) -> list[tuple[str, str]]:
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown reviser prompt version {version!r}: use one of {PROMPT_VERSIONS}")
-    example_text, example_in, example_out = _EXAMPLES[version]
+    system, example_text, example_in, example_out = _PROMPTS[version]
     return [
-        ("system", _SYSTEM),
+        ("system", system),
         ("user", _user(example_text, example_in)),
         ("assistant", json.dumps({"atoms": example_out})),
         ("user", _user(response, atoms)),
@@ -169,7 +182,7 @@ class Reviser:
         self._caller = StructuredCaller(
             self.llm, f"reviser/{self.prompt_version}", max_tokens=60 * self.chunk_size, retries=self.retries
         )
-        self._counters = {"atoms": 0, "failures": 0, "changed": 0, "skipped": 0, "rejected": 0}
+        self._counters = {"atoms": 0, "failures": 0, "changed": 0, "skipped": 0, "rejected": 0, "second_pass": 0}
 
     def revise(self, atoms: list[Atom], response: str) -> list[Atom]:
         if self.prompt_version == "v1":
@@ -180,10 +193,23 @@ class Reviser:
         revised = list(atoms)
         for i, atom in zip(selected, self._revise([atoms[i] for i in selected], response)):
             revised[i] = atom
+        # the model often returns a whole chunk unchanged; asked about one fact at a time it
+        # resolves most of those (a second pass only for atoms that still open with a pronoun)
+        again = [
+            i
+            for i in selected
+            if unresolved_reference(revised[i].text)
+            and not getattr(revised[i], "reviser_failure", None)
+            and not getattr(revised[i], "reviser_rejected", None)
+        ]
+        self._counters["second_pass"] += len(again)
+        for i, atom in zip(again, self._revise([revised[i] for i in again], response, chunk_size=1)):
+            revised[i] = atom
         return revised
 
-    def _revise(self, atoms: list[Atom], response: str) -> list[Atom]:
-        chunks = [atoms[i : i + self.chunk_size] for i in range(0, len(atoms), self.chunk_size)]
+    def _revise(self, atoms: list[Atom], response: str, chunk_size: int | None = None) -> list[Atom]:
+        size = chunk_size or self.chunk_size
+        chunks = [atoms[i : i + size] for i in range(0, len(atoms), size)]
         texts = [[a.text for a in chunk] for chunk in chunks]
         results = self._caller.ask_many(
             [build_messages(response, t, self.prompt_version) for t in texts],
@@ -224,7 +250,8 @@ class Reviser:
 
     def stats(self) -> dict[str, float]:
         """This stage's counters (atoms sent to the model, failures, changed, skipped: atoms v2
-        kept without asking, rejected: rewrites v2 did not use); model calls and cache hits are in
+        kept without asking, rejected: rewrites v2 did not use, second_pass: atoms v2 asked
+        about again, alone); model calls and cache hits are in
         ``self.llm.stats()``."""
         return dict(self._counters)
 

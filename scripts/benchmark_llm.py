@@ -2,6 +2,7 @@
 
     .venv/bin/python -m scripts.benchmark_llm --baseline <git ref> [--case quick-start paragraph] \
         [--args "--version 3"] [--repeats 1] [--json out.json]
+    .venv/bin/python -m scripts.benchmark_llm --threads-check [--repeats 2]
 
 Cases (each one record, its passages supplied, so nothing is retrieved):
 
@@ -26,6 +27,12 @@ server's prompt cache, tokens generated and seconds spent generating; then atoms
 revised, skipped by the reviser, ungrounded) and the ratio baseline / current. The 1-minute
 load average of the machine is printed beside each run: a busy CPU slows every number here, so
 compare runs of one invocation only, and quote the load with any time.
+
+``--threads-check`` asks the model for one atomizer reply (a 14-word sentence: about 300
+prompt tokens, 30 generated), each in a new process, with prompt/generation threads 2/2, 2/1
+and 1/1 in turn (``--repeats`` rounds), and prints wall and CPU seconds, prompt and generation
+seconds and the load: on a busy machine two generating threads wait for each other
+(:func:`fact_reasoner.llm.local.generation_threads_for`).
 """
 
 from __future__ import annotations
@@ -153,9 +160,44 @@ def describe(label: str, result: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
+#: one atomizer call, timed, in this process: ``python -c THREADS_CHECK threads generation``
+THREADS_CHECK = """
+import os, resource, sys, tempfile, time
+from pathlib import Path
+from fact_reasoner import atomizer
+from fact_reasoner.llm.base import ChatRequest
+from fact_reasoner.llm.local import LocalLLM
+threads, generation = int(sys.argv[1]), int(sys.argv[2])
+llm = LocalLLM(None, cache_dir=Path(tempfile.mkdtemp()), cache=None, threads=threads,
+               generation_threads=generation, keep_prefix_states=False)
+llm.server
+sentence = "Albert Einstein was a German-born theoretical physicist who developed the theory of relativity."
+request = ChatRequest.of(atomizer.build_messages("v3", sentence), "atomizer/v3", max_tokens=400,
+                         json_schema=atomizer.atoms_schema(atomizer.max_atoms(sentence, "v3")))
+before, load, start = resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()[0], time.perf_counter()
+timings = llm._complete(request.payload(llm.model), "atomizer/v3")["timings"]
+wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
+cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+print(f"threads {threads}/{generation}: wall {wall:6.1f} s, CPU {cpu:6.1f} s; prompt {timings['prompt_n']} tokens "
+      f"{timings['prompt_ms'] / 1000:5.1f} s, generated {timings['predicted_n']} tokens "
+      f"{timings['predicted_ms'] / 1000:5.1f} s (load {load:.1f})", flush=True)
+"""
+
+
+def threads_check(repeats: int) -> None:
+    """``--threads-check`` (module docstring)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    for _ in range(repeats):
+        for threads, generation in ((2, 2), (2, 1), (1, 1)):
+            subprocess.run([sys.executable, "-c", THREADS_CHECK, str(threads), str(generation)], env=env, check=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baseline", required=True, help="git ref of the version to compare with")
+    parser.add_argument("--baseline", help="git ref of the version to compare with")
+    parser.add_argument(
+        "--threads-check", action="store_true", help="time one atomizer reply with 2/2, 2/1 and 1/1 threads"
+    )
     parser.add_argument("--case", nargs="+", choices=sorted(CASES), default=["quick-start", "paragraph"])
     parser.add_argument("--input", type=Path, default=None, help="an input file instead of the cases")
     parser.add_argument("--args", default="--version 3", help="extra fact-reasoner arguments (quoted)")
@@ -168,6 +210,11 @@ def main() -> None:
         help="where the installed model lives (linked into each fresh cache directory)",
     )
     args = parser.parse_args()
+    if args.threads_check:
+        threads_check(args.repeats)
+        return
+    if args.baseline is None:
+        parser.error("--baseline is required (or --threads-check)")
     if not (args.models / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf").is_file():
         raise SystemExit(
             f"the model is not installed in {args.models}: run python -m scripts.prepare_local_model first"

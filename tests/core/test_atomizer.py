@@ -155,7 +155,21 @@ def test_reviser_v2_sends_only_the_atoms_that_need_it():
         "Marie Curie discovered penicillin.",
     ]
     assert [a.id for a in revised] == ["a0", "a1", "a2"] and revised[2].original == "She discovered penicillin."
-    assert reviser.stats() == {"atoms": 1, "failures": 0, "changed": 1, "skipped": 2, "rejected": 0}
+    assert reviser.stats() == {"atoms": 1, "failures": 0, "changed": 1, "skipped": 2, "rejected": 0, "second_pass": 0}
+
+
+def test_reviser_v2_asks_again_one_at_a_time_about_atoms_it_left_unresolved():
+    atoms = [Atom(id="a0", text="She discovered penicillin."), Atom(id="a1", text="Her lab was in Paris.")]
+    unchanged = json.dumps({"atoms": ["She discovered penicillin.", "Marie Curie's lab was in Paris."]})
+    fixed = json.dumps({"atoms": ["Marie Curie discovered penicillin."]})
+    with ScriptedServer([unchanged, fixed]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        revised = reviser.revise(atoms, QUICK_START + " Her lab was in Paris.")
+        assert len(server.requests) == 2
+        assert "Facts (1):\n1. She discovered penicillin." in server.requests[1]["body"]["messages"][-1]["content"]
+    assert [a.text for a in revised] == ["Marie Curie discovered penicillin.", "Marie Curie's lab was in Paris."]
+    assert [a.original for a in revised] == ["She discovered penicillin.", "Her lab was in Paris."]
+    assert reviser.stats()["second_pass"] == 1
 
 
 def test_reviser_v1_sends_every_atom():
