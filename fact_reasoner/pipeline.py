@@ -267,8 +267,7 @@ class FactReasoner:
         if self.config.models.nli == "precomputed" and record.relations is None and not nothing_to_judge:
             # scoring it would count every pair as neutral: a record without its NLI is not assessed
             raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
-        nothing = abstained and record.atoms is None
-        checked = CheckedAtoms([], checked=False) if nothing else self.stages.atoms(record, timings)
+        checked = CheckedAtoms([], checked=False) if nothing_to_judge else self.stages.atoms(record, timings)
         atoms = checked.judged
         contexts, atoms = self._contexts(record, atoms, timings) if atoms or not abstained else ([], [])
         if atoms and not contexts:

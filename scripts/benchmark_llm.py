@@ -30,9 +30,11 @@ compare runs of one invocation only, and quote the load with any time.
 
 ``--threads-check`` asks the model for one atomizer reply (a 14-word sentence: about 300
 prompt tokens, 30 generated), each in a new process, with prompt/generation threads 2/2, 2/1
-and 1/1 in turn (``--repeats`` rounds), and prints wall and CPU seconds, prompt and generation
-seconds and the load: on a busy machine two generating threads wait for each other
-(:func:`fact_reasoner.llm.local.generation_threads_for`).
+and 1/1 in turn, then with 1/1 and the JSON schema without its ``maxItems`` and without any
+schema (``--repeats`` rounds), and prints wall and CPU seconds, prompt and generation seconds,
+milliseconds per generated token and the load: on a busy machine two generating threads wait
+for each other (:func:`fact_reasoner.llm.local.generation_threads_for`); the grammar that
+enforces the schema is compared with none.
 """
 
 from __future__ import annotations
@@ -167,20 +169,23 @@ from pathlib import Path
 from fact_reasoner import atomizer
 from fact_reasoner.llm.base import ChatRequest
 from fact_reasoner.llm.local import LocalLLM
-threads, generation = int(sys.argv[1]), int(sys.argv[2])
+threads, generation, schema = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
 llm = LocalLLM(None, cache_dir=Path(tempfile.mkdtemp()), cache=None, threads=threads,
                generation_threads=generation, keep_prefix_states=False)
 llm.server
 sentence = "Albert Einstein was a German-born theoretical physicist who developed the theory of relativity."
-request = ChatRequest.of(atomizer.build_messages("v3", sentence), "atomizer/v3", max_tokens=400,
-                         json_schema=atomizer.atoms_schema(atomizer.max_atoms(sentence, "v3")))
+bounded = atomizer.atoms_schema(atomizer.max_atoms(sentence, "v3"))
+unbounded = {**bounded, "properties": {"atoms": {"type": "array", "items": {"type": "string"}}}}
+json_schema = {"bounded": bounded, "unbounded": unbounded, "none": None}[schema]
+request = ChatRequest.of(atomizer.build_messages("v3", sentence), "atomizer/v3", max_tokens=400, json_schema=json_schema)
 before, load, start = resource.getrusage(resource.RUSAGE_SELF), os.getloadavg()[0], time.perf_counter()
 timings = llm._complete(request.payload(llm.model), "atomizer/v3")["timings"]
 wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF)
 cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-print(f"threads {threads}/{generation}: wall {wall:6.1f} s, CPU {cpu:6.1f} s; prompt {timings['prompt_n']} tokens "
-      f"{timings['prompt_ms'] / 1000:5.1f} s, generated {timings['predicted_n']} tokens "
-      f"{timings['predicted_ms'] / 1000:5.1f} s (load {load:.1f})", flush=True)
+print(f"threads {threads}/{generation}, schema {schema:9s}: wall {wall:6.1f} s, CPU {cpu:6.1f} s; prompt "
+      f"{timings['prompt_n']} tokens {timings['prompt_ms'] / 1000:5.1f} s, generated {timings['predicted_n']} tokens "
+      f"{timings['predicted_ms'] / 1000:5.1f} s ({timings['predicted_per_token_ms']:.0f} ms/token) (load {load:.1f})",
+      flush=True)
 """
 
 
@@ -188,15 +193,24 @@ def threads_check(repeats: int) -> None:
     """``--threads-check`` (module docstring)."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     for _ in range(repeats):
-        for threads, generation in ((2, 2), (2, 1), (1, 1)):
-            subprocess.run([sys.executable, "-c", THREADS_CHECK, str(threads), str(generation)], env=env, check=True)
+        for threads, generation, schema in (
+            (2, 2, "bounded"),
+            (2, 1, "bounded"),
+            (1, 1, "bounded"),
+            (1, 1, "unbounded"),
+            (1, 1, "none"),
+        ):
+            command = [sys.executable, "-c", THREADS_CHECK, str(threads), str(generation), schema]
+            subprocess.run(command, env=env, check=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--baseline", help="git ref of the version to compare with")
     parser.add_argument(
-        "--threads-check", action="store_true", help="time one atomizer reply with 2/2, 2/1 and 1/1 threads"
+        "--threads-check",
+        action="store_true",
+        help="time one atomizer reply with 2/2, 2/1 and 1/1 threads, and without the JSON schema",
     )
     parser.add_argument("--case", nargs="+", choices=sorted(CASES), default=["quick-start", "paragraph"])
     parser.add_argument("--input", type=Path, default=None, help="an input file instead of the cases")
