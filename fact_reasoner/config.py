@@ -265,7 +265,8 @@ class _ModelOptions(_ModelRules):
     )
     threads: Annotated[int, Field(ge=1)] | None = option(
         None,
-        "CPU threads for the local models",
+        "CPU threads for the local models (default: all cores; the local LLM then generates "
+        "tokens with as many as the load average leaves idle, at least 1)",
         affects_results=False,
     )
     nli: str = option("auto", "NLI backend", registry="nli", closed=True)
@@ -305,9 +306,23 @@ class _ModelOptions(_ModelRules):
         "never fail a record (they are neutral and counted)",
         affects_results=False,
     )
-    atomizer_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the atomizer")
-    reviser_prompt_version: Literal["v1"] = option("v1", "prompt of the reviser")
+    atomizer_prompt_version: Literal["v1", "v2", "v3"] = option(
+        "v3",
+        "prompt of the atomizer: v3 (worked examples about things that do not exist, nothing added "
+        "from the model's knowledge), v1 (the earlier default) or v2 (atoms made self-contained)",
+    )
+    reviser_prompt_version: Literal["v1", "v2"] = option(
+        "v2",
+        "prompt of the reviser: v2 (only atoms with a pronoun, a partial name or no name are "
+        "revised) or v1 (every atom)",
+    )
     revise: bool = option(True, "skip the reviser", flags=("--no-revise",))
+    keep_ungrounded_atoms: bool = option(
+        False,
+        "judge and score the atoms the atomizer made whose numbers or proper names are in neither "
+        "the response nor the question (by default they are not judged: listed in ungrounded_atoms "
+        "with the reason, counted, left out of the scores; fact_reasoner.grounding)",
+    )
 
 
 class _RetrievalRules(_Group):

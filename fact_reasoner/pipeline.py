@@ -27,6 +27,7 @@ from .coherence import check_coherence_judged, coherence_counters, coherence_sco
 from .config import PipelineConfig
 from .errors import RecordFailed
 from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
+from .grounding import UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
@@ -167,7 +168,7 @@ class FactReasoner:
         counters_before = self.stage_stats()
         timings: dict[str, float] = {}
         abstention = self._abstention(record, timings)
-        selection, nli = self._plan(record, timings, abstained=abstention is not None)
+        selection, nli, checked = self._plan(record, timings, abstained=abstention is not None)
         reasoning = judge_and_infer(
             selection.plan,
             nli,
@@ -186,6 +187,8 @@ class FactReasoner:
         checkworthy = self._checkworthy(record, built.plan.atoms, timings)
         with timed(timings, "score"):
             output = self._output(record, built, inference, k, dataset_median_atoms, record_key, checkworthy)
+        if checked.ungrounded:
+            setattr(output, UNGROUNDED_FIELD, checked.listed())
         if self.config.scores.abstention == "on":
             _mark_abstention(output, abstention)
         if selection.merged_contexts:
@@ -205,6 +208,7 @@ class FactReasoner:
         )
         if checkworthy is not None:
             output.counters["uncheckable_atoms"] = sum(not v.checkworthy for v in checkworthy.values())
+        output.counters.update(checked.counters())
         return output
 
     def _abstention(self, record: InputRecord, timings: dict[str, float]) -> str | None:
@@ -236,7 +240,7 @@ class FactReasoner:
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)
         timings: dict[str, float] = {}
-        selection, nli = self._plan(record, timings)
+        selection, nli, _ = self._plan(record, timings)
         judged, built = judge_and_build(
             selection.plan,
             nli,
@@ -251,16 +255,18 @@ class FactReasoner:
 
     def _plan(
         self, record: InputRecord, timings: dict[str, float], *, abstained: bool = False
-    ) -> tuple[PairSelection, NLIBackend]:
+    ) -> tuple[PairSelection, NLIBackend, CheckedAtoms]:
         """Atoms and contexts (atomizing, revising, retrieving what the record lacks), the graph's
-        plan with the pairs ``--nli-mode`` judges, and the NLI backend that judges them. An
+        plan with the pairs ``--nli-mode`` judges, the NLI backend that judges them, and the
+        atoms with their checks (:meth:`Stages.atoms <fact_reasoner.stages.Stages.atoms>`). An
         abstention is not atomized (it states nothing to check); atoms it carries are assessed
         as usual."""
         nothing_to_judge = abstained and record.atoms is None
         if self.config.models.nli == "precomputed" and record.relations is None and not nothing_to_judge:
             # scoring it would count every pair as neutral: a record without its NLI is not assessed
             raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
-        atoms = [] if abstained and record.atoms is None else self._atoms(record, timings)
+        checked = CheckedAtoms([], checked=False) if nothing_to_judge else self.stages.atoms(record, timings)
+        atoms = checked.judged
         contexts, atoms = self._contexts(record, atoms, timings) if atoms or not abstained else ([], [])
         if atoms and not contexts:
             _warn_once(
@@ -280,7 +286,7 @@ class FactReasoner:
         # no pairs: nothing is judged, so no NLI model is built for it
         judged = plan.pairs or plan.atom_pairs
         nli = self.stages.nli_for(record, plan.texts) if judged else PrecomputedNLI([], plan.texts)
-        return selection, nli
+        return selection, nli, checked
 
     def _select_pairs(self, plan: GraphPlan, atoms: list[Atom], timings: dict[str, float]) -> PairSelection:
         """``--nli-mode``: the plan as it is (all), or only the pairs that can matter (fast)."""
@@ -322,18 +328,6 @@ class FactReasoner:
                     "further ones are only counted (counters.ignored_relations_*)",
                 )
         return counts
-
-    def _atoms(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
-        if record.atoms is not None:
-            return list(record.atoms)
-        if not record.output.strip():
-            return []
-        with timed(timings, "atomize"):
-            atoms = self.stages.atomizer().atomize(record.output, question=record.input or None)
-        if self.config.models.revise and atoms:
-            with timed(timings, "revise"):
-                atoms = self.stages.reviser().revise(atoms, record.output)
-        return atoms
 
     def _contexts(
         self, record: InputRecord, atoms: list[Atom], timings: dict[str, float]
@@ -402,6 +396,7 @@ class FactReasoner:
                 prediction=predict_label(probabilities[atom.id]),
                 evidence=sorted(evidence[atom.id], key=lambda e: -e.probability),
                 **_checkworthy_fields(checkworthy, atom.id),
+                **atom_marks(atom),
             )
             for atom in built.plan.atoms
         ]

@@ -35,6 +35,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .checkworthy import AbstentionDetector, CheckworthyClassifier
     from .config import PipelineConfig
     from .embeddings import Embedder
+    from .grounding import CheckedAtoms
     from .llm.base import LLMBackend
     from .retrieval.base import Retriever
     from .reviser import ReviserBackend
@@ -155,6 +156,26 @@ class Stages:
 
             self._reviser = make_reviser(self.config, self.llm())
         return self._reviser
+
+    def atoms(self, record: "InputRecord", timings: dict[str, float]) -> "CheckedAtoms":
+        """The atoms of ``record``: those it carries, as given (``checked`` False), else the
+        atomizer's, revised (``--no-revise``: not) and checked against the response and the
+        question (:func:`fact_reasoner.grounding.check_atoms`: ungrounded atoms set aside unless
+        ``--keep-ungrounded-atoms``, atoms that do not stand alone marked)."""
+        from .grounding import CheckedAtoms, check_atoms
+
+        if record.atoms is not None:
+            return CheckedAtoms(list(record.atoms), checked=False)
+        if not record.output.strip():
+            return CheckedAtoms([])
+        with timed(timings, "atomize"):
+            atoms = self.atomizer().atomize(record.output, question=record.input or None)
+        if self.config.models.revise and atoms:
+            with timed(timings, "revise"):
+                atoms = self.reviser().revise(atoms, record.output)
+        return check_atoms(
+            atoms, record.output, record.input or None, keep_ungrounded=self.config.models.keep_ungrounded_atoms
+        )
 
     def retriever(self) -> "Retriever":
         if self._retriever is None:

@@ -27,6 +27,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "training": ("torch", "transformers"),
     "report": ("matplotlib",),
     "distributed": ("ray",),
+    "serve": ("fastapi", "uvicorn", "httpx", "swagger_ui_bundle"),
 }
 
 

@@ -8,6 +8,10 @@ training resumes from it: this reads the graph's initializers (fp16 weights stor
 ``BertForSequenceClassification`` folder with the tokenizer, and checks that the torch model gives
 the ONNX graph's probabilities on a few pairs (same token ids) (max |Δp| printed; fp16 weights are exact in fp32;
 an int8 graph's weights are dequantised, and its run-time rounding of activations is what remains).
+
+:func:`bert_from_shipped` does the same in memory with torch, transformers and numpy alone (the
+graph is read by :func:`read_initializers`, no ``onnx`` package): the GPU run
+(``gpu_train.py``) starts from the shipped graph that travels with the repository.
 """
 
 from __future__ import annotations
@@ -66,15 +70,121 @@ def dequantised_initializers(initializers: dict) -> dict:
     return out
 
 
+#: ONNX ``TensorProto.DataType`` → numpy dtype, for the types a BERT graph's initializers use
+_ONNX_DTYPES = {1: "<f4", 2: "u1", 3: "i1", 5: "<i2", 6: "<i4", 7: "<i8", 9: "?", 10: "<f2", 11: "<f8"}
+#: the ``TensorProto`` field that holds a type's values when they are not in ``raw_data``
+_ONNX_TYPED_FIELD = {1: 4, 2: 5, 3: 5, 5: 5, 6: 5, 9: 5, 10: 5, 7: 7, 11: 10}
+
+
+def _varint(data: memoryview, at: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+
+
+def _fields(data: memoryview):
+    """(field number, wire type, value) of one protobuf message: an int for varints, a
+    memoryview for length-delimited fields and fixed-width ones."""
+    at = 0
+    while at < len(data):
+        key, at = _varint(data, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = _varint(data, at)
+            yield number, wire, value
+        elif wire == 2:
+            size, at = _varint(data, at)
+            yield number, wire, data[at : at + size]
+            at += size
+        elif wire in (1, 5):
+            width = 8 if wire == 1 else 4
+            yield number, wire, data[at : at + width]
+            at += width
+        else:
+            raise ValueError(f"protobuf wire type {wire} (field {number}) is not used by ONNX")
+
+
+def _packed_varints(data: memoryview) -> list[int]:
+    out, at = [], 0
+    while at < len(data):
+        value, at = _varint(data, at)
+        out.append(value)
+    return out
+
+
+def _tensor(message: memoryview):
+    """(name, array) of one ONNX ``TensorProto`` (fields: 1 dims, 2 data_type, 8 name, 9
+    raw_data, 4/5/7/10 typed values, 14 data_location)."""
+    import numpy as np
+
+    dims: list[int] = []
+    name, dtype, raw = "", 0, None
+    typed: dict[int, list] = {}
+    for number, wire, value in _fields(message):
+        if number == 1:
+            dims += _packed_varints(value) if wire == 2 else [value]
+        elif number == 2:
+            dtype = value
+        elif number == 8:
+            name = bytes(value).decode("utf-8")
+        elif number == 9:
+            raw = value
+        elif number == 14 and value == 1:
+            raise ValueError(f"initializer {name!r} keeps its data in an external file")
+        elif number in (4, 5, 7, 10):
+            typed.setdefault(number, []).append((wire, value))
+    if dtype not in _ONNX_DTYPES:
+        raise ValueError(f"initializer {name!r} has ONNX data type {dtype}, which this reader does not know")
+    np_dtype = np.dtype(_ONNX_DTYPES[dtype])
+    if raw is not None:
+        array = np.frombuffer(raw, dtype=np_dtype).copy()
+    else:
+        field = _ONNX_TYPED_FIELD[dtype]
+        values: list = []
+        for wire, value in typed.get(field, []):
+            if field in (4, 10):  # float / double: fixed width, packed or one by one
+                values += np.frombuffer(value, dtype="<f4" if field == 4 else "<f8").tolist()
+            else:  # int32 / int64 as varints (negative int32 values are 64-bit two's complement)
+                raw_ints = _packed_varints(value) if wire == 2 else [value]
+                values += [v - (1 << 64) if v >= 1 << 63 else v for v in raw_ints]
+        if dtype == 10:  # fp16 bits carried in int32_data
+            array = np.asarray(values, dtype=np.uint16).view(np.float16)
+        else:
+            array = np.asarray(values).astype(np_dtype)
+    return name, array.reshape(dims)
+
+
+def read_initializers(path: Path) -> dict:
+    """Name → numpy array of every initializer of an ONNX model file, read from the protobuf
+    wire format directly (``ModelProto`` field 7 → ``GraphProto`` field 5), so that a machine with
+    only torch, transformers and numpy can read the shipped graph. Equal to
+    ``onnx.numpy_helper.to_array`` of each initializer (``tests/experiments/test_gpu_bundle.py``)."""
+    data = memoryview(Path(path).read_bytes())
+    out = {}
+    for number, _, graph in _fields(data):
+        if number != 7:
+            continue
+        for field, _, tensor in _fields(graph):
+            if field == 5:
+                name, array = _tensor(tensor)
+                out[name] = array
+    if not out:
+        raise ValueError(f"{path}: no initializers found (not an ONNX model?)")
+    return out
+
+
 def state_dict_from_onnx(path: Path) -> dict:
     """Torch parameter name → float32 array, from the graph's initializers (int8 weights
     dequantised: :func:`dequantised_initializers`)."""
     import numpy as np
-    import onnx
-    from onnx import numpy_helper
 
     out = {}
-    initializers = {init.name: numpy_helper.to_array(init) for init in onnx.load(str(path)).graph.initializer}
+    initializers = read_initializers(path)
     for name, array in dequantised_initializers(initializers).items():
         if array.dtype not in (np.float16, np.float32) or array.ndim == 0:
             continue
@@ -93,37 +203,12 @@ def state_dict_from_onnx(path: Path) -> dict:
     return out
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("shipped", type=Path, help="folder with model.onnx, tokenizer.json and config.json")
-    parser.add_argument("out", type=Path)
-    args = parser.parse_args()
+def shipped_tokenizer(shipped: Path):
+    """The shipped folder's ``tokenizer.json`` as a BERT ``PreTrainedTokenizerFast``."""
+    from transformers import PreTrainedTokenizerFast
 
-    import torch
-    from transformers import BertConfig, BertForSequenceClassification, PreTrainedTokenizerFast
-
-    shipped_config = json.loads((args.shipped / "config.json").read_text())
-    config = BertConfig(
-        vocab_size=shipped_config["vocab_size"],
-        hidden_size=shipped_config["hidden_size"],
-        num_hidden_layers=shipped_config["num_hidden_layers"],
-        num_attention_heads=shipped_config["num_attention_heads"],
-        intermediate_size=4 * shipped_config["hidden_size"],
-        max_position_embeddings=shipped_config["max_position_embeddings"],
-        num_labels=3,
-        id2label=dict(enumerate(CLASSES)),
-        label2id={c: i for i, c in enumerate(CLASSES)},
-    )
-    model = BertForSequenceClassification(config)
-    weights = {k: torch.from_numpy(v) for k, v in state_dict_from_onnx(args.shipped / "model.onnx").items()}
-    missing, unexpected = model.load_state_dict(weights, strict=False)
-    missing = [m for m in missing if not m.endswith("position_ids")]
-    if missing or unexpected:
-        raise SystemExit(f"weights do not match BERT: missing {missing}, unexpected {unexpected}")
-    args.out.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(args.out)
-    tokenizer = PreTrainedTokenizerFast(
-        tokenizer_file=str(args.shipped / "tokenizer.json"),
+    return PreTrainedTokenizerFast(
+        tokenizer_file=str(Path(shipped) / "tokenizer.json"),
         unk_token="[UNK]",
         sep_token="[SEP]",
         pad_token="[PAD]",
@@ -131,23 +216,71 @@ def main() -> None:
         mask_token="[MASK]",
         model_input_names=["input_ids", "token_type_ids", "attention_mask"],
     )
-    tokenizer.save_pretrained(args.out)
-    shutil.copy(args.shipped / "config.json", args.out / "shipped_config.json")
 
+
+def bert_config(shipped_config: dict, state: dict):
+    """The ``BertConfig`` of a shipped graph: sizes from the weights' shapes, the number of heads
+    (not visible in the shapes) from the shipped ``config.json``, the project's label order."""
+    from transformers import BertConfig
+
+    words = state["bert.embeddings.word_embeddings.weight"]
+    return BertConfig(
+        vocab_size=words.shape[0],
+        hidden_size=words.shape[1],
+        num_hidden_layers=shipped_config["num_hidden_layers"],
+        num_attention_heads=shipped_config["num_attention_heads"],
+        intermediate_size=state["bert.encoder.layer.0.intermediate.dense.weight"].shape[0],
+        max_position_embeddings=state["bert.embeddings.position_embeddings.weight"].shape[0],
+        type_vocab_size=state["bert.embeddings.token_type_embeddings.weight"].shape[0],
+        num_labels=3,
+        id2label=dict(enumerate(CLASSES)),
+        label2id={c: i for i, c in enumerate(CLASSES)},
+    )
+
+
+def bert_from_shipped(shipped: Path):
+    """A float32 ``BertForSequenceClassification`` holding the shipped graph's weights (int8
+    ones dequantised); raises ``ValueError`` if the graph's weights do not fill a BERT exactly."""
+    import torch
+    from transformers import BertForSequenceClassification
+
+    shipped = Path(shipped)
+    state = state_dict_from_onnx(shipped / "model.onnx")
+    model = BertForSequenceClassification(bert_config(json.loads((shipped / "config.json").read_text()), state))
+    missing, unexpected = model.load_state_dict({k: torch.from_numpy(v) for k, v in state.items()}, strict=False)
+    missing = [m for m in missing if not m.endswith("position_ids")]
+    if missing or unexpected:
+        raise ValueError(f"{shipped}: weights do not match BERT: missing {missing}, unexpected {unexpected}")
+    return model
+
+
+#: pairs on which a converted model is compared with the graph it came from
+CHECK_PAIRS = (
+    ("Paris is the capital of France.", "France's capital is Paris."),
+    ("He was born in 1942 in Leeds.", "He was born in 1949."),
+    ("The band released three albums in the nineties.", "The singer likes tea."),
+)
+
+
+def check_against_graph(shipped: Path, model, tokenizer, pairs=CHECK_PAIRS) -> str:
+    """Compare the torch model with the shipped graph (ONNX Runtime) on ``pairs``, one pair per
+    run as the backend runs an int8 graph; raise ``ValueError`` if they disagree, else return a
+    one-line summary.
+
+    An int8 graph also rounds its activations at run time (dynamic quantisation), which the
+    dequantised fp32 weights do not: a few hundredths on these pairs (on 135 behavioural items:
+    mean |Δp| 0.015, the same label for 98 %), never a different label here; an fp16 graph
+    matches to 1e-2.
+    """
     import numpy as np
-    import onnx
     import onnxruntime
+    import torch
 
-    pairs = [
-        ("Paris is the capital of France.", "France's capital is Paris."),
-        ("He was born in 1942 in Leeds.", "He was born in 1949."),
-        ("The band released three albums in the nineties.", "The singer likes tea."),
-    ]
     model.eval()
-    session = onnxruntime.InferenceSession(str(args.shipped / "model.onnx"), providers=["CPUExecutionProvider"])
+    graph = Path(shipped) / "model.onnx"
+    session = onnxruntime.InferenceSession(str(graph), providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     gaps, agree = [], 0
-    # one pair per run, as the backend runs an int8 graph (its activation scales are per batch)
     for premise, hypothesis in pairs:
         enc = tokenizer(premise, hypothesis, return_tensors="np", return_token_type_ids=True)
         feeds = {i.name: enc[i.name].astype(np.int64) for i in session.get_inputs()}
@@ -156,19 +289,32 @@ def main() -> None:
             torch_p = torch.softmax(model(**{k: torch.from_numpy(v) for k, v in enc.items()}).logits, -1)[0]
         gaps.append(float((onnx_p - torch_p).abs().max()))
         agree += int(onnx_p.argmax() == torch_p.argmax())
-    quantised = any(
-        init.name.endswith(("_quantized", "_int8"))
-        for init in onnx.load(str(args.shipped / "model.onnx")).graph.initializer
-    )
-    print(
-        f"written {args.out}; torch vs shipped ONNX on {len(pairs)} pairs: max |Δp| {max(gaps):.2e}, "
-        f"same label {agree}/{len(pairs)}"
-    )
-    # an int8 graph also rounds its activations at run time (dynamic quantisation), which the
-    # dequantised fp32 weights do not: a few hundredths on these pairs (on 135 behavioural items:
-    # mean |Δp| 0.015, the same label for 98 %), never a different label here
+    quantised = any(name.endswith(("_quantized", "_int8")) for name in read_initializers(graph))
+    summary = f"torch vs shipped ONNX on {len(pairs)} pairs: max |Δp| {max(gaps):.2e}, same label {agree}/{len(pairs)}"
     if max(gaps) > (0.1 if quantised else 1e-2) or agree < len(pairs):
-        raise SystemExit("the converted model does not reproduce the shipped one")
+        raise ValueError(f"the converted model does not reproduce the shipped one ({summary})")
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("shipped", type=Path, help="folder with model.onnx, tokenizer.json and config.json")
+    parser.add_argument("out", type=Path)
+    args = parser.parse_args()
+
+    try:
+        model = bert_from_shipped(args.shipped)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    args.out.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(args.out)
+    tokenizer = shipped_tokenizer(args.shipped)
+    tokenizer.save_pretrained(args.out)
+    shutil.copy(args.shipped / "config.json", args.out / "shipped_config.json")
+    try:
+        print(f"written {args.out}; {check_against_graph(args.shipped, model, tokenizer)}")
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
 
 
 if __name__ == "__main__":

@@ -718,6 +718,36 @@ def factcheck_stance(nli_dir: Path, max_words: int) -> list[Example]:
     return out
 
 
+# --------------------------------------------------------------------------- document-level grounding
+
+
+def factcg(root: Path) -> list[Example]:
+    """FactCG's CG2C grounding pairs (``nli_train/factcg``): a claim against a whole document.
+
+    ``orig_label`` 1 → entailment, 0 → not_entailment (the negative is the claim with one needed
+    relation missing from the document: not backed, seldom contradicted). The premise is the
+    whole document, not a window: the label is about the document, and a window of a supported
+    claim's document may leave out a hop it needs. CG2C_musique rows with an empty document
+    (all its positives) are skipped; its 1,042 rows with a document are hard negatives. Not in
+    :data:`LOADERS`: the CPU mix predates these rows; the GPU bundle (``bundle.py``) takes them
+    as their own stream, at a window long enough for the documents.
+    """
+    out = []
+    for name, source in (
+        ("CG2C_doc.json", "factcg_doc"),
+        ("CG2C_musique_minhop3_rbt_mnli_failed.json", "factcg_musique"),
+    ):
+        for r in _jsonl(root / "factcg" / name):
+            document = clean(r["text_a"])
+            claims = [clean(c) for c in r["text_b"] if clean(c)]
+            if not document or not claims:
+                continue
+            label = "entailment" if int(r["orig_label"]) == 1 else "not_entailment"
+            for claim in claims:
+                out.append(Example(document, claim, label, source, group=f"factcg:{claim.lower()}"))
+    return out
+
+
 # --------------------------------------------------------------------------- registry
 
 #: name → (loader, needs max_words). The mix (``mix.py``) decides how many rows of each it takes.

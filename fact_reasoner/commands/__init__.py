@@ -56,6 +56,12 @@ COMMANDS.register(
     description="a self-contained HTML report of result files",
     builtin=True,
 )
+COMMANDS.register(
+    "serve",
+    "fact_reasoner.commands.serve:Serve",
+    description="serve checks over HTTP (FastAPI): POST /v1/assess, /v1/ragas, a page at /",
+    builtin=True,
+)
 
 #: the command run when the first argument names none
 DEFAULT_COMMAND = "assess"

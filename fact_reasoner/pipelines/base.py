@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, run
 
 from ..errors import RecordFailed
 from ..graph import deduplicate_by_text
+from ..grounding import UNGROUNDED_FIELD, atom_marks
 from ..llm.base import ChatRequest, LLMBackend, LLMError
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import (
@@ -290,6 +291,8 @@ class _RecordCounts:
     """What one record cost, beside the stages' own counters."""
 
     counts: dict[str, int] = field(default_factory=dict)
+    #: the atoms set aside as ungrounded, as the output lists them
+    ungrounded: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, key: str, amount: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + amount
@@ -356,17 +359,14 @@ class BaselinePipeline:
     # -- per record ---------------------------------------------------------------------------
 
     def claims(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
-        """The claims to check: the record's atoms, else the atomizer's (and reviser's)."""
-        if record.atoms is not None:
-            return deduplicate_by_text(record.atoms).kept
-        if not record.output.strip():
-            return []
-        with timed(timings, "atomize"):
-            atoms = self.stages.atomizer().atomize(record.output, question=record.input or None)
-        if self.config.models.revise and atoms:
-            with timed(timings, "revise"):
-                atoms = self.stages.reviser().revise(atoms, record.output)
-        return deduplicate_by_text(atoms).kept
+        """The claims to check: the record's atoms, else the atomizer's (and reviser's), less
+        those set aside as ungrounded (listed and counted: :meth:`Stages.atoms
+        <fact_reasoner.stages.Stages.atoms>`)."""
+        checked = self.stages.atoms(record, timings)
+        for key, amount in checked.counters().items():
+            self.counts.add(key, amount)
+        self.counts.ungrounded = checked.listed()
+        return deduplicate_by_text(checked.judged).kept
 
     def row_fields(self, record: InputRecord) -> dict[str, Any]:
         """Fields a pipeline adds to its rows (VeriScore: where its claims came from)."""
@@ -456,6 +456,7 @@ class BaselinePipeline:
                 probability=probabilities[j.atom.id],
                 prediction=predict_label(probabilities[j.atom.id]),
                 **j.details(),
+                **atom_marks(j.atom),
             )
             for j in scored
         ]
@@ -467,6 +468,8 @@ class BaselinePipeline:
                 for j in judgements
                 if j.failed
             ]
+        if self.counts.ungrounded:
+            extra[UNGROUNDED_FIELD] = self.counts.ungrounded
         if evidence.retrieved:
             extra["contexts"] = [c.model_dump(mode="json", exclude_none=True) for c in evidence.retrieved.values()]
         return OutputRecord(

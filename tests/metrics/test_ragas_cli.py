@@ -14,7 +14,7 @@ import os
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -218,36 +218,51 @@ def test_a_second_run_on_the_same_output_is_refused(tmp_path, capsys):
 
 
 def test_ctrl_c_keeps_what_was_written_and_the_rerun_resumes(tmp_path):
-    """SIGINT sent to a real subprocess once its first rows are on disk."""
+    """SIGINT sent to a real subprocess while a real HTTP server holds the judge's call for the
+    third sample: samples 1 and 2 are whole on disk, sample 3 can never finish on its own, so
+    what the test sees does not depend on how fast the process runs or how it is scheduled."""
+    from fact_reasoner.llm.testing import ScriptedServer
+
     rows = [
-        {**GOOD, "question": f"Where is it? ({i})", "response": f"{REFERENCE} It was built in 18{i:02d}."}
-        for i in range(60)
+        {**GOOD, "question": f"Where is it? ({i})", "response": f"{REFERENCE} It was built in 18{i:02d} (sample {i})."}
+        for i in range(1, 5)
     ]
     source = write_jsonl(tmp_path / "s.jsonl", rows)
     out = tmp_path / "out.jsonl"
-    args = ["-m", "fact_reasoner", "ragas", "--input-file", str(source), "--output", str(out)]
-    args += ["--metrics", RETRIEVAL_METRICS, *OFFLINE]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    process = subprocess.Popen([sys.executable, *args], stderr=subprocess.PIPE, text=True, env=env)
-    deadline = time.monotonic() + 240
-    while time.monotonic() < deadline and process.poll() is None:
-        if out.exists() and out.read_text().count("\n") >= 2:
-            break
-        time.sleep(0.05)
-    assert process.poll() is None, "finished before it could be interrupted"
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=120)
-    assert process.returncode == 130, err
-    assert "Traceback" not in err
-    kept = [json.loads(line) for line in out.read_text().splitlines()]
-    assert 2 <= len(kept) < len(rows)
-    assert f"interrupted: {len(kept)} sample(s) kept in {out}; rerun to resume" in err
+    holding, release = threading.Event(), threading.Event()
 
-    again = run_cli(*args[2:], "--quiet")
+    def answer(body: dict) -> str:
+        if "(sample 3)" in json.dumps(body) and not release.is_set():
+            holding.set()
+            release.wait(600)
+        return "entailment"
+
+    with ScriptedServer([answer]) as server:
+        args = ["-m", "fact_reasoner", "ragas", "--input-file", str(source), "--output", str(out)]
+        args += ["--metrics", "faithfulness", "--atomizer", "sentence", "--no-cache", "--quiet", "--nli", "llm"]
+        args += ["--backend", "openai", "--model", "m", "--base-url", server.base_url, "--llm-retries", "0"]
+        args += ["--llm-timeout", "600"]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        process = subprocess.Popen([sys.executable, *args], stderr=subprocess.PIPE, text=True, env=env)
+        try:
+            assert holding.wait(240), "the run never reached sample 3"
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=120)  # a process that ignored Ctrl-C would wait 600 s
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 130, err
+        assert "Traceback" not in err
+        kept = [json.loads(line) for line in out.read_text().splitlines()]
+        assert [r["source_line"] for r in kept] == [1, 2]
+        assert f"interrupted: 2 sample(s) kept in {out}; rerun to resume" in err
+
+        again = run_cli(*args[2:])
     assert again.returncode == 0, again.stderr
     final = [json.loads(line) for line in out.read_text().splitlines()]
-    assert final[: len(kept)] == kept  # nothing recomputed
-    assert [r["source_line"] for r in final] == list(range(1, 61))
+    assert final[:2] == kept  # nothing recomputed
+    assert [r["source_line"] for r in final] == [1, 2, 3, 4]
 
 
 # -- every input line checked ---------------------------------------------------------------
