@@ -128,7 +128,7 @@ class ScoreOptions(_Group):
     )
     checkworthy: str = option(
         "rules",
-        "with --skip-uncheckable, --abstention: what decides (an unreadable answer of the LLM fails the record)",
+        "with --skip-uncheckable, --abstention: what decides",
         registry="checkworthy",
         closed=True,
         omit_default=True,
@@ -387,7 +387,7 @@ class _ExecutionOptions(_ExecutionRules):
 
     executor: str = option(
         "local",
-        "where records are assessed (results come back in completion order with ray)",
+        "where records are assessed",
         registry="executors",
         closed=True,
         affects_results=False,

@@ -94,7 +94,8 @@ EXECUTORS.register("local", _local, description="this process, in input order", 
 EXECUTORS.register(
     "ray",
     "fact_reasoner.executors.ray_executor:RayExecutor",
-    description="batches sent to Ray actors, each holding its own stages (the distributed extra)",
+    description="batches sent to Ray actors, each holding its own stages (the distributed extra); results "
+    "come back in completion order",
     options=RAY_OPTIONS,
     builtin=True,
 )
