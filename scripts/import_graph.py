@@ -186,7 +186,9 @@ def describe(found: list[Arrow]) -> list[str]:
     lines = [f"{len(groups)} cycle(s)"]
     for group in groups:
         members = set(group)
-        inside = sorted({(a.source, a.target, a.deferred) for a in found if a.source in members and a.target in members})
+        inside = sorted(
+            {(a.source, a.target, a.deferred) for a in found if a.source in members and a.target in members}
+        )
         up = sum(1 for _, _, deferred in inside if deferred)
         lines.append(f"- {len(group)} modules, {len(inside)} arrows ({up} deferred, ↑): {', '.join(group)}")
         lines.extend(f"    {source} {'↑' if deferred else '→'} {target}" for source, target, deferred in inside)
