@@ -9,6 +9,9 @@ import json
 import re
 import sys
 import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -34,28 +37,33 @@ def _run_example(name: str) -> str:
     return module.__name__
 
 
+@contextmanager
+def _worked_example(name: str, registry: Any, registered: str) -> Iterator[None]:
+    """CONTRIBUTING's example ``name`` run; afterwards what it ``registered`` is forgotten."""
+    module = _run_example(name)
+    try:
+        yield
+    finally:
+        registry.unregister(registered)
+        del sys.modules[module]
+
+
 @pytest.fixture
 def count_command():
-    module = _run_example("count")
-    yield
-    COMMANDS.unregister("count")
-    del sys.modules[module]
+    with _worked_example("count", COMMANDS, "count"):
+        yield
 
 
 @pytest.fixture
 def word_overlap_nli():
-    module = _run_example("nli")
-    yield
-    NLI_BACKENDS.unregister("word-overlap")
-    del sys.modules[module]
+    with _worked_example("nli", NLI_BACKENDS, "word-overlap"):
+        yield
 
 
 @pytest.fixture
 def word_recall_metric():
-    module = _run_example("metric")
-    yield
-    METRICS.unregister("reference_word_recall")
-    del sys.modules[module]
+    with _worked_example("metric", METRICS, "reference_word_recall"):
+        yield
 
 
 def test_the_worked_example_of_a_command_runs(count_command, tmp_path, capsys):
