@@ -45,9 +45,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
-from .fields import affects_results, applies, assemble, field_dest, omitted, one_of, option
+from .fields import affects_results, applies, assemble, closed_to, field_dest, omitted, one_of, option
 from .graph_options import GraphOptions
 from .registry import Option, registry
 
@@ -103,6 +103,15 @@ class _Group(BaseModel):
         # declaration below: to a type checker they are Any
         def __getattr__(self, name: str) -> Any: ...
 
+    @field_validator("*")
+    @classmethod
+    def _registered(cls, value: Any, info: ValidationInfo) -> Any:
+        """A setting closed to a registry (``--pipeline``, ``--nli``, ``--backend``,
+        ``--checkworthy``, ``--executor``) takes only its registered names; the error names them
+        all, in pydantic's words for a fixed choice (:func:`~fact_reasoner.fields.one_of`)."""
+        kind = closed_to(cls.model_fields[info.field_name]) if info.field_name else None
+        return one_of(registry(kind).available(), value) if kind is not None else value
+
 
 class ScoreOptions(_Group):
     """How the factuality scores are computed from the posteriors."""
@@ -155,11 +164,6 @@ class ScoreOptions(_Group):
             raise ValueError("K must be a positive integer, 'median' or 'half'")
         return value
 
-    @field_validator("checkworthy")
-    @classmethod
-    def _registered(cls, value: str) -> str:
-        return one_of(registry("checkworthy").available(), value)
-
 
 # -- the groups that backends add options to: the rules (validators, methods), then the fields
 # declared here (the assembled model, group_model, adds the backends' options to these)
@@ -171,7 +175,7 @@ class _EngineRules(_Group):
 
     @field_validator("name", check_fields=False)
     @classmethod
-    def _registered(cls, value: str) -> str:
+    def _registered_engine(cls, value: str) -> str:
         registry("engines").entry(value)  # an unknown name raises, listing the engines
         return value
 
@@ -208,11 +212,6 @@ class _PipelineRules(_Group):
     title: ClassVar[str] = "pipeline"
     plugged: ClassVar[tuple[str, ...]] = ("pipelines",)
 
-    @field_validator("name", check_fields=False)
-    @classmethod
-    def _registered(cls, value: str) -> str:
-        return one_of(registry("pipelines").available(), value)
-
 
 class _PipelineOptions(_PipelineRules):
     """Which assessment pipeline runs: FactReasoner's factor graph (the default) or a baseline
@@ -233,16 +232,6 @@ class _PipelineOptions(_PipelineRules):
 class _ModelRules(_Group):
     title: ClassVar[str] = "language model and NLI"
     plugged: ClassVar[tuple[str, ...]] = ("llm_backends", "nli")
-
-    @field_validator("backend", check_fields=False)
-    @classmethod
-    def _registered_backend(cls, value: str) -> str:
-        return one_of(registry("llm_backends").available(), value)
-
-    @field_validator("nli", check_fields=False)
-    @classmethod
-    def _registered_nli(cls, value: str) -> str:
-        return one_of(registry("nli").available(), value)
 
     @field_validator("nli_mode", check_fields=False)
     @classmethod
@@ -373,11 +362,6 @@ class CacheOptions(_Group):
 class _ExecutionRules(_Group):
     title: ClassVar[str] = "execution"
     plugged: ClassVar[tuple[str, ...]] = ("executors",)
-
-    @field_validator("executor", check_fields=False)
-    @classmethod
-    def _registered(cls, value: str) -> str:
-        return one_of(registry("executors").available(), value)
 
 
 class _ExecutionOptions(_ExecutionRules):

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from pydantic import BaseModel, Field, create_model
 
-__all__ = ["affects_results", "applies", "assemble", "field_dest", "omitted", "one_of", "option"]
+__all__ = ["affects_results", "applies", "assemble", "closed_to", "field_dest", "omitted", "one_of", "option"]
 
 
 def option(
@@ -134,6 +134,13 @@ def applies(field: Any, group_values: dict[str, Any]) -> bool:
     wanted = condition[1]
     current = group_values.get(condition[0])
     return current in wanted if isinstance(wanted, (list, tuple)) else current == wanted
+
+
+def closed_to(field: Any) -> str | None:
+    """The registry kind whose names are the setting's only values (declared with
+    ``registry=…, closed=True``), else None."""
+    metadata = _metadata(field)
+    return str(metadata["registry"]) if metadata.get("registry") and metadata.get("closed") else None
 
 
 def field_dest(name: str, field: Any) -> str:
