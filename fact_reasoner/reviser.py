@@ -21,9 +21,10 @@ Prompt versions (part of the cache key):
   counted (``skipped``). Its worked example is about a person and a bridge that do not exist
   and shows "it" and "the bridge" resolved as well as "she". Why: the model rewrote every atom,
   so each costs its full length again in generated tokens (the slowest part on a CPU, several
-  times slower per token than reading the prompt: ``docs/measurements.md``), and the common case — an atom that already
-  says "Marie Curie was born in Warsaw." — needs no call at all; v1's example was about a real
-  person (Grace Hopper, 1943), which a small model can repeat into an answer about her. A
+  times slower per token than reading the prompt: ``docs/measurements.md``), and the common
+  case — an atom that already says "Marie Curie was born in Warsaw." — needs no call at all;
+  v1's example was about a real person (Grace Hopper, 1943), which a small model can repeat
+  into an answer about her. A
   rewrite that does more than resolve a reference — adds a word the response does not have, or
   drops one that is not a pronoun or determiner
   (:func:`fact_reasoner.grounding.unfaithful_revision`) — is not used: the atom keeps its text
