@@ -31,9 +31,9 @@ def _fence_doctests(text: str) -> str:
     out: list[str] = []
     inside = False
     for line in text.split("\n"):
-        starts = line.lstrip().startswith(">>>")
-        if starts and not inside:
-            out.append(line[: len(line) - len(line.lstrip())] + "```pycon")
+        # an indented doctest is in a literal block (after ``::``) already: left as it is
+        if line.startswith(">>>") and not inside:
+            out.append("```pycon")
             inside = True
         elif inside and not line.strip():
             out.append("```")
