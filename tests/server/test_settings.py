@@ -20,7 +20,16 @@ from fact_reasoner.server.settings import (
 def test_every_allowed_setting_has_a_closed_value_and_changes_a_result():
     allowed = request_settings()
     names = {s.name for s in allowed}
-    assert {"version", "top_k", "nli_mode", "coherence", "k", "factor_tables", "contradictions", "context_prior"} <= names
+    assert {
+        "version",
+        "top_k",
+        "nli_mode",
+        "coherence",
+        "k",
+        "factor_tables",
+        "contradictions",
+        "context_prior",
+    } <= names
     flags = {flag.dest: flag for flag in config_flags()}
     for setting in allowed:
         assert closed_type(flags[setting.name].annotation) is not None
