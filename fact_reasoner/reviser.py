@@ -20,10 +20,11 @@ Prompt versions (part of the cache key):
   (:func:`fact_reasoner.grounding.needs_revision`); the others are kept as they are, and
   counted (``skipped``). Its worked example is about a person and a bridge that do not exist
   and shows "it" and "the bridge" resolved as well as "she". Why: the model rewrote every atom,
-  so each costs its full length again in generated tokens (the slowest part on a CPU: about
-  20 tokens/s against 60 for reading the prompt), and the common case — an atom that already
-  says "Marie Curie was born in Warsaw." — needs no call at all; v1's example was about a real
-  person (Grace Hopper, 1943), which a small model can repeat into an answer about her. A
+  so each costs its full length again in generated tokens (the slowest part on a CPU, several
+  times slower per token than reading the prompt: ``docs/measurements.md``), and the common
+  case — an atom that already says "Marie Curie was born in Warsaw." — needs no call at all;
+  v1's example was about a real person (Grace Hopper, 1943), which a small model can repeat
+  into an answer about her. A
   rewrite that does more than resolve a reference — adds a word the response does not have, or
   drops one that is not a pronoun or determiner
   (:func:`fact_reasoner.grounding.unfaithful_revision`) — is not used: the atom keeps its text
@@ -136,8 +137,8 @@ def build_messages(response: str, atoms: list[str], version: str = DEFAULT_PROMP
 
 def revised_schema(n: int) -> dict[str, Any]:
     """At most ``n`` facts; the check asks for exactly ``n``. (A ``minItems`` equal to
-    ``maxItems`` made llama.cpp's grammar sampling 12x slower per token: 0.80 s against 0.064 s
-    on this CPU, for the same output.)"""
+    ``maxItems`` made llama.cpp's grammar sampling many times slower per token for the same
+    output: ``docs/measurements.md``.)"""
     return {
         "type": "object",
         "properties": {"atoms": {"type": "array", "items": {"type": "string"}, "maxItems": n}},

@@ -28,6 +28,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "report": ("matplotlib",),
     "distributed": ("ray",),
     "serve": ("fastapi", "uvicorn", "httpx", "swagger_ui_bundle"),
+    "docs": ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"),
 }
 
 

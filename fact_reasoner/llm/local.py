@@ -45,11 +45,11 @@ def generation_threads_for(cores: int, load: float) -> int:
     the model is loaded.
 
     Why: a generated token passes through every layer with the threads meeting at a barrier
-    after each operation, so one thread waiting for a core holds up all of them. Measured on a
-    2-core machine with a load average of 9–11 (``scripts/benchmark_llm.py``; the same 30-token
-    atomizer reply): 2 threads generated it in 113–120 s, 1 thread in 16 s; reading the
-    306-token prompt took 29–37 s with either (a batch of tokens is worth splitting), so prompts
-    keep every core. On an idle machine all cores generate faster, and g = cores.
+    after each operation, so one thread waiting for a core holds up all of them: on a loaded
+    machine one generating thread is several times faster than two. Reading a prompt is not
+    slowed that way (a batch of tokens is worth splitting), so prompts keep every core. On an
+    idle machine all cores generate faster, and g = cores. The measurements
+    (``python -m scripts.benchmark_llm --threads-check``) are in ``docs/measurements.md``.
 
     >>> generation_threads_for(2, 0.1), generation_threads_for(2, 1.2), generation_threads_for(16, 3.0)
     (2, 1, 13)

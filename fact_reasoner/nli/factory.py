@@ -5,10 +5,10 @@ packages add theirs through the ``fact_reasoner.nli`` entry-point group). Each f
 called as ``factory(config, llm_factory)``:
 
 - ``auto`` (the default): the record's relations where it carries them, else :data:`DEFAULT_NLI`,
-  the shipped cross-encoder — measured above the LLM judge where the engine uses it (balanced
-  accuracy 0.717 vs 0.683 on the 505 held-out FActScore atoms, FR2's precision MAE 0.088 vs
-  0.150 on those biographies) at about forty times its speed; the LLM judge keeps the higher
-  AUROC (0.801 vs 0.777): see the README's "Choosing the NLI judge".
+  the shipped cross-encoder — chosen by measurement: it separates supported from unsupported
+  atoms better than the LLM judge and gives FR2 the smaller precision error, many times faster,
+  while the LLM judge ranks atoms better (AUROC); the figures are in the documentation's
+  "Choosing the NLI judge" (``docs/judges.md``) and ``docs/measurements.md``.
 - ``llm``: :class:`~fact_reasoner.nli.llm_judge.LLMJudgeNLI`
   with ``config.models.nli_prompt_version``; the chat model comes from ``llm_factory()`` so nothing is
   loaded unless NLI actually runs.
