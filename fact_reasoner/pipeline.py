@@ -31,7 +31,6 @@ from .grounding import UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
-from .nli.factory import uses_record_relations
 from .pair_selection import (
     GATE_DEFAULT_THRESHOLDS,
     PairSelection,
@@ -54,7 +53,7 @@ from .schema import (
     OutputRecord,
 )
 from .scores import length_penalty, predict_label, resolve_k, score_record
-from .stages import JudgedPlan, Stages, StageUnavailable, judge_and_build, judge_and_infer, timed
+from .stages import JudgedPlan, Stages, StageUnavailable, judge_and_build, judge_and_infer, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
     from .embeddings import Embedder
@@ -118,12 +117,10 @@ class FactReasoner:
     def preflight(self, records: Sequence[InputRecord]) -> None:
         """Check once, before any of ``records`` is assessed, that the stages they need can be
         set up (:meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`)."""
-        from .runner import needs_model_nli
-
         self.stages.preflight(
             atomize=any(r.atoms is None for r in records),
             retrieve=any(r.contexts is None for r in records),
-            judge=any(needs_model_nli(self.config, r) for r in records),
+            judge=not all(self.stages.uses_record_relations(r) for r in records),
             embed=self.config.graph.coherence and self.config.graph.coherence_min_similarity > -1,  # the pair gate
         )
 
@@ -207,7 +204,7 @@ class FactReasoner:
             }
             | built.contradiction_counters()
             | (coherence_counters(built) if self.config.graph.coherence else {})
-            | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
+            | {key: tidy_count(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         )
         if checkworthy is not None:
             output.counters["uncheckable_atoms"] = sum(not v.checkworthy for v in checkworthy.values())
@@ -288,7 +285,7 @@ class FactReasoner:
             selection = replace(selection, plan=plan)
         # no pairs: nothing is judged, so no NLI model is built for it
         judged = plan.pairs or plan.atom_pairs
-        nli = self._nli_for(record, plan) if judged else PrecomputedNLI([], plan.texts)
+        nli = self.stages.nli_for(record, plan.texts) if judged else PrecomputedNLI([], plan.texts)
         return selection, nli, checked
 
     def _select_pairs(self, plan: GraphPlan, atoms: list[Atom], timings: dict[str, float]) -> PairSelection:
@@ -320,7 +317,7 @@ class FactReasoner:
             "nli_failed": judged.failed,
             "nli_call_failures": len(judged.call_failures),
         }
-        if record.relations and self._uses_record_relations(record):
+        if record.relations and self.stages.uses_record_relations(record):
             atom_pairs = set(plan.atom_pairs)  # used with coherence, so not ignored
             given = [r for r in record.relations if (r.source, r.target) not in atom_pairs]
             for reason, n in ignored_relations(plan, given).items():
@@ -361,16 +358,6 @@ class FactReasoner:
             )
         atoms = [a.model_copy(update={"contexts": per_atom.get(a.id, [])}) for a in atoms]
         return contexts, atoms
-
-    def _uses_record_relations(self, record: InputRecord) -> bool:
-        return uses_record_relations(self.config.models.nli, record.relations)
-
-    def _nli_for(self, record: InputRecord, plan: GraphPlan) -> NLIBackend:
-        """The record's own relations (``precomputed``, or ``auto`` when it carries some), else
-        the model backend."""
-        if self._uses_record_relations(record):
-            return PrecomputedNLI(record.relations or [], plan.texts)
-        return self.stages.nli()
 
     def _output(
         self,
@@ -505,11 +492,6 @@ def _selection_counts(selection: PairSelection, judged: JudgedPlan) -> dict[str,
     if selection.plan.version == 3:
         counts["nli_pruned_reverse"] = judged.reverse_skipped
     return counts
-
-
-def _tidy(value: float) -> float | int:
-    """Counts stay integers in the output; seconds keep their fraction."""
-    return int(value) if float(value).is_integer() else round(float(value), 6)
 
 
 __all__ = ["FactReasoner", "GraphBuild", "StageUnavailable"]

@@ -593,7 +593,10 @@ def export_models(assessor: FactReasoner, input_file: str | Path, directory: str
 
 
 def needs_model_nli(config: PipelineConfig, record: Any) -> bool:
-    """Whether a record will ask the NLI model (not only its own relations)."""
+    """Whether a record will ask the NLI model (not only its own relations). Kept for callers
+    of this module; the assessors ask :meth:`Stages.uses_record_relations
+    <fact_reasoner.stages.Stages.uses_record_relations>`, and both read
+    :func:`fact_reasoner.nli.factory.uses_record_relations`."""
     from .nli.factory import uses_record_relations
 
     return not uses_record_relations(config.models.nli, record.relations)

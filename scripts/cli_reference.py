@@ -240,10 +240,9 @@ def _is_switch(action: argparse.Action, flags: dict[str, Any]) -> bool:
 
 
 def _group_title(group: str) -> str:
-    from fact_reasoner.config import PipelineConfig
+    from fact_reasoner.config import group_model
 
-    model = PipelineConfig.model_fields[group].annotation
-    return str(getattr(model, "title", "") or group)
+    return str(getattr(group_model(group), "title", "") or group)
 
 
 def main() -> None:

@@ -5,7 +5,8 @@ when all of these hold; every other name is refused by name (HTTP 422):
 
 1. it can change a result (``affects_results``): threads, the cache, timeouts, the executor and
    the CI gate are the server's operation, not a request's;
-2. its value is closed: a yes/no, a number, or one word of a fixed list (``Literal``). A free
+2. its value is closed: a yes/no, a number, or one word of a fixed list (a ``Literal``, or the
+   names of the registry a setting is closed to: ``--checkworthy``). A free
    text can be a path, a URL, a model or a ``module:callable`` name (``--model``,
    ``--nli-model``, ``--store``, ``--cache-dir``, ``--service-type``, ``--search-url``,
    merlin's binary), which a caller over HTTP must never choose;
@@ -31,7 +32,7 @@ from pydantic import ValidationError
 
 from ..cli_options import ConfigFlag, config_flags
 from ..cli_options import _scalar_types as _members  # the member types of a setting's annotation
-from ..config import PipelineConfig, affects_results
+from ..config import PipelineConfig, affects_results, group_model
 from ..errors import SettingsError
 
 __all__ = [
@@ -41,6 +42,8 @@ __all__ = [
     "UnsafeSetting",
     "apply_request_settings",
     "request_settings",
+    "setting_choices",
+    "setting_type",
 ]
 
 #: groups a request never changes: which pipeline and engine run (an engine's options include
@@ -48,10 +51,12 @@ __all__ = [
 FIXED_GROUPS = ("pipeline", "engine", "cache", "execution", "gate")
 
 #: closed-valued settings that a stage reads when it is built (the server builds each once):
-#: the LLM judge's and the cascade's options, the atomizer's and reviser's prompts, and the web
-#: retrievers' page options and topic filter
+#: which NLI backend and LLM backend, the LLM judge's and the cascade's options, the atomizer's
+#: and reviser's prompts, and the web retrievers' page options and topic filter
 BUILT_ONCE = frozenset(
     {
+        "nli",
+        "backend",
         "nli_cascade_band",
         "nli_prompt_version",
         "nli_calibrate",
@@ -118,9 +123,23 @@ def _choices(annotation: Any) -> tuple[Any, ...] | None:
     return tuple(words) or None
 
 
+def setting_type(flag: ConfigFlag) -> str | None:
+    """The JSON type of a setting whose values are closed (:func:`closed_type`; a setting closed
+    to a registry's names is a string), else None."""
+    return "string" if flag.registry and flag.closed else closed_type(flag.annotation)
+
+
+def setting_choices(flag: ConfigFlag) -> tuple[Any, ...] | None:
+    """The words a closed setting takes: its ``Literal``'s, or its registry's names."""
+    if flag.registry and flag.closed:
+        from ..registry import registry
+
+        return tuple(registry(flag.registry).available())
+    return _choices(flag.annotation)
+
+
 def _field(flag: ConfigFlag) -> Any:
-    model = PipelineConfig.model_fields[flag.group].annotation
-    return model.model_fields[flag.field]  # type: ignore[union-attr]
+    return group_model(flag.group).model_fields[flag.field]
 
 
 def request_settings(groups: tuple[str, ...] | None = None, excluded: tuple[str, ...] = ()) -> list[RequestSetting]:
@@ -135,10 +154,10 @@ def request_settings(groups: tuple[str, ...] | None = None, excluded: tuple[str,
             continue
         if not affects_results(_field(flag)):
             continue
-        kind = closed_type(flag.annotation)
+        kind = setting_type(flag)
         if kind is None:
             continue
-        out.append(RequestSetting(flag.dest, flag.group, kind, _choices(flag.annotation), flag.help))
+        out.append(RequestSetting(flag.dest, flag.group, kind, setting_choices(flag), flag.help))
     return out
 
 

@@ -70,7 +70,18 @@ def test_exported_names_exist_and_are_documented(name):
 
 def test_available_lists_every_kind_and_the_factories_build_them():
     kinds = fact_reasoner.available()
-    assert set(kinds) == {"engines", "retrievers", "nli", "llm_backends", "metrics", "pipelines", "commands"}
+    assert set(kinds) == {
+        "engines",
+        "retrievers",
+        "nli",
+        "llm_backends",
+        "metrics",
+        "pipelines",
+        "commands",
+        "executors",
+        "checkworthy",
+        "embedders",
+    }
     assert kinds["pipelines"] == ["factreasoner", "factscore", "veriscore", "factverify"]
     assert kinds["commands"] == ["assess", "correct", "ragas", "index", "report", "serve"]
     assert {"native", "pgmpy", "brute-force", "merlin"} <= set(kinds["engines"])

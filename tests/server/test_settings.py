@@ -12,8 +12,8 @@ from fact_reasoner.server.settings import (
     BUILT_ONCE,
     UnsafeSetting,
     apply_request_settings,
-    closed_type,
     request_settings,
+    setting_type,
 )
 
 
@@ -32,7 +32,7 @@ def test_every_allowed_setting_has_a_closed_value_and_changes_a_result():
     } <= names
     flags = {flag.dest: flag for flag in config_flags()}
     for setting in allowed:
-        assert closed_type(flags[setting.name].annotation) is not None
+        assert setting_type(flags[setting.name]) is not None
         assert setting.group not in ("pipeline", "engine", "cache", "execution", "gate")
     assert not names & BUILT_ONCE
 
@@ -47,7 +47,7 @@ def test_paths_models_urls_backends_and_operation_are_not_allowed():
     assert not names & never
     # every free-text setting of the model is out, whatever its name
     for flag in config_flags():
-        if closed_type(flag.annotation) is None:
+        if setting_type(flag) is None:
             assert flag.dest not in names, flag.dest
 
 
