@@ -6,6 +6,15 @@ better that way, and calls are cached and batched per sentence.
 
 Prompt versions (part of the cache key):
 
+- ``v3`` (the default): as v1, but the worked examples are about a person and a bridge that do
+  not exist, the question is not shown, and the instructions forbid any name, number or date
+  the sentence does not contain. Why: v1's examples were about Ada Lovelace ("born in London
+  in 1815", Babbage), and for a real answer about Ada Lovelace the 1.5B model added exactly
+  those facts, though the answer never stated them; it also added years it knows ("developed
+  the theory of relativity in 1905"). An example about something that does not exist cannot
+  leak into a real answer, and without the question ("Tell me a bio of …") the model is not
+  invited to recall the topic. The pipeline still checks every atom against the response
+  (:mod:`fact_reasoner.grounding`).
 - ``v1``: FActScore-style atoms — one fact per short sentence, wording kept close to the
   source, pronouns may stay (the Reviser resolves them).
 - ``v2``: self-contained atoms — pronouns and partial names replaced by the full name from
@@ -21,6 +30,7 @@ Atom ids are ``a0, a1, …`` in order; ``original`` is the atom as atomized (bef
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -33,7 +43,8 @@ from .schema import Atom
 if TYPE_CHECKING:
     from .config import PipelineConfig
 
-PROMPT_VERSIONS = ("v1", "v2")
+PROMPT_VERSIONS = ("v1", "v2", "v3")
+DEFAULT_PROMPT_VERSION = "v3"
 MAX_ATOMS_PER_SENTENCE = 16
 
 _SYSTEM = {
@@ -50,9 +61,18 @@ _SYSTEM = {
         "using the question and the previous text. Cover every fact the sentence states, and "
         'nothing it does not state. Reply with JSON: {"atoms": [...]}.'
     ),
+    "v3": (
+        "You break a sentence into atomic facts: short, complete sentences, each with a subject "
+        "and a verb, each stating one piece of information the sentence gives. Cover every fact "
+        "the sentence states; split lists into one fact per item. Add nothing: no fact you know "
+        "from elsewhere, and no name, number or date that is not in the sentence. Keep the words "
+        "of the sentence and leave its pronouns as they are. "
+        'Reply with JSON: {"atoms": [...]}.'
+    ),
 }
 
-# Worked examples written for this project (not taken from any dataset).
+# Worked examples written for this project (not taken from any dataset). v1 and v2 use these;
+# they are kept as they were so that those versions reproduce earlier runs.
 _EXAMPLES: tuple[dict[str, Any], ...] = (
     {
         "question": "Tell me a bio of Ada Lovelace.",
@@ -93,6 +113,49 @@ _EXAMPLES: tuple[dict[str, Any], ...] = (
 )
 
 
+# v3's worked examples: about a person and a bridge that do not exist (written for this
+# project), so nothing the model knows about a real topic matches them. The second shows a
+# sentence that names a reason ("because of …") and a list: the atoms say what it says, one
+# complete sentence per item, the pronoun kept, and add nothing.
+_EXAMPLES_V3: tuple[tuple[str, list[str]], ...] = (
+    (
+        "Ilse Marrow was a Danish engineer who designed the Varnell Bridge, which opened in 1931.",
+        [
+            "Ilse Marrow was Danish.",
+            "Ilse Marrow was an engineer.",
+            "Ilse Marrow designed the Varnell Bridge.",
+            "The Varnell Bridge opened in 1931.",
+        ],
+    ),
+    (
+        "She is often called the mother of the steel arch because of her notes on bridges in Tovik and Marle.",
+        [
+            "She is often called the mother of the steel arch.",
+            "She wrote notes on bridges in Tovik.",
+            "She wrote notes on bridges in Marle.",
+        ],
+    ),
+)
+
+
+def max_atoms(sentence: str, version: str) -> int:
+    """The most atoms the schema lets one sentence have.
+
+    v1 and v2: :data:`MAX_ATOMS_PER_SENTENCE` (16). v3: ⌈0.75 · w⌉ + 1 for a sentence of w
+    words, at least 2 and at most 16. The FActScore annotators gave at most 0.71 atoms per word
+    (12 atoms for a 17-word sentence; 386 ChatGPT dev sentences), so the bound never cuts a
+    sentence they would split further; it stops a model that repeats one atom until the array
+    is full (v1 wrote 16 atoms, 246 tokens, for a 14-word sentence about Einstein, eleven of
+    them the same Nobel Prize) from doing so on a short sentence.
+
+    >>> max_atoms("She discovered penicillin.", "v3"), max_atoms("She discovered penicillin.", "v1")
+    (4, 16)
+    """
+    if version != "v3":
+        return MAX_ATOMS_PER_SENTENCE
+    return max(2, min(MAX_ATOMS_PER_SENTENCE, math.ceil(0.75 * len(sentence.split())) + 1))
+
+
 def atoms_schema(max_items: int = MAX_ATOMS_PER_SENTENCE) -> dict[str, Any]:
     return {
         "type": "object",
@@ -121,6 +184,13 @@ def build_messages(
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown atomizer prompt version {version!r}: use one of {PROMPT_VERSIONS}")
     messages: list[tuple[str, str]] = [("system", _SYSTEM[version])]
+    if version == "v3":
+        # no question and no previous text: the sentence alone (module docstring)
+        for example_sentence, example_atoms in _EXAMPLES_V3:
+            messages.append(("user", _user(None, "", example_sentence)))
+            messages.append(("assistant", json.dumps({"atoms": example_atoms})))
+        messages.append(("user", _user(None, "", sentence)))
+        return messages
     for example in _EXAMPLES:
         previous_text = example["previous"] if version == "v2" else ""
         messages.append(("user", _user(example["question"], previous_text, example["sentence"])))
@@ -170,7 +240,7 @@ class Atomizer:
     """The LLM atomizer: one structured call per sentence (see the module docstring)."""
 
     llm: LLMBackend
-    prompt_version: str = "v1"
+    prompt_version: str = DEFAULT_PROMPT_VERSION
     retries: int = 1
 
     def __post_init__(self) -> None:
@@ -193,7 +263,9 @@ class Atomizer:
             for i, s in enumerate(sentences)
         ]
         results = self._caller.ask_many(
-            conversations, [atoms_schema()] * len(sentences), [check_atoms] * len(sentences)
+            conversations,
+            [atoms_schema(max_atoms(s, self.prompt_version)) for s in sentences],
+            [check_atoms] * len(sentences),
         )
         atoms: list[Atom] = []
         self._counters["sentences"] += len(sentences)

@@ -27,18 +27,21 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from .errors import RecordFailed
 from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from .registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
     from .config import PipelineConfig
     from .llm.base import LLMBackend
 
 __all__ = [
+    "CHECKWORTHY",
     "REASONS",
     "AbstentionDetector",
+    "Checkworthy",
     "CheckworthyClassifier",
     "CheckworthyVerdict",
     "LLMAbstentionDetector",
@@ -371,19 +374,45 @@ class LLMAbstentionDetector:
         return "declines (llm)" if result.value else None
 
 
-def make_classifier(config: PipelineConfig, llm: LLMBackend | None = None) -> CheckworthyClassifier:
-    """The classifier ``config.scores.checkworthy`` names (``llm`` needs the LLM backend)."""
-    if config.scores.checkworthy == "rules":
-        return RuleClassifier()
+class Checkworthy(NamedTuple):
+    """What one ``--checkworthy`` choice decides with: the atom classifier and the abstention
+    detector (each stage keeps only the one it uses, with its own counters)."""
+
+    classifier: CheckworthyClassifier
+    abstention: AbstentionDetector
+
+
+def _rules(llm: LLMBackend | None) -> Checkworthy:
+    return Checkworthy(RuleClassifier(), RuleAbstentionDetector())
+
+
+def _llm(llm: LLMBackend | None) -> Checkworthy:
     if llm is None:
         raise ValueError("--checkworthy llm needs the LLM backend")
-    return LLMClassifier(llm)
+    return Checkworthy(LLMClassifier(llm), LLMAbstentionDetector(llm))
+
+
+#: what decides which atoms are checkable and whether a response declines (``--checkworthy``):
+#: ``factory(llm) -> Checkworthy``, ``llm`` the LLM backend (None when the entry does not list
+#: ``llm`` in its ``uses``)
+CHECKWORTHY: Registry[Checkworthy] = Registry(
+    "checkworthy", noun="checkworthy classifier", entry_point_group="fact_reasoner.checkworthy"
+)
+CHECKWORTHY.register("rules", _rules, description="patterns, no model", builtin=True)
+CHECKWORTHY.register(
+    "llm",
+    _llm,
+    description="one structured call per response with the LLM backend (an unreadable answer fails the record)",
+    uses=("llm",),
+    builtin=True,
+)
+
+
+def make_classifier(config: PipelineConfig, llm: LLMBackend | None = None) -> CheckworthyClassifier:
+    """The classifier ``config.scores.checkworthy`` names (``llm`` needs the LLM backend)."""
+    return CHECKWORTHY.make(config.scores.checkworthy, llm).classifier
 
 
 def make_abstention_detector(config: PipelineConfig, llm: LLMBackend | None = None) -> AbstentionDetector:
     """The detector ``config.scores.checkworthy`` names (``llm`` needs the LLM backend)."""
-    if config.scores.checkworthy == "rules":
-        return RuleAbstentionDetector()
-    if llm is None:
-        raise ValueError("--checkworthy llm needs the LLM backend")
-    return LLMAbstentionDetector(llm)
+    return CHECKWORTHY.make(config.scores.checkworthy, llm).abstention

@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
-from .config import PipelineConfig, field_dest
+from .config import PipelineConfig, field_dest, group_model
 
 __all__ = ["ConfigFlag", "add_config_arguments", "brief", "config_flags", "config_from_args"]
 
@@ -61,8 +61,7 @@ def config_flags() -> list[ConfigFlag]:
     """Every setting with its flag spellings, in declaration order."""
     out = []
     for group in PipelineConfig.GROUPS:
-        model: type[BaseModel] = PipelineConfig.model_fields[group].annotation  # type: ignore[assignment]
-        for name, field in model.model_fields.items():
+        for name, field in group_model(group).model_fields.items():
             extra = _extra(field)
             dest = field_dest(name, field)
             flags = list(extra.get("flags") or [f"--{dest.replace('_', '-')}"])
@@ -227,7 +226,7 @@ def add_config_arguments(
         if flag.group not in wanted or flag.dest in excluded or not flag.visible:
             continue
         if flag.group not in sections:
-            model = PipelineConfig.model_fields[flag.group].annotation
+            model = group_model(flag.group)
             title = (titles or {}).get(flag.group) or getattr(model, "title", "") or flag.group
             sections[flag.group] = parser.add_argument_group(title)
         section = sections[flag.group]

@@ -5,6 +5,16 @@ FR1–FR3 relate atoms only to contexts, so a response that contradicts itself (
 atoms are judged by NLI in both directions and become factors between atom variables, and the
 response gets a coherence score and the list of its contradicting pairs.
 
+The parts live in one module each, and every name is importable from here:
+
+- which pairs: :mod:`fact_reasoner.coherence_pairs` (:func:`plan_atom_pairs`);
+- the tables: :mod:`fact_reasoner.factors` (:func:`atom_contradiction_table`,
+  :func:`atom_entailment_table`);
+- the factors in the graph: :mod:`fact_reasoner.coherence_graph` (:func:`add_atom_factors`,
+  which :func:`fact_reasoner.graph.build_graph` calls when the plan has atom pairs);
+- the score and the report: this module (:func:`coherence_score`, :func:`contradicting_pairs`,
+  :func:`coherence_counters`, :func:`check_coherence_judged`).
+
 Which pairs
     Every unordered pair of (deduplicated) atoms that passes the gates is judged both ways
     (:func:`plan_atom_pairs`); the others are counted as pruned
@@ -66,15 +76,13 @@ The coherence score (:func:`coherence_score`)
 
 from __future__ import annotations
 
-import dataclasses
-import logging
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Iterable, Mapping
 
-import numpy as np
-
+from .coherence_graph import add_atom_factors, atom_pair_relations
+from .coherence_pairs import CoherencePairs, plan_atom_pairs, select_atom_pairs
 from .errors import RecordFailed
-from .factors import clamp_probability
+from .factor_graph import RELATION_CODES, BuiltGraph
+from .factors import atom_contradiction_table, atom_entailment_table
 from .frames import (  # the text frames live there; re-exported here, where they were first
     COMPARABLE,
     MAX_ATOM_FRAME,
@@ -86,13 +94,7 @@ from .frames import (  # the text frames live there; re-exported here, where the
     frame_overlap,
     light_stem,
 )
-from .graph import RELATION_CODES, BuiltGraph, FactorGraph, GraphOptions, GraphPlan
-from .schema import ContradictingPair, Relation, RelationType
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .embeddings import Embedder
-
-logger = logging.getLogger(__name__)
+from .schema import ContradictingPair, RelationType
 
 __all__ = [
     "COMPARABLE",
@@ -118,192 +120,6 @@ __all__ = [
 ]
 
 _CONTRADICTION = RELATION_CODES[RelationType.CONTRADICTION]
-_ENTAILMENT = RELATION_CODES[RelationType.ENTAILMENT]
-
-
-# -- which pairs ---------------------------------------------------------------------------------
-
-#: which atom pairs coherence judges: ``similar`` (the similarity gate only) or ``comparable``
-#: (the comparability gate of :mod:`fact_reasoner.frames`, then the similarity gate)
-CoherencePairs = Literal["comparable", "similar"]
-
-
-def select_atom_pairs(
-    atom_ids: Sequence[str],
-    embeddings: np.ndarray | None,
-    min_similarity: float,
-    candidates: np.ndarray | None = None,
-) -> tuple[tuple[tuple[str, str], ...], int]:
-    """The ordered atom pairs to judge (both directions of each unordered pair i < j whose
-    cosine cos(e_i, e_j) = e_i·e_j / (|e_i| |e_j|) ≥ ``min_similarity``) and how many ordered
-    pairs the similarity gate pruned.
-
-    ``candidates`` (one boolean per unordered pair, ``numpy.triu_indices`` order, e.g.
-    :func:`comparable_pair_mask`) restricts the pairs first; those it excludes are not counted
-    here. ``embeddings`` (one row per atom) may be ``None`` when ``min_similarity`` ≤ −1, where
-    no pair can be pruned, or when no candidate is left.
-    """
-    n = len(atom_ids)
-    if n < 2:
-        return (), 0
-    upper_i, upper_j = np.triu_indices(n, k=1)
-    allowed = np.ones(len(upper_i), dtype=bool) if candidates is None else np.asarray(candidates, dtype=bool)
-    if len(allowed) != len(upper_i):
-        raise ValueError(f"select_atom_pairs needs one candidate flag per unordered pair ({len(upper_i)})")
-    if min_similarity <= -1.0 or not allowed.any():
-        keep = allowed
-    else:
-        if embeddings is None or len(embeddings) != n:
-            raise ValueError(f"select_atom_pairs needs one embedding per atom ({n})")
-        vectors = np.asarray(embeddings, dtype=float)
-        norms = np.linalg.norm(vectors, axis=1)
-        norms[norms == 0] = 1.0  # a zero vector has cosine 0 with everything
-        unit = vectors / norms[:, None]
-        cosine = (unit @ unit.T)[upper_i, upper_j]
-        keep = allowed & (cosine >= min_similarity)
-    pairs: list[tuple[str, str]] = []
-    for i, j in zip(upper_i[keep].tolist(), upper_j[keep].tolist()):
-        pairs += [(atom_ids[i], atom_ids[j]), (atom_ids[j], atom_ids[i])]
-    return tuple(pairs), 2 * int((allowed & ~keep).sum())
-
-
-def plan_atom_pairs(
-    plan: GraphPlan,
-    embedder: "Embedder | None",
-    min_similarity: float,
-    pairs: CoherencePairs = "similar",
-) -> GraphPlan:
-    """``plan`` with the atom pairs that coherence judges: with ``pairs="comparable"`` the
-    comparability gate first (:func:`comparable_pair_mask`), then the similarity gate
-    (:func:`select_atom_pairs`). ``atom_pairs_pruned`` counts both, ``atom_pairs_incomparable``
-    the first.
-
-    The embedder is used only when the similarity gate can prune (``min_similarity`` > −1) and
-    some pair is left for it."""
-    if pairs not in ("comparable", "similar"):
-        raise ValueError(f"unknown coherence pair rule {pairs!r} (comparable or similar)")
-    ids = [a.id for a in plan.atoms]
-    candidates = comparable_pair_mask([a.text for a in plan.atoms]) if pairs == "comparable" and len(ids) > 1 else None
-    incomparable = 0 if candidates is None else 2 * int((~candidates).sum())
-    embeddings = None
-    if min_similarity > -1.0 and len(ids) > 1 and (candidates is None or candidates.any()):
-        if embedder is None:
-            raise ValueError("the coherence similarity gate needs a sentence embedder (or min_similarity -1)")
-        embeddings = embedder.encode([a.text for a in plan.atoms])
-    selected, dissimilar = select_atom_pairs(ids, embeddings, min_similarity, candidates)
-    return dataclasses.replace(
-        plan, atom_pairs=selected, atom_pairs_pruned=incomparable + dissimilar, atom_pairs_incomparable=incomparable
-    )
-
-
-# -- the factors --------------------------------------------------------------------------------
-
-
-def atom_contradiction_table(p: float) -> np.ndarray:
-    """X and Y contradict each other with probability p: ``[[1, 1], [1, 1 − p]]`` (module docstring)."""
-    return np.array([[1.0, 1.0], [1.0, 1.0 - p]])
-
-
-def atom_entailment_table(p: float) -> np.ndarray:
-    """X ⇒ Y with probability p: ``[[1, 1], [1 − p, 1]]`` (module docstring)."""
-    return np.array([[1.0, 1.0], [1.0 - p, 1.0]])
-
-
-def atom_pair_relations(
-    atom_pairs: Iterable[tuple[str, str]],
-    relations: Iterable[Relation],
-    min_relation_probability: float = 0.0,
-) -> list[tuple[str, str, RelationType, float]]:
-    """The atom–atom factors, as (source, target, relation, p) before clamping.
-
-    Per unordered pair: one contradiction (either direction labelled contradiction, p the
-    larger) listed from the atom that comes first in ``atom_pairs``; one entailment per
-    direction labelled entailment. Only relations on ``atom_pairs`` count; the first one
-    given for an ordered pair counts; failed ones and those with p ≤
-    ``min_relation_probability`` are neutral.
-    """
-    wanted = list(dict.fromkeys(atom_pairs))
-    wanted_set = set(wanted)
-    judged: dict[tuple[str, str], Relation] = {}
-    for rel in relations:
-        key = (rel.source, rel.target)
-        if key in wanted_set and key not in judged:
-            judged[key] = rel
-
-    def usable(rel: Relation | None, label: RelationType) -> float | None:
-        if rel is None or rel.failed or rel.relation != label or rel.probability <= min_relation_probability:
-            return None
-        return float(rel.probability)
-
-    out: list[tuple[str, str, RelationType, float]] = []
-    seen: set[frozenset[str]] = set()
-    for a, b in wanted:
-        pair = frozenset((a, b))
-        if pair in seen:
-            continue
-        seen.add(pair)
-        forward, backward = judged.get((a, b)), judged.get((b, a))
-        both_ways = (usable(forward, RelationType.CONTRADICTION), usable(backward, RelationType.CONTRADICTION))
-        contradiction = [p for p in both_ways if p is not None]
-        if contradiction:
-            out.append((a, b, RelationType.CONTRADICTION, max(contradiction)))
-        for source, target, directed in ((a, b, forward), (b, a, backward)):
-            p = usable(directed, RelationType.ENTAILMENT)
-            if p is not None:
-                out.append((source, target, RelationType.ENTAILMENT, p))
-    return out
-
-
-def add_atom_factors(built: BuiltGraph, relations: Iterable[Relation], options: GraphOptions) -> BuiltGraph:
-    """``built`` with the atom–atom factors of ``built.plan.atom_pairs`` appended (last)."""
-    relations = list(relations)
-    factors = atom_pair_relations(built.plan.atom_pairs, relations, options.min_relation_probability)
-    graph = built.graph
-    judged = {(r.source, r.target) for r in relations}
-    missing = sum(pair not in judged for pair in built.plan.atom_pairs)
-    if not factors:
-        return dataclasses.replace(built, ignored_relations=_not_ignored(built, relations), atom_pairs_missing=missing)
-    index = {name: i for i, name in enumerate(graph.variables)}
-    raw = np.array([p for *_, p in factors], dtype=float)
-    probs = np.asarray(clamp_probability(raw, options.clamp), dtype=float).reshape(-1)
-    codes = np.array([RELATION_CODES[rel] for _, _, rel, _ in factors], dtype=np.int8)
-    tables = np.array(
-        [
-            atom_contradiction_table(p) if code == _CONTRADICTION else atom_entailment_table(p)
-            for p, code in zip(probs.tolist(), codes.tolist())
-        ]
-    ).reshape(-1, 2, 2)
-    extended = FactorGraph(
-        variables=graph.variables,
-        prior=graph.prior,
-        source=np.concatenate([graph.source, [index[s] for s, *_ in factors]]).astype(np.int64),
-        target=np.concatenate([graph.target, [index[t] for _, t, *_ in factors]]).astype(np.int64),
-        tables=np.concatenate([graph.tables, tables]),
-        relations=np.concatenate([graph.relations, codes]).astype(np.int8),
-        probabilities=np.concatenate([graph.probabilities, probs]),
-    )
-    return dataclasses.replace(
-        built,
-        graph=extended,
-        factor_probabilities=np.concatenate([built.factor_probabilities, raw]),
-        ignored_relations=_not_ignored(built, relations),
-        atom_factors=len(factors),
-        atom_pairs_missing=missing,
-    )
-
-
-def _not_ignored(built: BuiltGraph, relations: list[Relation]) -> dict[str, int]:
-    """The builder counted atom–atom relations as ``atom_premise`` (ignored); with coherence
-    those on the plan's atom pairs are used, so they are taken out of that count."""
-    wanted = set(built.plan.atom_pairs)
-    used = sum((r.source, r.target) in wanted for r in relations)
-    ignored = dict(built.ignored_relations)
-    left = ignored.get("atom_premise", 0) - used
-    if left > 0:
-        ignored["atom_premise"] = left
-    else:
-        ignored.pop("atom_premise", None)
-    return ignored
 
 
 # -- the score and the report -------------------------------------------------------------------

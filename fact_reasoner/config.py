@@ -4,17 +4,21 @@
 
     PipelineConfig
     ├── pipeline   PipelineOptions   which assessment pipeline, and the baselines' options
-    ├── graph      GraphOptions      FR version, priors, relation threshold (fact_reasoner.graph)
+    ├── graph      GraphOptions      FR version, priors, relation threshold (fact_reasoner.graph_options)
     ├── scores     ScoreOptions      K of R@K / F1@K, checkworthy atoms, abstention, length penalty γ
     ├── engine     EngineOptions     inference engine and its options (those engines declare)
-    ├── models     ModelOptions      LLM backend, NLI backend, atomizer and reviser prompts
-    ├── retrieval  RetrievalOptions  where contexts come from
+    ├── models     ModelOptions      LLM backend, NLI backend (and their options), atomizer and reviser prompts
+    ├── retrieval  RetrievalOptions  where contexts come from (and the retrievers' options)
     ├── cache      CacheOptions      model-call cache
-    ├── execution  ExecutionOptions  where records run: this process, or Ray actors
+    ├── execution  ExecutionOptions  where records run: this process, or Ray actors (and Ray's options)
     └── gate       GateOptions       the CI gate (--fail-under): run control, never a result
 
-Each field carries its default, its constraint and its description. Everything else is derived
-from these declarations:
+Each field carries its default, its constraint and its description. A setting that belongs to
+one backend (the LLM judge's prompt, an engine's binary, the web search's endpoint, Ray's workers)
+is declared in that backend's registration (:class:`fact_reasoner.registry.Option`), and the
+groups that take options from a kind (``plugged``) gain those fields when their model is
+assembled (:func:`group_model`): when a configuration is first built, not when this module is
+imported, so importing it loads no plug-in. Everything else is derived from these declarations:
 
 - the command-line flags of ``fact-reasoner``, ``fact-reasoner ragas`` and the experiment
   runner (:mod:`fact_reasoner.cli_options`: the flag is the field's ``dest`` with dashes, its
@@ -24,6 +28,10 @@ from these declarations:
 - the stages: each factory (``make_llm``, ``make_nli``, ``make_atomizer``, ``make_reviser``,
   ``make_retriever``, ``make_engine``) reads the group it needs.
 
+These are the ground floor: this module imports nothing of the project but the data model's
+declarations (:mod:`fact_reasoner.fields`, :mod:`fact_reasoner.graph_options`) and the registry
+(:mod:`fact_reasoner.registry`), which names the kinds' modules and imports them on first use.
+
 Shorthand: any field may be given at the top level by its ``dest`` (the name of its flag),
 so ``PipelineConfig(version=2, nli="align", engine="pgmpy")`` is
 ``PipelineConfig(graph={"version": 2}, models={"nli": "align"}, engine={"name": "pgmpy"})``.
@@ -32,14 +40,16 @@ so ``PipelineConfig(version=2, nli="align", engine="pgmpy")`` is
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
 
-from .fields import option
-from .graph import GraphOptions
-from .registry import registry
+from .fields import affects_results, applies, assemble, closed_to, field_dest, omitted, one_of, option
+from .graph_options import GraphOptions
+from .registry import Option, registry
 
 __all__ = [
     "CacheOptions",
@@ -52,8 +62,13 @@ __all__ = [
     "PipelineOptions",
     "RetrievalOptions",
     "ScoreOptions",
+    "affects_results",
+    "applies",
     "default_cache_dir",
     "default_models_dir",
+    "field_dest",
+    "field_owners",
+    "group_model",
     "option",
 ]
 
@@ -74,15 +89,28 @@ def default_models_dir() -> Path:
 
 KRule = int | Literal["median", "half"]
 
-#: the web services' default endpoints (``--search-url``, ``--wikipedia-url``)
-DEFAULT_SEARCH_URL = "https://google.serper.dev/search"
-DEFAULT_WIKIPEDIA_URL = "https://en.wikipedia.org/w/api.php"
-
 
 class _Group(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     #: title of the group in ``--help``
     title: ClassVar[str] = ""
+    #: the registry kinds whose backends add options (:class:`~fact_reasoner.registry.Option`)
+    #: to this group; see :func:`group_model`
+    plugged: ClassVar[tuple[str, ...]] = ()
+
+    if TYPE_CHECKING:  # pragma: no cover
+        # a backend's own options are fields of the assembled model (group_model), not of the
+        # declaration below: to a type checker they are Any
+        def __getattr__(self, name: str) -> Any: ...
+
+    @field_validator("*")
+    @classmethod
+    def _registered(cls, value: Any, info: ValidationInfo) -> Any:
+        """A setting closed to a registry (``--pipeline``, ``--nli``, ``--backend``,
+        ``--checkworthy``, ``--executor``) takes only its registered names; the error names them
+        all, in pydantic's words for a fixed choice (:func:`~fact_reasoner.fields.one_of`)."""
+        kind = closed_to(cls.model_fields[info.field_name]) if info.field_name else None
+        return one_of(registry(kind).available(), value) if kind is not None else value
 
 
 class ScoreOptions(_Group):
@@ -107,11 +135,11 @@ class ScoreOptions(_Group):
         "false and the reason (see --checkworthy)",
         omit_default=True,
     )
-    checkworthy: Literal["rules", "llm"] = option(
+    checkworthy: str = option(
         "rules",
-        "with --skip-uncheckable, --abstention: what decides: rules (patterns, no model; "
-        "fact_reasoner.checkworthy) or llm (one structured call per response with the LLM backend; "
-        "an unreadable answer fails the record)",
+        "with --skip-uncheckable, --abstention: what decides",
+        registry="checkworthy",
+        closed=True,
         omit_default=True,
     )
     abstention: Literal["off", "on"] = option(
@@ -137,28 +165,17 @@ class ScoreOptions(_Group):
         return value
 
 
-class _EngineOptionsBase(_Group):
-    """The inference engine that turns the factor graph into posterior marginals.
+# -- the groups that backends add options to: the rules (validators, methods), then the fields
+# declared here (the assembled model, group_model, adds the backends' options to these)
 
-    The engines' own settings (a binary's path, an algorithm …) are not declared here:
-    each engine declares them in its registration (:data:`fact_reasoner.inference.ENGINES`),
-    and :data:`EngineOptions` adds them as fields (so as flags and settings)."""
 
+class _EngineRules(_Group):
     title: ClassVar[str] = "inference"
+    plugged: ClassVar[tuple[str, ...]] = ("engines",)
 
-    name: str = option("native", "inference engine", dest="engine", registry="engines")
-    options: dict[str, Any] = option(
-        {},
-        "engine-specific option KEY=VALUE, e.g. method=lbp (repeatable)",
-        dest="engine_options",
-        flags=("--engine-option",),
-        metavar="KEY=VALUE",
-        parse="key_value",
-    )
-
-    @field_validator("name")
+    @field_validator("name", check_fields=False)
     @classmethod
-    def _registered(cls, value: str) -> str:
+    def _registered_engine(cls, value: str) -> str:
         registry("engines").entry(value)  # an unknown name raises, listing the engines
         return value
 
@@ -173,29 +190,34 @@ class _EngineOptionsBase(_Group):
         return kwargs
 
 
-def _engine_options_model() -> type[_EngineOptionsBase]:
-    """:class:`_EngineOptionsBase` plus one field per option the registered engines declare."""
-    fields: dict[str, Any] = {
-        declared.name: (declared.annotation, declared.field) for declared in registry("engines").options()
-    }
-    return create_model(
-        "EngineOptions", __base__=_EngineOptionsBase, __module__=__name__, __doc__=_EngineOptionsBase.__doc__, **fields
+class _EngineOptions(_EngineRules):
+    """The inference engine that turns the factor graph into posterior marginals.
+
+    The engines' own settings (a binary's path, an algorithm …) are not declared here:
+    each engine declares them in its registration (:data:`fact_reasoner.inference.ENGINES`),
+    and :data:`EngineOptions` adds them as fields (so as flags and settings)."""
+
+    name: str = option("native", "inference engine", dest="engine", registry="engines")
+    options: dict[str, Any] = option(
+        {},
+        "engine-specific option KEY=VALUE, e.g. method=lbp (repeatable)",
+        dest="engine_options",
+        flags=("--engine-option",),
+        metavar="KEY=VALUE",
+        parse="key_value",
     )
 
 
-if TYPE_CHECKING:
-    EngineOptions = _EngineOptionsBase
-else:
-    EngineOptions = _engine_options_model()
+class _PipelineRules(_Group):
+    title: ClassVar[str] = "pipeline"
+    plugged: ClassVar[tuple[str, ...]] = ("pipelines",)
 
 
-class _PipelineOptionsBase(_Group):
+class _PipelineOptions(_PipelineRules):
     """Which assessment pipeline runs: FactReasoner's factor graph (the default) or a baseline
     (:mod:`fact_reasoner.pipelines`). The baselines' own settings are declared in their
     registration (:data:`fact_reasoner.pipelines.PIPELINES`) and added as fields by
     :data:`PipelineOptions`, each counted in the settings only when its pipeline runs."""
-
-    title: ClassVar[str] = "pipeline"
 
     name: str = option("factreasoner", "assessment pipeline", dest="pipeline", registry="pipelines", closed=True)
     judge: Literal["llm", "nli"] = option(
@@ -206,40 +228,22 @@ class _PipelineOptionsBase(_Group):
         only_when=("name", ("factscore", "veriscore", "factverify")),
     )
 
-    @field_validator("name")
-    @classmethod
-    def _registered(cls, value: str) -> str:
-        return _one_of(registry("pipelines").available(), value)
 
-
-def _pipeline_options_model() -> type[_PipelineOptionsBase]:
-    """:class:`_PipelineOptionsBase` plus one field per option the registered pipelines declare."""
-    fields: dict[str, Any] = {
-        declared.name: (declared.annotation, declared.field) for declared in registry("pipelines").options()
-    }
-    return create_model(
-        "PipelineOptions",
-        __base__=_PipelineOptionsBase,
-        __module__=__name__,
-        __doc__=_PipelineOptionsBase.__doc__,
-        **fields,
-    )
-
-
-if TYPE_CHECKING:
-    PipelineOptions = _PipelineOptionsBase
-else:
-    PipelineOptions = _pipeline_options_model()
-
-
-#: NLI backends that cannot be the cascade's second judge (they judge no pair themselves)
-NOT_A_SECOND_JUDGE = ("auto", "cascade", "precomputed")
-
-
-class ModelOptions(_Group):
-    """The language model, the NLI judge, and the atomizer and reviser prompts."""
-
+class _ModelRules(_Group):
     title: ClassVar[str] = "language model and NLI"
+    plugged: ClassVar[tuple[str, ...]] = ("llm_backends", "nli")
+
+    @field_validator("nli_mode", check_fields=False)
+    @classmethod
+    def _ibm_mode_name(cls, value: str) -> str:
+        return "all" if value == "all_pairs" else value
+
+
+class _ModelOptions(_ModelRules):
+    """The language model, the NLI judge, and the atomizer and reviser prompts. The LLM
+    backends' and the NLI backends' own settings (the server's URL, the LLM judge's prompt, the
+    cascade's band …) are declared in their registrations (:data:`fact_reasoner.llm.LLM_BACKENDS`,
+    :data:`fact_reasoner.nli.factory.NLI_BACKENDS`) and added as fields by :data:`ModelOptions`."""
 
     backend: str = option("local", "LLM backend", registry="llm_backends", closed=True)
     model: str | None = option(
@@ -248,39 +252,13 @@ class ModelOptions(_Group):
         "for openai, the server's model name (or FACT_REASONER_MODEL)",
         aliases=("--model_id",),
     )
-    base_url: str | None = option(None, "OpenAI-compatible base URL (or FACT_REASONER_BASE_URL)")
-    llm_timeout: Annotated[float, Field(gt=0)] = option(
-        120.0, "openai backend: seconds to wait for one reply", affects_results=False
-    )
-    llm_retries: Annotated[int, Field(ge=0)] = option(
-        5,
-        "openai backend: retries of a failed call (connection errors, 429, 5xx), with backoff",
-        affects_results=False,
-    )
     threads: Annotated[int, Field(ge=1)] | None = option(
         None,
-        "CPU threads for the local models",
+        "CPU threads for the local models (default: all cores; the local LLM then generates "
+        "tokens with as many as the load average leaves idle, at least 1)",
         affects_results=False,
     )
     nli: str = option("auto", "NLI backend", registry="nli", closed=True)
-    nli_model: str | None = option(
-        None,
-        "model folder for align or cross-encoder (default: the one the package ships); cross-encoder "
-        "also takes a hub id already in the local cache",
-    )
-    nli_cascade_second: str = option(
-        "llm",
-        "cascade: the NLI backend that judges the pairs the cross-encoder is unsure of",
-        registry="nli",
-        only_when=("nli", "cascade"),
-    )
-    nli_cascade_band: Annotated[float, Field(ge=0.0, le=0.5)] = option(
-        0.02,
-        "cascade: a pair goes to the second judge when the cross-encoder's P(entailment) or "
-        "P(contradiction) lies within this distance of 0.5 (0.02: between 0.48 and 0.52, about 4 % "
-        "of FActScore pairs; 0.3 sends about 65 %; 0: never)",
-        only_when=("nli", "cascade"),
-    )
     # omit_default: the default ("all") is the behaviour from before the setting existed, so it
     # stays out of the settings and earlier outputs still resume; "fast" is written.
     nli_mode: Literal["all", "fast", "all_pairs"] = option(
@@ -310,12 +288,6 @@ class ModelOptions(_Group):
         "places before or after it",
         only_when=("nli_mode", "fast"),
     )
-    nli_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the LLM judge")
-    nli_calibrate: bool = option(False, "contextual calibration of the LLM judge")
-    nli_samples: Annotated[int, Field(ge=1)] = option(
-        5,
-        "self-consistency samples when the LLM backend gives no logprobs",
-    )
     max_failed_pairs: Annotated[float, Field(ge=0.0, le=1.0)] = option(
         0.0,
         "largest share of a record's NLI pairs whose model call may fail (server down, errors after "
@@ -323,45 +295,34 @@ class ModelOptions(_Group):
         "never fail a record (they are neutral and counted)",
         affects_results=False,
     )
-    atomizer_prompt_version: Literal["v1", "v2"] = option("v1", "prompt of the atomizer")
-    reviser_prompt_version: Literal["v1"] = option("v1", "prompt of the reviser")
+    atomizer_prompt_version: Literal["v1", "v2", "v3"] = option(
+        "v3",
+        "prompt of the atomizer: v3 (worked examples about things that do not exist, nothing added "
+        "from the model's knowledge), v1 (the earlier default) or v2 (atoms made self-contained)",
+    )
+    reviser_prompt_version: Literal["v1", "v2"] = option(
+        "v2",
+        "prompt of the reviser: v2 (only atoms with a pronoun, a partial name or no name are "
+        "revised) or v1 (every atom)",
+    )
     revise: bool = option(True, "skip the reviser", flags=("--no-revise",))
-
-    @field_validator("backend")
-    @classmethod
-    def _registered_backend(cls, value: str) -> str:
-        return _one_of(registry("llm_backends").available(), value)
-
-    @field_validator("nli")
-    @classmethod
-    def _registered_nli(cls, value: str) -> str:
-        return _one_of(registry("nli").available(), value)
-
-    @field_validator("nli_mode")
-    @classmethod
-    def _ibm_mode_name(cls, value: str) -> str:
-        return "all" if value == "all_pairs" else value
-
-    @field_validator("nli_cascade_second")
-    @classmethod
-    def _registered_second_judge(cls, value: str) -> str:
-        return _one_of([name for name in registry("nli").available() if name not in NOT_A_SECOND_JUDGE], value)
+    keep_ungrounded_atoms: bool = option(
+        False,
+        "judge and score the atoms the atomizer made whose numbers or proper names are in neither "
+        "the response nor the question (by default they are not judged: listed in ungrounded_atoms "
+        "with the reason, counted, left out of the scores; fact_reasoner.grounding)",
+    )
 
 
-def _one_of(names: list[str], value: str) -> str:
-    """``value`` if it is one of the registered ``names``; else the error pydantic gives for a
-    fixed set of choices (these settings had one before their registries), naming them all."""
-    if value in names:
-        return value
-    quoted = [repr(name) for name in names]
-    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
-    raise ValueError(f"Input should be {listed}")
-
-
-class RetrievalOptions(_Group):
-    """Where contexts come from for records that carry none."""
-
+class _RetrievalRules(_Group):
     title: ClassVar[str] = "retrieval (records without contexts)"
+    plugged: ClassVar[tuple[str, ...]] = ("retrievers",)
+
+
+class _RetrievalOptions(_RetrievalRules):
+    """Where contexts come from for records that carry none. The retrievers' own settings (a
+    store's directory, the web services' endpoints …) are declared in their registrations
+    (:data:`fact_reasoner.retrieval.RETRIEVERS`) and added as fields by :data:`RetrievalOptions`."""
 
     service_type: str = option(
         "supplied",
@@ -369,8 +330,6 @@ class RetrievalOptions(_Group):
         registry="retrievers",
     )
     top_k: Annotated[int, Field(ge=1)] = option(5, "contexts per atom")
-    store: str | None = option(None, "retrieval store directory (see `fact-reasoner index`)")
-    collection: str | None = option(None, "collection name in the store (default: default)")
     topic_filter: bool = option(False, "search only passages whose topic is the record's topic")
     topic_in_query: bool = option(False, "prefix the topic to each atom's query when the atom does not name it")
     retrieve_question: bool = option(False, "also retrieve contexts for the question (ids c_q_<j>)")
@@ -379,38 +338,6 @@ class RetrievalOptions(_Group):
         False,
         "let the LLM summarise each context for its atom and drop irrelevant ones; its confidence "
         "scales the context prior",
-    )
-    search_url: str = option(
-        DEFAULT_SEARCH_URL,
-        "google: Serper-compatible search endpoint (POST {q, num}, key from $SERPER_API_KEY in "
-        "X-API-KEY), e.g. a proxy or a compatible service",
-        metavar="URL",
-    )
-    wikipedia_url: str = option(DEFAULT_WIKIPEDIA_URL, "wikipedia: MediaWiki API endpoint (api.php)", metavar="URL")
-    fetch_pages: bool = option(
-        True,
-        "google: use the search snippets only, do not download the linked pages",
-        flags=("--no-fetch-pages",),
-    )
-    passage_chars: Annotated[int, Field(ge=100)] = option(
-        1000,
-        "google, wikipedia: pages are cut into passages of whole sentences of at most this many characters",
-    )
-    max_page_bytes: Annotated[int, Field(ge=1000)] = option(
-        5_000_000,
-        "google: largest page downloaded; a larger one is replaced by its search snippet",
-    )
-    web_concurrency: Annotated[int, Field(ge=1)] = option(
-        8, "google, wikipedia: requests in flight per host", affects_results=False
-    )
-    web_timeout: Annotated[float, Field(gt=0)] = option(
-        20.0, "google, wikipedia: seconds to wait for an answer (connect and read)", affects_results=False
-    )
-    web_retries: Annotated[int, Field(ge=0)] = option(
-        3,
-        "google, wikipedia: retries of a request that got 429/5xx or (searches) no answer, with backoff "
-        "honouring Retry-After",
-        affects_results=False,
     )
 
 
@@ -432,34 +359,21 @@ class CacheOptions(_Group):
     )
 
 
-class ExecutionOptions(_Group):
-    """Where the records of a dataset run are assessed: in this process, or spread over Ray actors
-    (:mod:`fact_reasoner.executors`). None of these can change a result."""
-
+class _ExecutionRules(_Group):
     title: ClassVar[str] = "execution"
+    plugged: ClassVar[tuple[str, ...]] = ("executors",)
 
-    executor: Literal["local", "ray"] = option(
+
+class _ExecutionOptions(_ExecutionRules):
+    """Where the records of a dataset run are assessed: in this process, or spread over Ray actors
+    (:mod:`fact_reasoner.executors`, whose registrations declare their own settings). None of
+    these can change a result."""
+
+    executor: str = option(
         "local",
-        "where records are assessed: local (this process, in input order) or ray (batches sent to Ray "
-        "actors, each holding its own stages; needs the distributed extra; results come back in "
-        "completion order)",
-        affects_results=False,
-    )
-    ray_address: str | None = option(
-        None,
-        "ray: the cluster to use; default: start a local Ray instance on this machine; 'auto' joins the "
-        "cluster that `ray start` runs here; ray://HOST:10001 connects through Ray Client",
-        affects_results=False,
-    )
-    workers: Annotated[int, Field(ge=1)] | None = option(
-        None,
-        "ray: number of actors (default: one per CPU of the cluster)",
-        affects_results=False,
-    )
-    batch_size: Annotated[int, Field(ge=1)] = option(
-        4,
-        "ray: records sent to an actor at a time (larger batches cost less in messages, smaller ones "
-        "balance better and lose less work when a worker dies)",
+        "where records are assessed",
+        registry="executors",
+        closed=True,
         affects_results=False,
     )
 
@@ -482,19 +396,95 @@ class GateOptions(_Group):
     )
 
 
+# -- the groups as the program sees them: the declarations plus the backends' options
+
+
+#: each group's declaration, by its name in :class:`PipelineConfig`
+_DECLARED: dict[str, type[BaseModel]] = {
+    "pipeline": _PipelineOptions,
+    "graph": GraphOptions,
+    "scores": ScoreOptions,
+    "engine": _EngineOptions,
+    "models": _ModelOptions,
+    "retrieval": _RetrievalOptions,
+    "cache": CacheOptions,
+    "execution": _ExecutionOptions,
+    "gate": GateOptions,
+}
+#: the public name of each assembled group model (``from fact_reasoner.config import EngineOptions``)
+_PUBLIC = {"EngineOptions": "engine", "PipelineOptions": "pipeline", "ModelOptions": "models",
+           "RetrievalOptions": "retrieval", "ExecutionOptions": "execution"}  # fmt: skip
+_assembled: dict[str, tuple[tuple[Option, ...], type[BaseModel]]] = {}
+_assembling = threading.Lock()
+
+
+def group_model(group: str) -> type[BaseModel]:
+    """The model of the settings group ``group``: its declaration here, plus every option the
+    registered backends of its ``plugged`` kinds declare, each placed after the setting its
+    :attr:`~fact_reasoner.registry.Option.after` names (at the end when it names none).
+
+    Built on first use and again whenever the registered options change (a backend registered
+    since), so importing this module loads no plug-in: the kinds' registries are read here."""
+    declared = _DECLARED[group]
+    plugged: tuple[str, ...] = getattr(declared, "plugged", ())
+    if not plugged:
+        return declared
+    options = tuple(option for kind in plugged for option in registry(kind).options())
+    with _assembling:
+        known = _assembled.get(group)
+        if known is not None and len(known[0]) == len(options) and all(a is b for a, b in zip(known[0], options)):
+            return known[1]
+        name = next(public for public, name in _PUBLIC.items() if name == group)
+        model = assemble(name, declared, options, module=__name__)
+        _assembled[group] = (options, model)
+        return model
+
+
+def _validated(group: str) -> Callable[[Any], BaseModel]:
+    """The validator of one group's value: a dict (or a model of the declaration, or of an
+    earlier assembly) becomes the group's assembled model; errors keep their location."""
+
+    def validate(value: Any) -> BaseModel:
+        model = group_model(group)
+        if isinstance(value, BaseModel) and not isinstance(value, model):
+            value = value.model_dump()
+        return model.model_validate(value)
+
+    return validate
+
+
+def _default(group: str) -> Callable[[], Any]:
+    return lambda: group_model(group)()
+
+
+if TYPE_CHECKING:  # the declarations, with the backends' options as Any (see _Group)
+    EngineOptions = _EngineOptions
+    PipelineOptions = _PipelineOptions
+    ModelOptions = _ModelOptions
+    RetrievalOptions = _RetrievalOptions
+    ExecutionOptions = _ExecutionOptions
+else:
+
+    def __getattr__(name: str) -> Any:
+        """``EngineOptions``, ``ModelOptions`` …: the assembled models (:func:`group_model`)."""
+        if name in _PUBLIC:
+            return group_model(_PUBLIC[name])
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 class PipelineConfig(BaseModel):
     """Every setting of a :class:`~fact_reasoner.pipeline.FactReasoner`, one group per concern."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    pipeline: PipelineOptions = Field(default_factory=PipelineOptions)
+    pipeline: SerializeAsAny[_PipelineOptions] = Field(default_factory=_default("pipeline"))
     graph: GraphOptions = Field(default_factory=GraphOptions)
     scores: ScoreOptions = Field(default_factory=ScoreOptions)
-    engine: EngineOptions = Field(default_factory=EngineOptions)
-    models: ModelOptions = Field(default_factory=ModelOptions)
-    retrieval: RetrievalOptions = Field(default_factory=RetrievalOptions)
+    engine: SerializeAsAny[_EngineOptions] = Field(default_factory=_default("engine"))
+    models: SerializeAsAny[_ModelOptions] = Field(default_factory=_default("models"))
+    retrieval: SerializeAsAny[_RetrievalOptions] = Field(default_factory=_default("retrieval"))
     cache: CacheOptions = Field(default_factory=CacheOptions)
-    execution: ExecutionOptions = Field(default_factory=ExecutionOptions)
+    execution: SerializeAsAny[_ExecutionOptions] = Field(default_factory=_default("execution"))
     gate: GateOptions = Field(default_factory=GateOptions)
 
     GROUPS: ClassVar[tuple[str, ...]] = (
@@ -513,6 +503,12 @@ class PipelineConfig(BaseModel):
     #: earlier top-level names that a group still reads as input, and the group:
     #: ``use_priors`` (now ``factor_tables``; :class:`~fact_reasoner.graph.GraphOptions` maps it)
     RENAMED: ClassVar[dict[str, str]] = {"use_priors": "graph"}
+
+    @field_validator("pipeline", "engine", "models", "retrieval", "execution", mode="plain")
+    @classmethod
+    def _assembled_group(cls, value: Any, info: Any) -> BaseModel:
+        """The groups that backends add options to are validated by their assembled model."""
+        return _validated(info.field_name)(value)
 
     @model_validator(mode="before")
     @classmethod
@@ -557,7 +553,7 @@ class PipelineConfig(BaseModel):
             kept = {
                 name: dumped[name]
                 for name, field in type(group).model_fields.items()
-                if affects_results(field) and applies(field, dumped) and not _omitted(field, dumped[name])
+                if affects_results(field) and applies(field, dumped) and not omitted(field, dumped[name])
             }
             if kept:
                 out[group_name] = kept
@@ -565,9 +561,7 @@ class PipelineConfig(BaseModel):
             # `auto` names a choice that changes between releases (the LLM judge until the
             # cross-encoder's version 3): the backend it stands for is written beside it, so that
             # an output judged by another one is refused on resume instead of mixed with this.
-            from .nli.factory import DEFAULT_NLI
-
-            out["models"]["nli_auto"] = DEFAULT_NLI
+            out["models"]["nli_auto"] = registry("nli").resolve("auto")
         return out
 
     def with_options(self, **changes: Any) -> "PipelineConfig":
@@ -582,44 +576,11 @@ class PipelineConfig(BaseModel):
         return PipelineConfig.model_validate(data)
 
 
-# -- field metadata --------------------------------------------------------------------------
-
-
-def affects_results(field: Any) -> bool:
-    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    return bool(extra.get("affects_results", True))
-
-
-def _omitted(field: Any, value: Any) -> bool:
-    """True for a field declared ``omit_default`` whose value is its default."""
-    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    return bool(extra.get("omit_default")) and value == field.get_default(call_default_factory=True)
-
-
-def applies(field: Any, group_values: dict[str, Any]) -> bool:
-    """False when the field is declared ``only_when=(other, value)`` and ``other`` is not ``value``
-    (or not one of the values, when a list of them is given)."""
-    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    condition = extra.get("only_when")
-    if condition is None:
-        return True
-    wanted = condition[1]
-    current = group_values.get(condition[0])
-    return current in wanted if isinstance(wanted, (list, tuple)) else current == wanted
-
-
-def field_dest(name: str, field: Any) -> str:
-    """The flat name of a field: its flag without dashes, and its top-level shorthand key."""
-    extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
-    return str(extra.get("dest") or name)
-
-
 def field_owners() -> dict[str, tuple[str, str]]:
     """``dest`` → (group, field name) for every field of every group."""
     owners: dict[str, tuple[str, str]] = {}
     for group_name in PipelineConfig.GROUPS:
-        model = PipelineConfig.model_fields[group_name].annotation
-        for name, field in model.model_fields.items():  # type: ignore[union-attr]
+        for name, field in group_model(group_name).model_fields.items():
             dest = field_dest(name, field)
             if dest in owners:  # pragma: no cover - a declaration error
                 raise TypeError(f"two settings share the name {dest!r}")

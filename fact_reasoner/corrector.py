@@ -27,6 +27,12 @@ every record. One record goes through:
    listed, the rejected text kept apart under ``rejected_text``) — a correction is never
    returned with a claim that neither a context nor the supported part of the response states.
 
+The steps live in their own modules: the planning (pure) in :mod:`fact_reasoner.correction_plan`,
+the rewriter in :mod:`fact_reasoner.correction_rewrite`, the ``correction`` field and the dataset
+figures in :mod:`fact_reasoner.correction_result`; this module runs them for one record
+(:class:`Corrector`, and :class:`CorrectJob` for a dataset run). Every name stays importable from
+here.
+
 A record whose atoms are all supported is ``unchanged``: its text gets its citations and is not
 assessed again (the same text, the same contexts and settings give the same assessment).
 
@@ -38,371 +44,52 @@ The output row is the assessment of the original response (every field of
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from .atomizer import split_sentences
 from .config import PipelineConfig
-from .errors import FactReasonerError, RecordFailed
+from .correction_plan import (
+    CONTRADICTION_THRESHOLD,
+    MAX_CITATIONS,
+    SNIPPET_CHARS,
+    AtomAction,
+    AtomDecision,
+    CitedEvidence,
+    SentenceAction,
+    SentencePlan,
+    add_citations,
+    assign_sentences,
+    decide_atom,
+    evidence_snippet,
+    introduced_atoms,
+    number_references,
+    plan_sentences,
+    strongest,
+    why,
+    word_overlap,
+    words,
+)
+from .correction_result import (
+    Correction,
+    Draft,
+    correction_settings,
+    correction_summary,
+    score_fields,
+    text_size,
+)
+from .correction_rewrite import LLMSentenceRewriter, RewriteFailed, SentenceRewriter
+from .errors import RecordFailed
 from .executors import Job
 from .io import NumberedRecord
-from .llm.correction import PROMPT_VERSION, FactToCorrect, RewriteRequest
+from .llm.correction import FactToCorrect, RewriteRequest
 from .schema import Context, InputRecord, Label, OutputRecord
-from .scores import is_supported
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .llm.base import LLMBackend
     from .pipeline import FactReasoner
 
 logger = logging.getLogger(__name__)
-
-#: a contradiction must be more likely than not to count as saying what is true
-CONTRADICTION_THRESHOLD = 0.5
-#: citation markers after one sentence, at most
-MAX_CITATIONS = 3
-#: characters of a context shown as the evidence of a change or a reference
-SNIPPET_CHARS = 240
-
-AtomAction = Literal["keep", "rewrite", "remove"]
-SentenceAction = Literal["keep", "rewrite", "remove"]
-
-
-class RewriteFailed(FactReasonerError, RuntimeError):
-    """The model's replies for a sentence could not be used (after the repair round and the
-    retries): the record's correction fails with this reason."""
-
-
-# -- planning (pure) ---------------------------------------------------------------------------
-
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def words(text: str) -> set[str]:
-    """The lower-cased words (``\\w+``) of ``text``."""
-    return {w.lower() for w in _WORD.findall(text)}
-
-
-def word_overlap(claim: str, sentence: str) -> float:
-    """The share of the claim's words found in the sentence: |W(claim) ∩ W(sentence)| / |W(claim)|
-    (0 for a claim without words)."""
-    claim_words = words(claim)
-    if not claim_words:
-        return 0.0
-    return len(claim_words & words(sentence)) / len(claim_words)
-
-
-def assign_sentences(claims: Sequence[Sequence[str]], sentences: Sequence[str]) -> list[int]:
-    """For each atom (given by one or more spellings: its text, its text before revision), the
-    index of the sentence with the largest :func:`word_overlap` over its spellings; the first
-    such sentence on a tie. Raises ``ValueError`` when there is no sentence."""
-    if not sentences:
-        raise ValueError("no sentence to assign atoms to")
-    assigned = []
-    for spellings in claims:
-        scores = [max((word_overlap(s, sentence) for s in spellings if s), default=0.0) for sentence in sentences]
-        assigned.append(max(range(len(sentences)), key=lambda i: (scores[i], -i)))
-    return assigned
-
-
-@dataclass(frozen=True)
-class CitedEvidence:
-    """A context an atom's verdict rests on: the relation and its NLI probability."""
-
-    context: str
-    relation: str
-    probability: float
-
-
-@dataclass(frozen=True)
-class AtomDecision:
-    """What happens to one atom, and the context that justifies it (None: no context does)."""
-
-    atom: str
-    text: str
-    probability: float
-    sentence: int
-    action: AtomAction
-    evidence: CitedEvidence | None = None
-
-
-def strongest(evidence: Sequence[Mapping[str, Any]], relation: str) -> CitedEvidence | None:
-    """The link of ``relation`` with the largest probability, if that probability is above
-    :data:`CONTRADICTION_THRESHOLD` (0.5); else None. ``evidence`` is an output atom's
-    ``evidence`` list (``context``, ``relation``, ``probability``)."""
-    best = None
-    for link in evidence:
-        if str(link["relation"]) != relation or float(link["probability"]) <= CONTRADICTION_THRESHOLD:
-            continue
-        if best is None or float(link["probability"]) > best.probability:
-            best = CitedEvidence(str(link["context"]), relation, float(link["probability"]))
-    return best
-
-
-def decide_atom(
-    atom: str, text: str, probability: float, evidence: Sequence[Mapping[str, Any]], sentence: int
-) -> AtomDecision:
-    """keep when P(atom) > 0.5 (cite its strongest entailing context, if one is above 0.5);
-    else rewrite when a context contradicts it with P > 0.5 (cite the strongest); else remove."""
-    if is_supported(probability):
-        return AtomDecision(atom, text, probability, sentence, "keep", strongest(evidence, "entailment"))
-    contradiction = strongest(evidence, "contradiction")
-    if contradiction is not None:
-        return AtomDecision(atom, text, probability, sentence, "rewrite", contradiction)
-    return AtomDecision(atom, text, probability, sentence, "remove", None)
-
-
-@dataclass(frozen=True)
-class SentencePlan:
-    """One sentence of the response: its atoms' decisions, what happens to it, what it cites."""
-
-    index: int
-    text: str
-    action: SentenceAction
-    atoms: tuple[AtomDecision, ...]
-    cited: tuple[str, ...]
-
-
-def plan_sentences(sentences: Sequence[str], decisions: Sequence[AtomDecision]) -> list[SentencePlan]:
-    """keep a sentence without atoms or whose atoms are all kept; remove one whose atoms are all
-    removed; rewrite the others. A sentence cites, in atom order and without repeats, the
-    contexts of its kept and rewritten atoms (at most :data:`MAX_CITATIONS`)."""
-    plans = []
-    for index, text in enumerate(sentences):
-        own = tuple(d for d in decisions if d.sentence == index)
-        actions = {d.action for d in own}
-        action: SentenceAction
-        if actions <= {"keep"}:
-            action = "keep"
-        elif actions == {"remove"}:
-            action = "remove"
-        else:
-            action = "rewrite"
-        cited = list(dict.fromkeys(d.evidence.context for d in own if d.evidence is not None and d.action != "remove"))
-        plans.append(SentencePlan(index, text, action, own, tuple(cited[:MAX_CITATIONS] if action != "remove" else ())))
-    return plans
-
-
-def number_references(cited_per_sentence: Sequence[Sequence[str]]) -> dict[str, int]:
-    """Context id → its reference number, 1, 2, … in order of first citation."""
-    numbers: dict[str, int] = {}
-    for cited in cited_per_sentence:
-        for context in cited:
-            numbers.setdefault(context, len(numbers) + 1)
-    return numbers
-
-
-_END = re.compile(r"([.!?…]+[\"'”’)]*)$")
-
-
-def add_citations(sentence: str, numbers: Sequence[int]) -> str:
-    """``sentence`` with ``[n]`` markers before its final punctuation
-    (``"born in 1942."`` + [2] → ``"born in 1942 [2]."``), or after it when it has none."""
-    if not numbers or not sentence:
-        return sentence
-    markers = "".join(f"[{n}]" for n in numbers)
-    match = _END.search(sentence)
-    if match is None:
-        return f"{sentence} {markers}"
-    return f"{sentence[: match.start()].rstrip()} {markers}{match.group(1)}"
-
-
-def introduced_atoms(
-    unsupported: Sequence[Mapping[str, Any]], entailed_by_kept: Sequence[float | None]
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Split the corrected text's unsupported atoms into those the rewrite *introduced* and those
-    it *carried over*.
-
-    An atom is carried over when the atoms the plan kept (those the first assessment found
-    supported), read together as a premise, entail it: ``P(entailment) > 0.5``. It restates a
-    fact the original response made and the first assessment supported, and its new verdict is
-    the judge disagreeing with itself over a rewording — not a new claim. Every other unsupported
-    atom, and one whose check could not be judged (``None``), is introduced: the record fails.
-    Both lists keep the atoms' fields, with ``carried_over`` set.
-    """
-    introduced, carried = [], []
-    for atom, p in zip(unsupported, entailed_by_kept, strict=True):
-        if p is not None and p > 0.5:
-            carried.append(dict(atom) | {"carried_over": True, "entailed_by_kept": p})
-        else:
-            introduced.append(dict(atom) | {"carried_over": False, "entailed_by_kept": p})
-    return introduced, carried
-
-
-def evidence_snippet(context_text: str, claim: str, max_chars: int = SNIPPET_CHARS) -> str:
-    """The sentence of a context that shares most words with ``claim`` (:func:`word_overlap` of
-    the claim in the sentence; the first on a tie), cut to ``max_chars`` with an ellipsis."""
-    sentences = split_sentences(context_text) or [context_text]
-    best = max(sentences, key=lambda s: (word_overlap(claim, s), -sentences.index(s)))
-    best = " ".join(best.split())
-    return best if len(best) <= max_chars else best[: max_chars - 1].rstrip() + "…"
-
-
-def why(decision: AtomDecision) -> str:
-    """One line saying why an atom was rewritten or removed."""
-    if decision.action == "rewrite" and decision.evidence is not None:
-        return (
-            f"not supported (P = {decision.probability:.2f}); context {decision.evidence.context} contradicts it "
-            f"(P = {decision.evidence.probability:.2f}) and says what is true"
-        )
-    if decision.action == "remove":
-        return f"not supported (P = {decision.probability:.2f}) and no context says what is true instead"
-    return f"supported (P = {decision.probability:.2f})"
-
-
-# -- rewriting (the model) ----------------------------------------------------------------------
-
-
-@runtime_checkable
-class SentenceRewriter(Protocol):
-    """Writes each requested sentence (``""``: nothing of it is left). Raises
-    :class:`~fact_reasoner.errors.RecordFailed` when the model could not be asked, and
-    :class:`RewriteFailed` when its replies could not be used."""
-
-    def rewrite(self, requests: Sequence[RewriteRequest]) -> list[str]: ...
-
-
-@dataclass
-class LLMSentenceRewriter:
-    """The rewriter on a chat model: one structured call per sentence (batched), the shared
-    repair-and-retry policy (:mod:`fact_reasoner.llm.structured`)."""
-
-    llm: LLMBackend
-    retries: int = 1
-
-    def __post_init__(self) -> None:
-        from .llm.structured import StructuredCaller
-
-        self._caller = StructuredCaller(self.llm, PROMPT_VERSION, max_tokens=300, retries=self.retries)
-
-    def rewrite(self, requests: Sequence[RewriteRequest]) -> list[str]:
-        from .llm.correction import build_messages, check_sentence, sentence_schema
-        from .llm.structured import StructuredFailure
-
-        if not requests:
-            return []
-        results = self._caller.ask_many(
-            [build_messages(r) for r in requests], [sentence_schema()] * len(requests), [check_sentence] * len(requests)
-        )
-        transport = [r for r in results if isinstance(r, StructuredFailure) and r.transport]
-        if transport:
-            raise RecordFailed(
-                f"corrector: {len(transport)} of {len(requests)} rewrite call(s) failed: {transport[0].reason}",
-                unreachable=all(r.unreachable for r in transport),
-            )
-        sentences = []
-        for request, result in zip(requests, results):
-            if isinstance(result, StructuredFailure):
-                raise RewriteFailed(f"the rewrite of {request.sentence!r} is unusable: {result.reason}")
-            sentences.append(result.value)
-        return sentences
-
-
-# -- the correction of one record ----------------------------------------------------------------
-
-
-@dataclass
-class Correction:
-    """What :meth:`Corrector.correct` made of one record (see :meth:`as_dict` for the fields)."""
-
-    status: Literal["corrected", "unchanged", "failed"]
-    reason: str | None
-    text: str | None
-    plain_text: str | None
-    references: list[dict[str, Any]]
-    sentences: list[dict[str, Any]]
-    changes: list[dict[str, Any]]
-    before: dict[str, Any]
-    after: dict[str, Any] | None
-    unsupported_atoms: list[dict[str, Any]] = field(default_factory=list)
-    rejected_text: str | None = None
-    method: Literal["rewrite", "extractive"] = "rewrite"
-    refused_rewrite: dict[str, Any] | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The ``correction`` field of an output row:
-
-        - ``status``: ``corrected``, ``unchanged`` (every atom supported) or ``failed``;
-        - ``reason``: why it failed (null otherwise);
-        - ``text``: the corrected text with ``[n]`` citations (null when failed), and
-          ``plain_text`` (without them: what was re-assessed);
-        - ``references``: ``[{n, context, title, snippet, link}]``;
-        - ``sentences``: the per-sentence diff ``[{index, action: kept|rewritten|removed,
-          original, corrected}]`` (``corrected`` null when removed);
-        - ``changes``: every atom rewritten or removed ``[{atom, text, probability, action,
-          sentence, why, evidence: [{context, n, relation, probability, snippet}]}]``;
-        - ``before`` / ``after``: ``factuality_score``, ``num_atoms``, ``num_true_atoms``,
-          ``chars``, ``words`` of the original and of the corrected text (``after`` of a
-          failed record describes the rejected text; ``reassessed`` says whether it was
-          assessed again);
-        - ``unsupported_atoms``: the atoms of the corrected text that are not supported
-          ``[{id, text, probability, carried_over, entailed_by_kept}]``: on a failed record the
-          introduced ones and the carried-over ones, on a corrected record only carried-over
-          ones (facts the first assessment supported, restated);
-        - ``rejected_text``: the rewrite that was refused (only when failed);
-        - ``method``: ``rewrite`` (the model's sentences) or ``extractive`` (the model's rewrite
-          was refused, and the response's own supported sentences passed the check instead);
-          with ``extractive``, ``refused_rewrite`` says why the rewrite was refused (``reason``,
-          ``text``, ``after``, ``unsupported_atoms``).
-        """
-        out: dict[str, Any] = {
-            "status": self.status,
-            "reason": self.reason,
-            "text": self.text,
-            "plain_text": self.plain_text,
-            "references": self.references,
-            "sentences": self.sentences,
-            "changes": self.changes,
-            "before": self.before,
-            "after": self.after,
-            "unsupported_atoms": self.unsupported_atoms,
-            "prompt": PROMPT_VERSION,
-        }
-        if self.rejected_text is not None:
-            out["rejected_text"] = self.rejected_text
-        if self.status != "failed":
-            out["method"] = self.method
-        if self.refused_rewrite is not None:
-            out["refused_rewrite"] = self.refused_rewrite
-        return out
-
-
-@dataclass
-class _Draft:
-    """A corrected text before its check: what :meth:`Corrector._compose` made."""
-
-    text: str
-    plain: str
-    references: list[dict[str, Any]]
-    sentences: list[dict[str, Any]]
-    changes: list[dict[str, Any]]
-
-    def correction(
-        self,
-        status: Literal["corrected", "unchanged"],
-        before: dict[str, Any],
-        after: dict[str, Any],
-        *,
-        unsupported_atoms: list[dict[str, Any]] | None = None,
-        method: Literal["rewrite", "extractive"] = "rewrite",
-        refused: dict[str, Any] | None = None,
-    ) -> Correction:
-        return Correction(
-            status,
-            None,
-            self.text,
-            self.plain,
-            self.references,
-            self.sentences,
-            self.changes,
-            before,
-            after,
-            unsupported_atoms=unsupported_atoms or [],
-            method=method,
-            refused_rewrite=refused,
-        )
 
 
 def _refusal(introduced: Sequence[Mapping[str, Any]]) -> str:
@@ -411,31 +98,6 @@ def _refusal(introduced: Sequence[Mapping[str, Any]]) -> str:
         f"the corrected text has {len(introduced)} atom(s) that no context supports and the kept atoms "
         f"do not state: {listed}{' …' if len(introduced) > 5 else ''}"
     )
-
-
-def text_size(text: str) -> dict[str, int]:
-    """Characters and whitespace-separated words of ``text``."""
-    return {"chars": len(text), "words": len(text.split())}
-
-
-def score_fields(result: OutputRecord | None, text: str, *, reassessed: bool) -> dict[str, Any]:
-    """Precision and size of one assessed text (``factuality_score`` null without atoms)."""
-    if result is None:
-        return {"factuality_score": None, "num_atoms": 0, "num_true_atoms": 0, "reassessed": reassessed} | text_size(
-            text
-        )
-    return {
-        "factuality_score": result.factuality_score if result.num_atoms else None,
-        "num_atoms": result.num_atoms,
-        "num_true_atoms": result.num_true_atoms,
-        "reassessed": reassessed,
-    } | text_size(text)
-
-
-def correction_settings(config: PipelineConfig) -> dict[str, Any]:
-    """The settings of a ``correct`` run's rows: the assessment's, and the corrector's prompt
-    (a resumed run must have the same)."""
-    return config.settings() | {"correction": {"prompt": PROMPT_VERSION}}
 
 
 class Corrector:
@@ -507,7 +169,7 @@ class Corrector:
         except RewriteFailed as error:
             written, refused = None, {"reason": str(error)}
 
-        draft: _Draft | None = None
+        draft: Draft | None = None
         if written is not None:
             draft = self._compose(plans, written, decisions, contexts)
             if not draft.changes:  # every atom supported: the same text, nothing to assess again
@@ -564,7 +226,7 @@ class Corrector:
         contexts: Mapping[str, Context],
         *,
         extractive: bool = False,
-    ) -> "_Draft":
+    ) -> "Draft":
         """The corrected text from the sentence plans: kept sentences word for word, rewritten
         ones from ``written``, removed ones left out — or, ``extractive``, the kept sentences
         only; with citations, references and the per-sentence diff."""
@@ -592,7 +254,7 @@ class Corrector:
             }
             for plan, new in diff
         ]
-        return _Draft(
+        return Draft(
             text=" ".join(cited_text[p.index] for p, _ in final),
             plain=" ".join(new for _, new in final),
             references=[self._reference(n, cid, contexts, decisions) for cid, n in numbers.items()],
@@ -724,48 +386,19 @@ class CorrectJob(Job[NumberedRecord, dict[str, Any]]):
         return state.correct(item.record, k=self.k, dataset_median_atoms=self.median, record_key=item.key)
 
 
-def correction_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Dataset figures of ``correct`` rows: how many records were corrected, unchanged or failed;
-    mean precision before and after over the records corrected or unchanged (a record whose
-    corrected text has no atom left is left out of the mean after: its precision is undefined);
-    the atoms of corrected texts that no context supports (summed over every record, failed ones
-    included: that is why they failed); mean length in characters before and after (corrected
-    and unchanged records)."""
-    corrections = [row["correction"] for row in rows if isinstance(row.get("correction"), Mapping)]
-    ok = [c for c in corrections if c["status"] in ("corrected", "unchanged")]
-    before = [c["before"]["factuality_score"] for c in ok if c["before"]["factuality_score"] is not None]
-    after = [c["after"]["factuality_score"] for c in ok if c["after"] and c["after"]["factuality_score"] is not None]
-
-    def mean(values: Sequence[float]) -> float | None:
-        return sum(values) / len(values) if values else None
-
-    return {
-        "corrections": {
-            "corrected": sum(c["status"] == "corrected" for c in corrections),
-            "unchanged": sum(c["status"] == "unchanged" for c in corrections),
-            "failed": sum(c["status"] == "failed" for c in corrections),
-            "mean_precision_before": mean(before),
-            "mean_precision_after": mean(after),
-            "unsupported_atoms_after": sum(len(c.get("unsupported_atoms") or []) for c in corrections),
-            "introduced_unsupported_atoms": sum(
-                sum(not u.get("carried_over", False) for u in c.get("unsupported_atoms") or []) for c in corrections
-            ),
-            "atoms_rewritten": sum(sum(ch["action"] == "rewrite" for ch in c["changes"]) for c in corrections),
-            "atoms_removed": sum(sum(ch["action"] == "remove" for ch in c["changes"]) for c in corrections),
-            "mean_chars_before": mean([c["before"]["chars"] for c in ok]),
-            "mean_chars_after": mean([c["after"]["chars"] for c in ok if c["after"]]),
-        }
-    }
-
-
 __all__ = [
+    "CONTRADICTION_THRESHOLD",
+    "MAX_CITATIONS",
+    "SNIPPET_CHARS",
+    "AtomAction",
     "AtomDecision",
     "CitedEvidence",
-    "Correction",
     "CorrectJob",
+    "Correction",
     "Corrector",
     "LLMSentenceRewriter",
     "RewriteFailed",
+    "SentenceAction",
     "SentencePlan",
     "SentenceRewriter",
     "add_citations",
@@ -777,6 +410,10 @@ __all__ = [
     "introduced_atoms",
     "number_references",
     "plan_sentences",
+    "score_fields",
     "strongest",
+    "text_size",
+    "why",
     "word_overlap",
+    "words",
 ]

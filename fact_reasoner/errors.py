@@ -12,7 +12,9 @@ one; ``exit`` is the command's exit status when the error ends it)::
     │   ├── ModelUnavailable                  [llm.models] the local model cannot be found
     │   └── OutputLocked                      another run writes the same output
     ├── SettingsError (ValueError)            a setting that cannot work (unknown engine, bad option)
-    │   └── UnknownName                       [registry] no backend of that kind has that name
+    │   ├── UnknownName                       [registry] no backend of that kind has that name
+    │   │   └── UnknownService                [retrieval.base] no retriever of that name (a RetrievalError too)
+    │   └── UnsafeSetting                     [server.settings] a setting a request may not change, or its bad value
     ├── RecordFailed (RuntimeError)           a stage could not run for one record (exit 1)
     ├── LocatedError                          about a place in a file: ``path:line: message``
     │   ├── InputError (ValueError)           an input file (records, contexts) cannot be read
@@ -30,11 +32,12 @@ one; ``exit`` is the command's exit status when the error ends it)::
     ├── LLMError (RuntimeError)               [llm.base] a model call failed for good
     ├── InvalidOutput (ValueError)            [llm.structured] a reply that fails the stage's check
     ├── JudgeError (RuntimeError)             [metrics.llm_json] a metric's reply is not its JSON
-    ├── RewriteFailed (RuntimeError)          [corrector] a rewrite the model could not give in usable form
+    ├── RewriteFailed (RuntimeError)          [correction_rewrite] a rewrite the model could not give in usable form
     ├── RetrievalError (RuntimeError)         [retrieval.base] a retriever cannot answer
     ├── HTTPFailure                           [retrieval.http] an API request failed for good
     ├── WorkerError (RuntimeError)            [executors.base] a worker's error that did not pickle
-    └── WorkerLost (RuntimeError)             [executors.base] the workers holding an item kept dying
+    ├── WorkerLost (RuntimeError)             [executors.base] the workers holding an item kept dying
+    └── ApiError                              [server.service] a request answered with an HTTP error, not a row
 
 A record that cannot be read is not an exception: :func:`fact_reasoner.io.read_records` yields a
 :class:`~fact_reasoner.io.RecordError` for it and reading goes on.

@@ -4,13 +4,18 @@ Every pairwise table is a 2×2 array ``table[x, y]`` over (X = source, Y = targe
 true. Listed in row-major order the entries are (X=0,Y=0), (X=0,Y=1), (X=1,Y=0), (X=1,Y=1).
 ``p`` is the probability of the predicted relation, clamped to ``[eps, 1 - eps]`` so that no
 table holds a zero that could make the partition function vanish.
+
+Atom–context relations use the paper's Table 1 or the prior-carrying family
+(:func:`relation_tables`); relations between two atoms of one response (``--coherence``) use
+their own tables (:func:`atom_contradiction_table`, :func:`atom_entailment_table`), read as a
+mixture of "the relation holds" and "no constraint": why, in :mod:`fact_reasoner.coherence`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-DEFAULT_CLAMP = 1e-6
+from .graph_options import DEFAULT_CLAMP
 
 
 def clamp_probability(p: float | np.ndarray, eps: float = DEFAULT_CLAMP) -> float | np.ndarray:
@@ -82,3 +87,13 @@ def relation_tables(relations: np.ndarray, probabilities: np.ndarray, target_pri
     tables[eqv, 1, 0] = 1.0 - p[eqv]
     tables[eqv, 1, 1] = p[eqv]
     return tables
+
+
+def atom_contradiction_table(p: float) -> np.ndarray:
+    """X and Y contradict each other with probability p: ``[[1, 1], [1, 1 − p]]`` (module docstring)."""
+    return np.array([[1.0, 1.0], [1.0, 1.0 - p]])
+
+
+def atom_entailment_table(p: float) -> np.ndarray:
+    """X ⇒ Y with probability p: ``[[1, 1], [1 − p, 1]]`` (module docstring)."""
+    return np.array([[1.0, 1.0], [1.0 - p, 1.0]])

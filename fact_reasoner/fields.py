@@ -1,19 +1,25 @@
 """How a setting is declared: a pydantic ``Field`` with its description and command-line metadata.
 
-A setting is declared once, where it belongs (:class:`~fact_reasoner.graph.GraphOptions` beside
-the graph, the other groups in :mod:`fact_reasoner.config`); the command line
-(:mod:`fact_reasoner.cli_options`) and the resume fingerprint
-(:meth:`~fact_reasoner.config.PipelineConfig.settings`) read this metadata instead of repeating it.
+A setting is declared once, where it belongs: the groups of
+:class:`~fact_reasoner.config.PipelineConfig` in :mod:`fact_reasoner.config` (the graph's in
+:mod:`fact_reasoner.graph_options`), a backend's own settings in its registration
+(:class:`fact_reasoner.registry.Option`: the LLM judge's, merlin's, the web services'). The
+command line (:mod:`fact_reasoner.cli_options`), the config file and the resume fingerprint
+(:meth:`~fact_reasoner.config.PipelineConfig.settings`) read this metadata, through the readers
+below, instead of repeating it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-from pydantic import Field
+if TYPE_CHECKING:  # pragma: no cover
+    from .registry import Option
 
-__all__ = ["option"]
+from pydantic import BaseModel, Field, create_model
+
+__all__ = ["affects_results", "applies", "assemble", "closed_to", "field_dest", "omitted", "one_of", "option"]
 
 
 def option(
@@ -99,3 +105,86 @@ def option(
     if default_factory is not None:
         return Field(default_factory=default_factory, description=description, json_schema_extra=extra)
     return Field(default, description=description, json_schema_extra=extra)
+
+
+# -- reading the metadata ------------------------------------------------------------------------
+
+
+def _metadata(field: Any) -> dict[str, Any]:
+    extra = field.json_schema_extra
+    return extra if isinstance(extra, dict) else {}
+
+
+def affects_results(field: Any) -> bool:
+    """False for a setting declared ``affects_results=False`` (left out of the settings)."""
+    return bool(_metadata(field).get("affects_results", True))
+
+
+def omitted(field: Any, value: Any) -> bool:
+    """True for a field declared ``omit_default`` whose value is its default."""
+    return bool(_metadata(field).get("omit_default")) and value == field.get_default(call_default_factory=True)
+
+
+def applies(field: Any, group_values: dict[str, Any]) -> bool:
+    """False when the field is declared ``only_when=(other, value)`` and ``other`` is not ``value``
+    (or not one of the values, when a list of them is given)."""
+    condition = _metadata(field).get("only_when")
+    if condition is None:
+        return True
+    wanted = condition[1]
+    current = group_values.get(condition[0])
+    return current in wanted if isinstance(wanted, (list, tuple)) else current == wanted
+
+
+def closed_to(field: Any) -> str | None:
+    """The registry kind whose names are the setting's only values (declared with
+    ``registry=…, closed=True``), else None."""
+    metadata = _metadata(field)
+    return str(metadata["registry"]) if metadata.get("registry") and metadata.get("closed") else None
+
+
+def field_dest(name: str, field: Any) -> str:
+    """The flat name of a field: its flag without dashes, and its top-level shorthand key."""
+    return str(_metadata(field).get("dest") or name)
+
+
+def one_of(names: Sequence[str], value: str) -> str:
+    """``value`` if it is one of the registered ``names``; else the error pydantic gives for a
+    fixed set of choices (these settings had one before their registries), naming them all."""
+    if value in names:
+        return value
+    quoted = [repr(name) for name in names]
+    listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+    raise ValueError(f"Input should be {listed}")
+
+
+def assemble(name: str, declared: type[BaseModel], options: Iterable["Option"], *, module: str) -> type[BaseModel]:
+    """A model named ``name`` with the fields of ``declared`` and the backends' ``options``
+    (:class:`~fact_reasoner.registry.Option`), each placed after the setting its ``after`` names
+    (at the end when it names none; options after the same setting keep their order). It
+    derives from ``declared``'s base, which holds the group's validators and methods: deriving
+    from ``declared`` itself would put every added field after the declared ones. An option
+    whose name is taken (by a setting or an earlier option) keeps the first declaration, as
+    :meth:`Registry.options <fact_reasoner.registry.Registry.options>` does."""
+    names = list(declared.model_fields)
+    fields: dict[str, Any] = {key: (info.annotation, info) for key, info in declared.model_fields.items()}
+    last_after: dict[str, str] = {}  # the last option placed after each setting
+    for added in options:
+        if added.name in fields:
+            continue
+        if added.after is None:
+            names.append(added.name)
+        else:
+            if added.after not in fields:
+                raise TypeError(f"option {added.name!r} is placed after {added.after!r}, which {name} does not have")
+            names.insert(names.index(last_after.get(added.after, added.after)) + 1, added.name)
+            last_after[added.after] = added.name
+        fields[added.name] = (added.annotation, added.field)
+    model: type[BaseModel] = create_model(
+        name,
+        __base__=declared.__base__,
+        __module__=module,
+        __doc__=declared.__doc__,
+        **{key: fields[key] for key in names},
+    )
+    return model

@@ -169,7 +169,7 @@ _STOPWORDS = frozenset(
     since including include includes known well later early around across along upon via like""".split()
 )
 _NEGATIONS = frozenset({"not", "never", "no", "nor", "neither", "none", "cannot"})
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     word: str(value)
     for value, word in enumerate(
         "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
@@ -351,8 +351,8 @@ def atom_frame(text: str) -> AtomFrame:
                 named.add((role, token))
         elif word in _NEGATIONS or word.endswith(("n't", "n’t")):
             negated = True
-        elif word in _NUMBER_WORDS:
-            numbers.add(_NUMBER_WORDS[word])
+        elif word in NUMBER_WORDS:
+            numbers.add(NUMBER_WORDS[word])
         elif word in _STOPWORDS or len(word) == 1:
             skeleton.add(_SKELETON.get(word, word))
             role = _role(word, role)

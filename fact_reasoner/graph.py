@@ -5,282 +5,62 @@ Two steps keep NLI out of the builder:
 1. :func:`plan_graph` deduplicates atoms and contexts and lists the (premise, hypothesis)
    pairs the chosen version needs judged:
    FR1 ≈ n·k (each atom against its own contexts), FR2 = n·m, FR3 = n·m + m(m−1).
-2. :func:`build_graph` turns judged relations into an engine-neutral :class:`FactorGraph`.
+2. :func:`build_graph` turns judged relations into an engine-neutral :class:`FactorGraph`
+   (with coherence, the atom–atom factors are added by :mod:`fact_reasoner.coherence_graph`).
 
-The :class:`FactorGraph` holds variable names, unary priors and pairwise tables as arrays; it
-knows nothing about atoms, contexts or engines (engines see only variable names).
+The data it works on (:class:`FactorGraph`, :class:`GraphPlan`, :class:`BuiltGraph`) is declared
+in :mod:`fact_reasoner.factor_graph`, the settings (:class:`GraphOptions`) in
+:mod:`fact_reasoner.graph_options`; both are importable from here too.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal, NamedTuple
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .factors import DEFAULT_CLAMP, clamp_probability, relation_tables
-from .fields import option
+from .coherence_graph import add_atom_factors
+from .factor_graph import RELATION_CODES, RELATION_NAMES, BuiltGraph, FactorGraph, FactorSource, GraphPlan
+from .factors import clamp_probability, relation_tables
 from .frames import same_attribute
+from .graph_options import (
+    DEFAULT_CLAMP,
+    CoherencePairs,
+    ContradictionRule,
+    FactorTables,
+    GraphOptions,
+    Version,
+    upgrade_graph_settings,
+)
 from .schema import Atom, Context, Relation, RelationType
 
-Version = Literal[1, 2, 3]
-#: which atom–context contradictions become factors (GraphOptions.contradictions)
-ContradictionRule = Literal["same-attribute", "any"]
-#: which family of factor tables (GraphOptions.factor_tables; factors.py)
-FactorTables = Literal["priors", "paper"]
-
-#: Codes used in :attr:`FactorGraph.relations`.
-RELATION_CODES = {
-    RelationType.ENTAILMENT: 0,
-    RelationType.CONTRADICTION: 1,
-    RelationType.EQUIVALENCE: 2,
-}
-RELATION_NAMES = {code: rel for rel, code in RELATION_CODES.items()}
-
-
-@dataclass(frozen=True, eq=False)
-class FactorGraph:
-    """A pairwise Markov network over binary variables (value 1 = true).
-
-    P(x) ∝ Π_v prior_v(x_v) · Π_e table_e(x_source(e), x_target(e)), with
-    prior_v = [1 − prior[v], prior[v]].
-    """
-
-    variables: tuple[str, ...]
-    prior: np.ndarray  # (V,) unary P(x_v = 1)
-    source: np.ndarray  # (E,) variable index of X
-    target: np.ndarray  # (E,) variable index of Y
-    tables: np.ndarray  # (E, 2, 2) potentials table[e, x, y]
-    relations: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int8))
-    probabilities: np.ndarray = field(default_factory=lambda: np.zeros(0))
-
-    def __post_init__(self) -> None:
-        v, e = len(self.variables), len(self.source)
-        if self.prior.shape != (v,):
-            raise ValueError(f"prior has shape {self.prior.shape}, expected ({v},)")
-        if self.target.shape != (e,) or self.tables.shape != (e, 2, 2):
-            raise ValueError("source, target and tables disagree on the number of factors")
-        if e and (np.any(self.source == self.target)):
-            raise ValueError("a pairwise factor joins a variable to itself")
-        if len(set(self.variables)) != v:
-            raise ValueError("variable names are not unique")
-
-    @classmethod
-    def from_factors(
-        cls,
-        priors: Mapping[str, float],
-        factors: Iterable[tuple[str, str, np.ndarray]],
-    ) -> "FactorGraph":
-        """Build a graph from ``{name: prior}`` and ``(source, target, 2×2 table)`` triples."""
-        variables = tuple(priors)
-        index = {name: i for i, name in enumerate(variables)}
-        factors = list(factors)
-        return cls(
-            variables=variables,
-            prior=np.array([priors[v] for v in variables], dtype=float),
-            source=np.array([index[s] for s, _, _ in factors], dtype=np.int64),
-            target=np.array([index[t] for _, t, _ in factors], dtype=np.int64),
-            tables=np.array([np.asarray(t, dtype=float) for _, _, t in factors]).reshape(-1, 2, 2),
-        )
-
-    @property
-    def num_variables(self) -> int:
-        return len(self.variables)
-
-    @property
-    def num_factors(self) -> int:
-        return len(self.source)
-
-    def index(self, name: str) -> int:
-        return self.variables.index(name)
-
-    def components(self) -> list[np.ndarray]:
-        """Connected components, each an array of variable indices."""
-        from scipy.sparse import coo_matrix
-        from scipy.sparse.csgraph import connected_components
-
-        v = self.num_variables
-        adjacency = coo_matrix((np.ones(self.num_factors), (self.source, self.target)), shape=(v, v))
-        count, labels = connected_components(adjacency, directed=False)
-        order = np.argsort(labels, kind="stable")
-        splits = np.cumsum(np.bincount(labels, minlength=count))[:-1]
-        return np.split(order, splits)
-
-    def subgraph(self, members: np.ndarray) -> "FactorGraph":
-        """The graph induced by the variable indices ``members`` (factors inside it only)."""
-        members = np.asarray(members)
-        remap = -np.ones(self.num_variables, dtype=np.int64)
-        remap[members] = np.arange(len(members))
-        keep = (remap[self.source] >= 0) & (remap[self.target] >= 0)
-        return FactorGraph(
-            variables=tuple(self.variables[i] for i in members),
-            prior=self.prior[members],
-            source=remap[self.source[keep]],
-            target=remap[self.target[keep]],
-            tables=self.tables[keep],
-            relations=self.relations[keep] if len(self.relations) else self.relations,
-            probabilities=self.probabilities[keep] if len(self.probabilities) else self.probabilities,
-        )
-
-    def to_pgmpy(self):
-        """The same model as a pgmpy ``DiscreteMarkovNetwork`` (pgmpy ≥ 1.0's MarkovNetwork) of ``DiscreteFactor``s."""
-        from pgmpy.factors.discrete import DiscreteFactor
-        from pgmpy.models import DiscreteMarkovNetwork
-
-        network = DiscreteMarkovNetwork()
-        network.add_nodes_from(self.variables)
-        factors = []
-        for i, name in enumerate(self.variables):
-            factors.append(DiscreteFactor([name], [2], [1.0 - self.prior[i], self.prior[i]]))
-        for s, t, table in zip(self.source, self.target, self.tables):
-            a, b = self.variables[s], self.variables[t]
-            network.add_edge(a, b)
-            factors.append(DiscreteFactor([a, b], [2, 2], table.ravel()))
-        network.add_factors(*factors)
-        return network
+__all__ = [
+    "DEFAULT_CLAMP",
+    "RELATION_CODES",
+    "RELATION_NAMES",
+    "BuiltGraph",
+    "CoherencePairs",
+    "ContradictionRule",
+    "Deduplicated",
+    "FactorGraph",
+    "FactorSource",
+    "FactorTables",
+    "GraphOptions",
+    "GraphPlan",
+    "Version",
+    "build_graph",
+    "deduplicate_by_text",
+    "ignored_relations",
+    "plan_graph",
+    "reconcile_context_pair",
+    "upgrade_graph_settings",
+]
 
 
 # --------------------------------------------------------------------------------------------
 # Planning: deduplication and the NLI pairs each version needs
-
-
-class GraphOptions(BaseModel):
-    """How the factor graph is built from the judged relations.
-
-    ``context_prior`` defaults to 0.9 (IBM's code; the paper's text says 0.99).
-    ``factor_tables`` picks the family of tables (``factors.py``): ``paper`` (the paper's
-    Table 1) or ``priors``, in which the rows for a false premise carry the target's prior (π =
-    ``atom_prior`` for atoms, ``context_prior`` for contexts). ``use_priors`` (a boolean, the
-    name IBM's tool and earlier versions used) is accepted as input and read as
-    ``factor_tables``.
-
-    ``min_relation_probability`` (default 0.5; 0 makes every entailment and contradiction a
-    factor, as in the paper) drops relations whose predicted label has probability p ≤ the
-    threshold, as if neutral. Why: with three labels the arg-max can have p < 0.5, and then
-    both table families favour the *false* atom for an "entailment" (paper: (p, p, 1−p, p);
-    priors: the true-source row (1−p, p)) — a weak "entailment" would count as evidence
-    against the claim, a weak "contradiction" for it. 0.5 removes exactly those: a label the
-    judge gives no more than even odds.
-
-    ``contradictions`` (``same-attribute`` or ``any``) says which atom–context contradictions
-    become factors: ``any`` (the paper) every one; ``same-attribute`` only those where some
-    sentence of the context speaks about the atom's attribute with a value or a negation that
-    can disagree (:func:`fact_reasoner.frames.same_attribute`); the others count as neutral
-    and are counted (``BuiltGraph.contradictions_other_attribute``).
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    title: ClassVar[str] = "factor graph"
-
-    version: Version = option(3, "FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context)")
-    factor_tables: FactorTables = option(
-        "priors",
-        "the factor tables: `priors` (a false source leaves its target at the target's prior, so each "
-        "relation is P(target | source): no evidence from a context that the graph believes false) or "
-        "`paper` (the paper's Table 1: an implication from a false source is satisfied whatever the "
-        "target; reproduces the paper)",
-        switches={"--use-priors": "priors", "--use_priors": "priors", "--paper-tables": "paper"},
-    )
-    context_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(
-        0.9,
-        "prior P(context is true) (IBM's code uses 0.9; the paper's text says 0.99)",
-    )
-    atom_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(0.5, "prior P(atom is true)")
-    clamp: Annotated[float, Field(gt=0.0, lt=0.5)] = option(
-        DEFAULT_CLAMP,
-        "probabilities are clamped into [clamp, 1 - clamp] so no table has a zero",
-        cli=False,
-    )
-    min_relation_probability: Annotated[float, Field(ge=0.0, lt=1.0)] = option(
-        0.5,
-        "drop entailments/contradictions whose NLI probability is at most this, as if neutral (0.5: a label the "
-        "judge gives no more than even odds, which the tables would read as evidence the other way; 0 keeps "
-        "all, as the paper)",
-    )
-    contradictions: ContradictionRule = option(
-        "same-attribute",
-        "which atom-context contradictions become factors: `same-attribute` (only where a sentence of the "
-        "context speaks about the atom's attribute with a conflicting value of the same kind, or negates it; "
-        "e.g. 'born in Ulm in 1879' against 'born in 1880', not 'died in 1955 in Princeton' against 'born in "
-        "1879'; the others count as neutral: counters.contradictions_other_attribute) or `any` (every one, as "
-        "the paper)",
-    )
-    # Coherence (atom–atom factors, fact_reasoner/coherence.py). Declared only_when themselves
-    # on: with coherence off they are left out of the output's settings and the resume
-    # fingerprint, so outputs written before the option existed still resume.
-    coherence: bool = option(
-        False,
-        "also judge atoms of the response against each other (NLI both ways) and add atom-atom factors, "
-        "so two atoms that contradict each other cannot both be confidently true; adds the output "
-        "fields `coherence` and `contradicting_pairs`",
-        only_when=("coherence", True),
-    )
-    coherence_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = option(
-        0.3,
-        "with --coherence: judge only atom pairs whose sentence-embedding cosine is at least this "
-        "(-1 judges every pair; pruned pairs are counted in counters.coherence_pairs_dissimilar)",
-        only_when=("coherence", True),
-    )
-    coherence_pairs: Literal["comparable", "similar"] = option(
-        "comparable",
-        "with --coherence: which atom pairs are judged: `comparable` (only pairs that talk about the same "
-        "attribute with different values, or one negating the other, e.g. 'born in 1949' / 'born in 1942'; "
-        "then the similarity gate) or `similar` (the similarity gate alone); pairs left out are counted in "
-        "counters.coherence_pairs_incomparable",
-        only_when=("coherence", True),
-    )
-
-    @model_validator(mode="before")
-    @classmethod
-    def _use_priors(cls, data: Any) -> Any:
-        """``use_priors: true/false`` (IBM's name, and this tool's before ``factor_tables``)."""
-        if isinstance(data, dict) and "use_priors" in data:
-            data = dict(data)
-            tables = "priors" if data.pop("use_priors") else "paper"
-            if data.setdefault("factor_tables", tables) != tables:
-                raise ValueError(f"use_priors and factor_tables {data['factor_tables']!r} disagree")
-        return data
-
-
-def upgrade_graph_settings(graph: dict[str, Any]) -> dict[str, Any]:
-    """The ``graph`` settings of an output row written before ``factor_tables`` and
-    ``contradictions`` existed, in today's spelling: ``use_priors`` true/false is
-    ``factor_tables`` priors/paper, and every contradiction was a factor (``contradictions
-    any``). Today's rows are returned as they are."""
-    if "use_priors" not in graph or "factor_tables" in graph:
-        return graph
-    upgraded = {key: value for key, value in graph.items() if key != "use_priors"}
-    upgraded["factor_tables"] = "priors" if graph["use_priors"] else "paper"
-    upgraded.setdefault("contradictions", "any")
-    return upgraded
-
-
-@dataclass(frozen=True)
-class GraphPlan:
-    """Deduplicated atoms and contexts, and the NLI pairs (premise id, hypothesis id) to judge."""
-
-    version: Version
-    atoms: tuple[Atom, ...]
-    contexts: tuple[Context, ...]
-    pairs: tuple[tuple[str, str], ...]
-    atom_duplicates: dict[str, str]  # dropped atom id -> kept atom id
-    context_duplicates: dict[str, str]  # dropped context id -> kept context id
-    #: with coherence: the (atom, atom) pairs to judge, both directions (coherence.plan_atom_pairs)
-    atom_pairs: tuple[tuple[str, str], ...] = ()
-    #: with coherence: ordered atom pairs left unjudged by the gates (comparability and similarity)
-    atom_pairs_pruned: int = 0
-    #: with coherence: of those, the ones the comparability gate left out
-    atom_pairs_incomparable: int = 0
-
-    @property
-    def texts(self) -> dict[str, str]:
-        """Text of every atom and context id, duplicates included (they map to the kept text)."""
-        out = {a.id: a.text for a in self.atoms} | {c.id: c.text for c in self.contexts}
-        for dropped, kept in (self.atom_duplicates | self.context_duplicates).items():
-            out[dropped] = out[kept]
-        return out
 
 
 class Deduplicated(NamedTuple):
@@ -342,15 +122,6 @@ def plan_graph(atoms: Sequence[Atom], contexts: Sequence[Context], version: Vers
 # Building: relations -> factors
 
 
-class FactorSource(NamedTuple):
-    """The relation behind one factor of the graph (after deduplication and reconciliation)."""
-
-    source: str
-    target: str
-    relation: RelationType
-    probability: float
-
-
 def reconcile_context_pair(forward: Relation | None, backward: Relation | None) -> FactorSource | None:
     """FR3's two-way reconciliation of the NLI results for one unordered context pair.
 
@@ -368,52 +139,6 @@ def reconcile_context_pair(forward: Relation | None, backward: Relation | None) 
     if len(candidates) == 2 and all(r.relation == RelationType.ENTAILMENT for r in candidates):
         relation = RelationType.EQUIVALENCE
     return FactorSource(winner.source, winner.target, relation, winner.probability)
-
-
-@dataclass(frozen=True)
-class BuiltGraph:
-    """A factor graph together with what produced each factor, for explanations."""
-
-    graph: FactorGraph
-    plan: GraphPlan
-    atom_variables: tuple[str, ...]
-    context_variables: tuple[str, ...]
-    missing_pairs: int  # pairs of the plan with no relation at all (treated as neutral)
-    failed_pairs: int  # pairs whose judgement failed (treated as neutral)
-    factor_probabilities: np.ndarray  # NLI probability behind each factor, before clamping
-    #: relations the version does not use, by reason (unknown_id, self_loop, atom_premise,
-    #: not_in_version, duplicate, contradictory_duplicate); only given relations can have them
-    ignored_relations: dict[str, int] = field(default_factory=dict)
-    #: with coherence: how many of the graph's factors (the last ones) join two atoms
-    atom_factors: int = 0
-    #: with coherence: ordered atom pairs of the plan with no judgement at all
-    atom_pairs_missing: int = 0
-    #: with ``contradictions same-attribute``: atom–context contradictions kept as factors, and
-    #: those turned neutral because the context speaks about another attribute (``None``: rule off)
-    contradictions_same_attribute: int | None = None
-    contradictions_other_attribute: int | None = None
-
-    def contradiction_counters(self) -> dict[str, int]:
-        """``contradictions_same_attribute`` (atom–context contradictions kept as factors) and
-        ``contradictions_other_attribute`` (made neutral: the context speaks about another
-        attribute) with ``contradictions same-attribute``; nothing with ``any``."""
-        if self.contradictions_same_attribute is None or self.contradictions_other_attribute is None:
-            return {}
-        return {
-            "contradictions_same_attribute": self.contradictions_same_attribute,
-            "contradictions_other_attribute": self.contradictions_other_attribute,
-        }
-
-    @property
-    def factor_relations(self) -> tuple[FactorSource, ...]:
-        """The relation behind each factor, aligned with the graph's factors."""
-        names = self.graph.variables
-        return tuple(
-            FactorSource(names[s], names[t], RELATION_NAMES[int(code)], float(p))
-            for s, t, code, p in zip(
-                self.graph.source, self.graph.target, self.graph.relations, self.factor_probabilities
-            )
-        )
 
 
 _NEUTRAL_CODE = 3
@@ -510,8 +235,6 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
         contradictions_other_attribute=other_attribute,
     )
     if plan.atom_pairs:
-        from .coherence import add_atom_factors  # coherence builds on this module
-
         built = add_atom_factors(built, relations, options)
     return built
 

@@ -2,8 +2,9 @@
 
 Python runs a signal handler in the main thread, between two bytecodes. A model call (the
 embedded llama.cpp server, an HTTP request, an ONNX session) is one long call into C: a
-Ctrl-C that arrives during it waited until the call returned, 25 to 44 s with the embedded
-model. So the main thread never makes such a call during a dataset run:
+Ctrl-C that arrives during it waited until the call returned, tens of seconds with the
+embedded model (``docs/measurements.md``). So the main thread never makes such a call during
+a dataset run:
 
 - :func:`call_interruptibly` runs one item's work (a record's whole assessment) on a worker
   thread while the main thread waits on a lock, which a signal interrupts at once. On an

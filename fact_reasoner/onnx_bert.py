@@ -38,8 +38,8 @@ def cpu_session(graph: str | Path, threads: int | None) -> Any:
 
     Idle intra-op threads sleep instead of spinning: ONNX Runtime's default busy-wait between
     operators takes whole cores from whatever shares the machine (a Ray raylet and driver, a
-    llama.cpp server, another worker). Alone on 2 cores, spinning judged about 5 % more pairs
-    per second (cross-encoder, batch 32); we give that up for predictable sharing.
+    llama.cpp server, another worker). Alone on a machine, spinning judges a few per cent more
+    pairs per second (``docs/measurements.md``); we give that up for predictable sharing.
     """
     import onnxruntime
 

@@ -71,7 +71,7 @@ from typing import Literal
 
 import numpy as np
 
-from .graph import GraphPlan
+from .factor_graph import GraphPlan
 from .schema import Atom, Context, Relation, RelationType
 
 __all__ = [

@@ -27,10 +27,10 @@ from .coherence import check_coherence_judged, coherence_counters, coherence_sco
 from .config import PipelineConfig
 from .errors import RecordFailed
 from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
+from .grounding import UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
-from .nli.factory import uses_record_relations
 from .pair_selection import (
     GATE_DEFAULT_THRESHOLDS,
     PairSelection,
@@ -53,7 +53,7 @@ from .schema import (
     OutputRecord,
 )
 from .scores import length_penalty, predict_label, resolve_k, score_record
-from .stages import JudgedPlan, Stages, StageUnavailable, judge_and_build, judge_and_infer, timed
+from .stages import JudgedPlan, Stages, StageUnavailable, judge_and_build, judge_and_infer, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
     from .embeddings import Embedder
@@ -117,12 +117,10 @@ class FactReasoner:
     def preflight(self, records: Sequence[InputRecord]) -> None:
         """Check once, before any of ``records`` is assessed, that the stages they need can be
         set up (:meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`)."""
-        from .runner import needs_model_nli
-
         self.stages.preflight(
             atomize=any(r.atoms is None for r in records),
             retrieve=any(r.contexts is None for r in records),
-            judge=any(needs_model_nli(self.config, r) for r in records),
+            judge=not all(self.stages.uses_record_relations(r) for r in records),
             embed=self.config.graph.coherence and self.config.graph.coherence_min_similarity > -1,  # the pair gate
         )
 
@@ -170,7 +168,7 @@ class FactReasoner:
         counters_before = self.stage_stats()
         timings: dict[str, float] = {}
         abstention = self._abstention(record, timings)
-        selection, nli = self._plan(record, timings, abstained=abstention is not None)
+        selection, nli, checked = self._plan(record, timings, abstained=abstention is not None)
         reasoning = judge_and_infer(
             selection.plan,
             nli,
@@ -189,6 +187,8 @@ class FactReasoner:
         checkworthy = self._checkworthy(record, built.plan.atoms, timings)
         with timed(timings, "score"):
             output = self._output(record, built, inference, k, dataset_median_atoms, record_key, checkworthy)
+        if checked.ungrounded:
+            setattr(output, UNGROUNDED_FIELD, checked.listed())
         if self.config.scores.abstention == "on":
             _mark_abstention(output, abstention)
         if selection.merged_contexts:
@@ -204,10 +204,11 @@ class FactReasoner:
             }
             | built.contradiction_counters()
             | (coherence_counters(built) if self.config.graph.coherence else {})
-            | {key: _tidy(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
+            | {key: tidy_count(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         )
         if checkworthy is not None:
             output.counters["uncheckable_atoms"] = sum(not v.checkworthy for v in checkworthy.values())
+        output.counters.update(checked.counters())
         return output
 
     def _abstention(self, record: InputRecord, timings: dict[str, float]) -> str | None:
@@ -239,7 +240,7 @@ class FactReasoner:
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)
         timings: dict[str, float] = {}
-        selection, nli = self._plan(record, timings)
+        selection, nli, _ = self._plan(record, timings)
         judged, built = judge_and_build(
             selection.plan,
             nli,
@@ -254,16 +255,18 @@ class FactReasoner:
 
     def _plan(
         self, record: InputRecord, timings: dict[str, float], *, abstained: bool = False
-    ) -> tuple[PairSelection, NLIBackend]:
+    ) -> tuple[PairSelection, NLIBackend, CheckedAtoms]:
         """Atoms and contexts (atomizing, revising, retrieving what the record lacks), the graph's
-        plan with the pairs ``--nli-mode`` judges, and the NLI backend that judges them. An
+        plan with the pairs ``--nli-mode`` judges, the NLI backend that judges them, and the
+        atoms with their checks (:meth:`Stages.atoms <fact_reasoner.stages.Stages.atoms>`). An
         abstention is not atomized (it states nothing to check); atoms it carries are assessed
         as usual."""
         nothing_to_judge = abstained and record.atoms is None
         if self.config.models.nli == "precomputed" and record.relations is None and not nothing_to_judge:
             # scoring it would count every pair as neutral: a record without its NLI is not assessed
             raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
-        atoms = [] if abstained and record.atoms is None else self._atoms(record, timings)
+        checked = CheckedAtoms([], checked=False) if nothing_to_judge else self.stages.atoms(record, timings)
+        atoms = checked.judged
         contexts, atoms = self._contexts(record, atoms, timings) if atoms or not abstained else ([], [])
         if atoms and not contexts:
             _warn_once(
@@ -282,8 +285,8 @@ class FactReasoner:
             selection = replace(selection, plan=plan)
         # no pairs: nothing is judged, so no NLI model is built for it
         judged = plan.pairs or plan.atom_pairs
-        nli = self._nli_for(record, plan) if judged else PrecomputedNLI([], plan.texts)
-        return selection, nli
+        nli = self.stages.nli_for(record, plan.texts) if judged else PrecomputedNLI([], plan.texts)
+        return selection, nli, checked
 
     def _select_pairs(self, plan: GraphPlan, atoms: list[Atom], timings: dict[str, float]) -> PairSelection:
         """``--nli-mode``: the plan as it is (all), or only the pairs that can matter (fast)."""
@@ -314,7 +317,7 @@ class FactReasoner:
             "nli_failed": judged.failed,
             "nli_call_failures": len(judged.call_failures),
         }
-        if record.relations and self._uses_record_relations(record):
+        if record.relations and self.stages.uses_record_relations(record):
             atom_pairs = set(plan.atom_pairs)  # used with coherence, so not ignored
             given = [r for r in record.relations if (r.source, r.target) not in atom_pairs]
             for reason, n in ignored_relations(plan, given).items():
@@ -325,18 +328,6 @@ class FactReasoner:
                     "further ones are only counted (counters.ignored_relations_*)",
                 )
         return counts
-
-    def _atoms(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
-        if record.atoms is not None:
-            return list(record.atoms)
-        if not record.output.strip():
-            return []
-        with timed(timings, "atomize"):
-            atoms = self.stages.atomizer().atomize(record.output, question=record.input or None)
-        if self.config.models.revise and atoms:
-            with timed(timings, "revise"):
-                atoms = self.stages.reviser().revise(atoms, record.output)
-        return atoms
 
     def _contexts(
         self, record: InputRecord, atoms: list[Atom], timings: dict[str, float]
@@ -367,16 +358,6 @@ class FactReasoner:
             )
         atoms = [a.model_copy(update={"contexts": per_atom.get(a.id, [])}) for a in atoms]
         return contexts, atoms
-
-    def _uses_record_relations(self, record: InputRecord) -> bool:
-        return uses_record_relations(self.config.models.nli, record.relations)
-
-    def _nli_for(self, record: InputRecord, plan: GraphPlan) -> NLIBackend:
-        """The record's own relations (``precomputed``, or ``auto`` when it carries some), else
-        the model backend."""
-        if self._uses_record_relations(record):
-            return PrecomputedNLI(record.relations or [], plan.texts)
-        return self.stages.nli()
 
     def _output(
         self,
@@ -415,6 +396,7 @@ class FactReasoner:
                 prediction=predict_label(probabilities[atom.id]),
                 evidence=sorted(evidence[atom.id], key=lambda e: -e.probability),
                 **_checkworthy_fields(checkworthy, atom.id),
+                **atom_marks(atom),
             )
             for atom in built.plan.atoms
         ]
@@ -510,11 +492,6 @@ def _selection_counts(selection: PairSelection, judged: JudgedPlan) -> dict[str,
     if selection.plan.version == 3:
         counts["nli_pruned_reverse"] = judged.reverse_skipped
     return counts
-
-
-def _tidy(value: float) -> float | int:
-    """Counts stay integers in the output; seconds keep their fraction."""
-    return int(value) if float(value).is_integer() else round(float(value), 6)
 
 
 __all__ = ["FactReasoner", "GraphBuild", "StageUnavailable"]

@@ -1,9 +1,23 @@
 """One registry for every kind of pluggable backend: name → factory, plus what it needs.
 
-Each kind (inference ``engines``, ``retrievers``, ``nli`` backends, ``llm_backends``, RAG
-``metrics``, assessment ``pipelines``, the ``commands`` of ``fact-reasoner``) is one
-:class:`Registry`. An entry says everything the
-rest of the program needs to know about a backend, in one place:
+Each kind is one :class:`Registry`, and every factory of a kind is called the same way, from
+one place (its ``make_*`` function):
+
+- ``engines``: ``factory(**engine_options)`` (:func:`fact_reasoner.inference.make_engine`);
+- ``retrievers``: ``factory(config)`` (:func:`fact_reasoner.retrieval.make_retriever`);
+- ``nli``: ``factory(config, llm_factory)`` (:func:`fact_reasoner.nli.factory.make_nli`);
+- ``llm_backends``: ``factory(config, cache)`` (:func:`fact_reasoner.llm.make_llm`);
+- ``metrics``: ``factory(**metric_parameters)`` (:func:`fact_reasoner.metrics.make_metric`);
+- ``pipelines``: ``factory(config, **stages)`` (:func:`fact_reasoner.pipelines.make_pipeline`);
+- ``commands``: ``factory()``, a :class:`~fact_reasoner.commands.base.Command` class
+  (:func:`fact_reasoner.commands.main`);
+- ``executors``: ``factory(execution_options, code_paths=…)``
+  (:func:`fact_reasoner.executors.make_executor`);
+- ``checkworthy``: ``factory(llm)`` (:func:`fact_reasoner.checkworthy.make_classifier`);
+- ``embedders``: ``factory(model_path, threads=…, cache_dir=…)``
+  (:class:`fact_reasoner.embeddings.SentenceEmbedder`).
+
+An entry says everything the rest of the program needs to know about a backend, in one place:
 
 - the **factory** that builds it (a callable, or ``"module:attribute"`` imported on first use,
   so a heavy backend costs nothing until chosen);
@@ -13,13 +27,18 @@ rest of the program needs to know about a backend, in one place:
 - the **options** it adds to the configuration (each becomes a setting and a command-line
   flag; merlin's ``--merlin-path`` is one);
 - the other stages it **uses** (the LLM judge uses the language model) and a start-up
-  **check** (the web search needs its API key).
+  **check** (the web search needs its API key);
+- the entry it **resolves to**, for a name that stands for another one (``--nli auto`` for the
+  default judge): :meth:`Registry.resolve` follows it, so that choice is made in one place.
+
+A name nothing is registered under raises :class:`UnknownName` (or the kind's subclass of it),
+listing the choices, wherever it is looked up. A kind that also takes ``module:callable`` paths
+(``--service-type my.module:factory``) imports them through the same loader as every
+``"module:attribute"`` factory.
 
 Outside packages add backends without touching this project: an entry point in the kind's
-group (``fact_reasoner.engines``, ``fact_reasoner.retrievers``, ``fact_reasoner.nli``,
-``fact_reasoner.llm_backends``, ``fact_reasoner.metrics``, ``fact_reasoner.pipelines``,
-``fact_reasoner.commands``) named
-after the backend, pointing to its factory. Entry points are read on the first lookup.
+group (``fact_reasoner.<kind>``: ``fact_reasoner.engines``, ``fact_reasoner.retrievers`` …)
+named after the backend, pointing to its factory. Entry points are read on the first lookup.
 
 A small registry of its own::
 
@@ -98,24 +117,29 @@ def require_extras(needed: Iterable[tuple[str, Extra]]) -> None:
 
 @dataclass(frozen=True)
 class Option:
-    """A setting a backend adds to its kind's configuration group (and so a command-line flag).
+    """A setting a backend adds to its kind's group of the configuration (and so a command-line
+    flag, a key of the config file and, if it can change a result, of the output's settings).
 
     ``field`` is a pydantic field made with :func:`fact_reasoner.fields.option` (default,
-    description, flag spelling, whether it changes results); ``argument`` is the factory's
-    keyword it feeds, when not ``name``. The value is passed only when set (not ``None``) and
-    only to the backend that declared it.
+    description, flag spelling, whether it changes results); ``after`` the setting of the group
+    it stands after (in ``--help``, the config file and the settings; default: at the end).
+    Engines receive their options as keywords of the factory (``argument``: the keyword, when
+    not ``name``; passed only when set, and only to the engine that declared it); the other
+    kinds read them from the configuration (``config.models.nli_samples``).
 
-    Engines use this today (the ``engine`` group: :data:`fact_reasoner.config.EngineOptions`).
-    The configuration is a fixed model built when :mod:`fact_reasoner.config` is first
-    imported, so only options registered by then become settings: those of the built-in
-    engines and of the bundled plug-ins (``merlin_bridge.plugin``). An engine registered later
-    or through an entry point takes its options as ``--engine-option KEY=VALUE``.
+    Which group a kind's options join: :data:`fact_reasoner.config.PipelineConfig` (each group
+    names the kinds it takes options from). The group's model is assembled when a configuration
+    is first built after a registration, so a backend registered in code, or by a plug-in
+    loaded on the first lookup (``merlin_bridge.plugin``), adds its settings; a backend that
+    comes from an entry point declares none (an engine's then go through
+    ``--engine-option KEY=VALUE``).
     """
 
     name: str
     annotation: Any
     field: Any
     argument: str | None = None
+    after: str | None = None
 
     @property
     def keyword(self) -> str:
@@ -135,6 +159,7 @@ class Entry(Generic[T]):
     check: Callable[..., Any] | str | None = None
     builtin: bool = False
     origin: str = "registered"
+    resolves_to: str | None = None
 
     def load(self) -> Callable[..., T]:
         """The factory, imported now if it was given as ``"module:attribute"``."""
@@ -173,6 +198,11 @@ class Registry(Generic[T]):
     plugins:
         Modules shipped with this project that register themselves into this registry when
         imported (loaded on the first lookup, like entry points).
+    paths:
+        Whether a ``"module:callable"`` path that is not registered names a factory too.
+    error:
+        The :class:`UnknownName` subclass raised for an unknown name (a kind whose callers
+        catch their own error class, such as the retrievers' ``RetrievalError``).
     """
 
     def __init__(
@@ -182,11 +212,15 @@ class Registry(Generic[T]):
         noun: str | None = None,
         entry_point_group: str | None = None,
         plugins: Sequence[str] = (),
+        paths: bool = False,
+        error: type[UnknownName] | None = None,
     ) -> None:
         self.kind = kind
         self.noun = noun or kind.rstrip("s")
         self.entry_point_group = entry_point_group
         self.plugins = tuple(plugins)
+        self.paths = paths
+        self.error = error or UnknownName
         self._entries: dict[str, Entry[T]] = {}
         self._aliases: dict[str, str] = {}
         self._loaded = False
@@ -211,6 +245,7 @@ class Registry(Generic[T]):
         aliases: Iterable[str] = (),
         builtin: bool = False,
         origin: str = "registered",
+        resolves_to: str | None = None,
     ) -> None:
         """Register ``factory`` under ``name`` (a later registration of the same name replaces it)."""
         with self._lock:
@@ -224,6 +259,7 @@ class Registry(Generic[T]):
                 check=check,
                 builtin=builtin,
                 origin=origin,
+                resolves_to=resolves_to,
             )
             for alias in aliases:
                 self._aliases[alias] = name
@@ -283,19 +319,37 @@ class Registry(Generic[T]):
         return isinstance(name, str) and (name in self._entries or name in self._aliases)
 
     def entry(self, name: str) -> Entry[T]:
-        """The entry registered as ``name`` (or an alias of it); :class:`UnknownName` if none."""
+        """The entry registered as ``name`` (or an alias of it), or for a kind that takes paths
+        the ``module:callable`` that ``name`` is; :class:`UnknownName` if none."""
         self._load_plugins()
         entry = self._entries.get(self._aliases.get(name, name))
         if entry is None:
+            if self.paths and ":" in name:
+                return Entry(name=name, factory=name, description="a module:callable path", origin="path")
             raise self.unknown(name)
         return entry
 
+    def resolve(self, name: str) -> str:
+        """The entry that ``name`` stands for: its ``resolves_to`` (``auto`` → the default NLI
+        judge), else its own name (an alias → the name it is registered under)."""
+        entry = self.entry(name)
+        return entry.resolves_to or entry.name
+
     def unknown(self, name: str) -> UnknownName:
         """The error for a name nothing is registered under, listing the choices."""
-        return UnknownName(f"unknown {self.noun} {name!r}; choose from: {', '.join(self.available())}")
+        return self.error(f"unknown {self.noun} {name!r}; choose from: {', '.join(self.available())}")
 
     def factory(self, name: str) -> Callable[..., T]:
-        return self.entry(name).load()
+        entry = self.entry(name)
+        if entry.origin != "path":
+            return entry.load()
+        module_name, _, attribute = name.partition(":")
+        try:
+            return entry.load()
+        except ImportError as error:
+            raise self.error(f"{self.noun} {name!r}: cannot import {module_name!r}: {error}") from error
+        except AttributeError as error:
+            raise self.error(f"{self.noun} {name!r}: {module_name!r} has no {attribute!r}") from error
 
     def make(self, name: str, *args: Any, **kwargs: Any) -> T:
         """Build the backend registered as ``name`` with the given arguments."""
@@ -338,9 +392,12 @@ KINDS: dict[str, str] = {
     "retrievers": "fact_reasoner.retrieval.base:RETRIEVERS",
     "nli": "fact_reasoner.nli.factory:NLI_BACKENDS",
     "llm_backends": "fact_reasoner.llm:LLM_BACKENDS",
-    "metrics": "fact_reasoner.metrics.evaluation:METRICS",
+    "metrics": "fact_reasoner.metrics.catalog:METRICS",
     "pipelines": "fact_reasoner.pipelines:PIPELINES",
     "commands": "fact_reasoner.commands:COMMANDS",
+    "executors": "fact_reasoner.executors:EXECUTORS",
+    "checkworthy": "fact_reasoner.checkworthy:CHECKWORTHY",
+    "embedders": "fact_reasoner.embeddings:EMBEDDERS",
 }
 
 

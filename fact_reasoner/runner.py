@@ -136,10 +136,13 @@ class DatasetJob(ABC):
     ``progress`` (a progress bar on stderr) and ``dataset_name`` (a label for the summary).
     The methods say what is particular to the command; each has the default that most
     commands want. An item is anything with ``key`` (its resume key), ``path`` and ``line``.
+
+    The files are needed by :func:`run_dataset` only: a job that makes one row at a time
+    (:class:`RecordService`, what ``fact-reasoner serve`` does with each request) has none.
     """
 
-    input_file: Path
-    output_file: Path
+    input_file: Path | None = None
+    output_file: Path | None = None
     overwrite: bool = False
     limit: int | None = None
     progress: bool = True
@@ -153,6 +156,13 @@ class DatasetJob(ABC):
     elsewhere: ClassVar[str] = "--output-dir / --output-file"
     #: write rows in input order even when workers finish out of order (Ray)
     in_order: ClassVar[bool] = False
+
+    @property
+    def input_path(self) -> Path:
+        """The input file, which :meth:`read` reads (a job made for :class:`RecordService` has none)."""
+        if self.input_file is None:
+            raise TypeError(f"{type(self).__name__} has no input_file to read")
+        return Path(self.input_file)
 
     @abstractmethod
     def read(self) -> list[Any]:
@@ -249,7 +259,7 @@ class AssessDataset(DatasetJob):
         return self.assessor.config
 
     def read(self) -> list[Any]:
-        return list(read_records(self.input_file))
+        return list(read_records(self.input_path))
 
     def make_executor(self) -> Executor:
         return make_executor(self.config.execution)  # --executor local|ray
@@ -376,6 +386,8 @@ def run_dataset(
 def _run(job: DatasetJob) -> RunReport:
     from .progress import progress_bar
 
+    if job.input_file is None or job.output_file is None:
+        raise TypeError(f"run_dataset: {type(job).__name__} needs input_file and output_file")
     out_path = Path(job.output_file)
     errors_path = out_path.with_suffix(".errors.jsonl")
     summary_path = out_path.with_suffix(".summary.json")
@@ -581,7 +593,10 @@ def export_models(assessor: FactReasoner, input_file: str | Path, directory: str
 
 
 def needs_model_nli(config: PipelineConfig, record: Any) -> bool:
-    """Whether a record will ask the NLI model (not only its own relations)."""
+    """Whether a record will ask the NLI model (not only its own relations). Kept for callers
+    of this module; the assessors ask :meth:`Stages.uses_record_relations
+    <fact_reasoner.stages.Stages.uses_record_relations>`, and both read
+    :func:`fact_reasoner.nli.factory.uses_record_relations`."""
     from .nli.factory import uses_record_relations
 
     return not uses_record_relations(config.models.nli, record.relations)

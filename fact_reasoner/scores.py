@@ -390,6 +390,9 @@ class DatasetSummary:
     num_abstained: int | None = None
     respond_ratio: float | None = None
     num_uncheckable_atoms: int | None = None
+    # only when the rows' atoms were made and checked here (fact_reasoner.grounding)
+    num_ungrounded_atoms: int | None = None
+    num_unresolved_atoms: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
@@ -420,7 +423,13 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
       ``mean_factuality_score`` and ``mean_f1_k`` are over the responding rows only, and it is
       left out of the gold figures;
     - when atoms carry ``checkworthy`` (``--skip-uncheckable``): ``num_uncheckable_atoms`` =
-      #{atoms with ``checkworthy: false``}, which are left out of the gold figures too.
+      #{atoms with ``checkworthy: false``}, which are left out of the gold figures too;
+    - when the rows' atoms were made by the atomizer and checked (``counters`` has
+      ``ungrounded_atoms``, :mod:`fact_reasoner.grounding`): ``num_ungrounded_atoms`` = Σ_r of
+      the row's ungrounded atoms (not judged, listed in ``ungrounded_atoms``; with
+      ``--keep-ungrounded-atoms`` judged and marked) and ``num_unresolved_atoms`` = Σ_r of its
+      atoms with an unresolved reference. An atom that is not judged is in no other figure:
+      ``num_atoms`` counts the judged atoms.
 
     Against gold labels (atoms labelled S or NS; unlabelled atoms are ignored), over the G rows
     with at least one labelled atom and the N labelled atoms, y_i = 1 for gold S, ŷ_i the
@@ -454,6 +463,13 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
     if any("checkworthy" in atom for row in rows for atom in row.get("atoms") or []):
         uncheckable = sum(atom.get("checkworthy") is False for row in rows for atom in row.get("atoms") or [])
         summary = replace(summary, num_uncheckable_atoms=uncheckable)
+    checked = [row.get("counters") or {} for row in rows if "ungrounded_atoms" in (row.get("counters") or {})]
+    if checked:
+        summary = replace(
+            summary,
+            num_ungrounded_atoms=int(sum(c["ungrounded_atoms"] for c in checked)),
+            num_unresolved_atoms=int(sum(c.get("unresolved_atoms", 0) for c in checked)),
+        )
     gold = [g for g in (GoldAtoms.of(row) for row in rows) if g.truths]
     if not gold:
         return summary

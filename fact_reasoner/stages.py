@@ -17,7 +17,7 @@ it with the same failure policy (:func:`check_judged`): when more NLI calls fail
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 from .errors import RecordFailed, StageUnavailable
 from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
-from .nli import NLIBackend, NLIJudgement
+from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
+from .nli.factory import uses_record_relations
 from .registry import Entry, Extra, require_extras
 from .schema import Relation, RelationType
 
@@ -34,9 +35,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from .checkworthy import AbstentionDetector, CheckworthyClassifier
     from .config import PipelineConfig
     from .embeddings import Embedder
+    from .grounding import CheckedAtoms
     from .llm.base import LLMBackend
     from .retrieval.base import Retriever
     from .reviser import ReviserBackend
+    from .schema import InputRecord
 
 __all__ = [
     "JudgedPlan",
@@ -48,6 +51,7 @@ __all__ = [
     "judge_and_build",
     "judge_and_infer",
     "judge_plan",
+    "tidy_count",
 ]
 
 
@@ -121,11 +125,23 @@ class Stages:
             kind = self.config.models.nli
             if kind == "precomputed":
                 raise StageUnavailable("--nli precomputed needs records that carry `relations`")
-            from .nli.factory import DEFAULT_NLI, make_nli
+            from .nli.factory import make_nli, resolve_nli
 
-            config = self.config.with_options(nli=DEFAULT_NLI if kind == "auto" else kind)
+            config = self.config.with_options(nli=resolve_nli(kind))
             self._nli = make_nli(config, self.llm)
         return self._nli
+
+    def uses_record_relations(self, record: "InputRecord") -> bool:
+        """Whether ``record`` is judged by its own ``relations`` instead of the NLI model: always
+        with ``--nli precomputed``, with ``auto`` when it carries some."""
+        return uses_record_relations(self.config.models.nli, record.relations)
+
+    def nli_for(self, record: "InputRecord", texts: Mapping[str, str]) -> NLIBackend:
+        """The NLI judge of one record: its own relations (:meth:`uses_record_relations`), over
+        ``texts`` (id → text), else the model backend behind the pair cache (:meth:`nli`)."""
+        if self.uses_record_relations(record):
+            return PrecomputedNLI(record.relations or [], texts)
+        return self.nli()
 
     def atomizer(self) -> "AtomizerBackend":
         if self._atomizer is None:
@@ -140,6 +156,26 @@ class Stages:
 
             self._reviser = make_reviser(self.config, self.llm())
         return self._reviser
+
+    def atoms(self, record: "InputRecord", timings: dict[str, float]) -> "CheckedAtoms":
+        """The atoms of ``record``: those it carries, as given (``checked`` False), else the
+        atomizer's, revised (``--no-revise``: not) and checked against the response and the
+        question (:func:`fact_reasoner.grounding.check_atoms`: ungrounded atoms set aside unless
+        ``--keep-ungrounded-atoms``, atoms that do not stand alone marked)."""
+        from .grounding import CheckedAtoms, check_atoms
+
+        if record.atoms is not None:
+            return CheckedAtoms(list(record.atoms), checked=False)
+        if not record.output.strip():
+            return CheckedAtoms([])
+        with timed(timings, "atomize"):
+            atoms = self.atomizer().atomize(record.output, question=record.input or None)
+        if self.config.models.revise and atoms:
+            with timed(timings, "revise"):
+                atoms = self.reviser().revise(atoms, record.output)
+        return check_atoms(
+            atoms, record.output, record.input or None, keep_ungrounded=self.config.models.keep_ungrounded_atoms
+        )
 
     def retriever(self) -> "Retriever":
         if self._retriever is None:
@@ -156,8 +192,7 @@ class Stages:
         if self._checkworthy is None:
             from .checkworthy import make_classifier
 
-            llm = self.llm() if self.config.scores.checkworthy == "llm" else None
-            self._checkworthy = make_classifier(self.config, llm)
+            self._checkworthy = make_classifier(self.config, self._checkworthy_llm())
         return self._checkworthy
 
     def abstention(self) -> "AbstentionDetector":
@@ -165,9 +200,14 @@ class Stages:
         if self._abstention is None:
             from .checkworthy import make_abstention_detector
 
-            llm = self.llm() if self.config.scores.checkworthy == "llm" else None
-            self._abstention = make_abstention_detector(self.config, llm)
+            self._abstention = make_abstention_detector(self.config, self._checkworthy_llm())
         return self._abstention
+
+    def _checkworthy_llm(self) -> "LLMBackend | None":
+        """The LLM backend, for a ``--checkworthy`` choice whose registration uses it."""
+        from .checkworthy import CHECKWORTHY
+
+        return self.llm() if "llm" in CHECKWORTHY.entry(self.config.scores.checkworthy).uses else None
 
     def embedder(self) -> "Embedder":
         if self._embedder is None:
@@ -226,7 +266,10 @@ class Stages:
             checks.append(nli_entry)
             uses_llm |= "llm" in nli_entry.uses
         scores = config.scores
-        uses_llm |= scores.checkworthy == "llm" and (scores.skip_uncheckable or scores.abstention == "on")
+        if scores.skip_uncheckable or scores.abstention == "on":
+            from .checkworthy import CHECKWORTHY
+
+            uses_llm |= "llm" in CHECKWORTHY.entry(scores.checkworthy).uses
         if uses_llm and self._llm is None:
             needed += language_model_extras(config)
         require_extras(needed)
@@ -251,6 +294,12 @@ class Stages:
                     if isinstance(value, (int, float)):
                         counters[key if key.startswith(f"{name}_") else f"{name}_{key}"] = value
         return counters
+
+
+def tidy_count(value: float) -> float | int:
+    """A counter as the output writes it: counts stay integers, seconds keep their fraction
+    (rounded to the microsecond)."""
+    return int(value) if float(value).is_integer() else round(float(value), 6)
 
 
 # -- judge → build → infer -------------------------------------------------------------------

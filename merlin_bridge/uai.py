@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fact_reasoner.graph import FactorGraph
+from fact_reasoner.factor_graph import FactorGraph
 
 UAI_SUFFIX = ".uai"
 EVIDENCE_SUFFIX = ".uai.evid"

@@ -4,7 +4,9 @@
 #      in constraints.txt, the CPU build of torch, every extra and the SmolLM2 GGUF, and Chromium
 #      for the browser test (as root with apt-get: said first; SKIP_CHROMIUM=1 skips it);
 #   2. ruff (lint + format) and mypy, configured in pyproject.toml;
-#   3. pytest without the tests marked slow (they need the 1.1 GB local model; run them with
+#   3. the documentation site, `mkdocs build --strict` (mkdocs.yml; offline, a few seconds): a
+#      broken link, anchor or API reference, or a warning, fails the run;
+#   4. pytest without the tests marked slow (they need the 1.1 GB local model; run them with
 #      `.venv/bin/pytest -m slow`).
 # Extra arguments go to pytest. VENV=dir uses another environment directory; CONSTRAINTS=FILE
 # another constraints file (CONSTRAINTS= none: the newest releases pyproject.toml allows).
@@ -15,5 +17,7 @@ bash scripts/setup_test_env.sh
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 echo "== ruff" && "$VENV/bin/ruff" check . && "$VENV/bin/ruff" format --check .
 echo "== mypy" && "$VENV/bin/mypy"
+# NO_MKDOCS_2_WARNING: Material's banner about MkDocs 2 (pyproject.toml bounds mkdocs below 2)
+echo "== docs" && NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet
 echo "== pytest"
 exec "$VENV/bin/python" -m pytest -m "not slow" -q "$@"

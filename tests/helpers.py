@@ -27,6 +27,8 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "training": ("torch", "transformers"),
     "report": ("matplotlib",),
     "distributed": ("ray",),
+    "serve": ("fastapi", "uvicorn", "httpx", "swagger_ui_bundle"),
+    "docs": ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"),
 }
 
 

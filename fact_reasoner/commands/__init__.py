@@ -20,13 +20,12 @@ import os
 import sys
 
 from ..errors import FactReasonerError, SetupError
-from ..registry import Registry
-from .base import INTERRUPTED, Command
+from .base import COMMANDS, INTERRUPTED, Command
 
 __all__ = ["COMMANDS", "DEFAULT_COMMAND", "Command", "configure_logging", "console_main", "main"]
 
-#: every command of ``fact-reasoner``: name → its :class:`~fact_reasoner.commands.base.Command`
-COMMANDS: Registry[Command] = Registry("commands", noun="command", entry_point_group="fact_reasoner.commands")
+# every command of ``fact-reasoner`` (COMMANDS is declared beside Command, in .base): a new
+# command is one more line here, or an entry point of an installed package
 COMMANDS.register(
     "assess",
     "fact_reasoner.commands.assess:Assess",
@@ -55,6 +54,12 @@ COMMANDS.register(
     "report",
     "fact_reasoner.commands.report:Report",
     description="a self-contained HTML report of result files",
+    builtin=True,
+)
+COMMANDS.register(
+    "serve",
+    "fact_reasoner.commands.serve:Serve",
+    description="serve checks over HTTP (FastAPI): POST /v1/assess, /v1/ragas, a page at /",
     builtin=True,
 )
 

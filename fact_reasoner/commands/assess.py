@@ -64,6 +64,8 @@ SUMMARY_KEYS = (
     "num_abstained",
     "respond_ratio",
     "num_uncheckable_atoms",
+    "num_ungrounded_atoms",
+    "num_unresolved_atoms",
     "failed_records",
     "seconds",
 )

@@ -27,12 +27,14 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..cli_options import add_config_arguments, config_flags, config_from_args
-from ..config import PipelineConfig, field_owners
+from ..config import PipelineConfig, field_owners, group_model
 from ..config_file import ConfigFile, read_config_file, to_toml
 from ..gate import GATE_FAILED, evaluate_gate
+from ..registry import Registry
 from ..runner import RunReport
 
 __all__ = [
+    "COMMANDS",
     "Command",
     "CommandParser",
     "finish_run",
@@ -270,8 +272,6 @@ class Command(ABC):
     def _apply_config_file(self, file: ConfigFile, parser: CommandParser) -> dict[str, dict[str, Any]]:
         """Check every key of the file; set the command's own options as the parser's defaults;
         return the settings groups (checked against the settings model, naming file and line)."""
-        from . import COMMANDS
-
         own_actions = {action.dest: action for action in _own_actions(parser)}
         groups = set(self.settings_groups)
         excluded = {
@@ -332,6 +332,12 @@ class Command(ABC):
         parser.set_defaults(**defaults)
 
 
+#: every command of ``fact-reasoner``: name → its :class:`Command` (the built-in ones are
+#: registered in :mod:`fact_reasoner.commands`; an installed package adds one through the
+#: ``fact_reasoner.commands`` entry-point group)
+COMMANDS: Registry[Command] = Registry("commands", noun="command", entry_point_group="fact_reasoner.commands")
+
+
 def _config_file_argument(argv: Sequence[str]) -> Path | None:
     """``--config FILE`` (or ``--config=FILE``) from the raw arguments, before parsing."""
     for position, word in enumerate(argv):
@@ -374,12 +380,11 @@ def _option_value_one(action: argparse.Action, value: Any) -> Any:
 
 
 def _group_fields(group: str) -> list[str]:
-    return list(PipelineConfig.model_fields[group].annotation.model_fields)  # type: ignore[union-attr]
+    return list(group_model(group).model_fields)
 
 
 def _group_title(group: str) -> str:
-    model = PipelineConfig.model_fields[group].annotation
-    return str(getattr(model, "title", "") or group)
+    return str(getattr(group_model(group), "title", "") or group)
 
 
 def _check_file_settings(file: ConfigFile, settings: dict[str, dict[str, Any]]) -> None:
@@ -409,8 +414,6 @@ def _plain(value: Any) -> Any:
 
 
 def _command_names(current: str) -> list[str]:
-    from . import COMMANDS
-
     return [name for name in COMMANDS.available() if name != current]
 
 

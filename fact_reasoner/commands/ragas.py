@@ -135,7 +135,7 @@ class RagasDataset(runner.DatasetJob):
     def read(self) -> list[Any]:
         from ..metrics.sample import read_samples
 
-        return list(read_samples(self.input_file, needs_response=self.needs_response))
+        return list(read_samples(self.input_path, needs_response=self.needs_response))
 
     def settings(self) -> dict[str, Any]:
         return {

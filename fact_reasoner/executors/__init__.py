@@ -15,14 +15,22 @@
 A :class:`Job` holds the config and plain parameters; ``job.setup(config)`` builds a worker's
 state and ``job.run(state, item)`` does one item. Results are the same whichever executor runs
 them; only their order differs.
+
+The executors are a kind of the registry (:data:`EXECUTORS`, ``--executor``): each is made as
+``factory(options, code_paths=…)`` from the ``execution`` settings, and declares its own
+settings in its registration (Ray's address, workers and batch size).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
+from pydantic import Field
+
+from ..fields import option
+from ..registry import Option, Registry
 from .base import Executor, Job, Outcome, Worker, WorkerError, WorkerLost, WorkerStats, describe_error
 from .local import LocalExecutor
 
@@ -30,6 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..config import ExecutionOptions
 
 __all__ = [
+    "EXECUTORS",
     "Executor",
     "Job",
     "LocalExecutor",
@@ -43,13 +52,58 @@ __all__ = [
 ]
 
 
+#: every executor (``--executor`` takes any of these names; an installed package adds one
+#: through the ``fact_reasoner.executors`` entry-point group)
+EXECUTORS: Registry[Executor] = Registry("executors", noun="executor", entry_point_group="fact_reasoner.executors")
+
+
+def _local(options: "ExecutionOptions", *, code_paths: Sequence[str | Path] = ()) -> Executor:
+    return LocalExecutor()
+
+
+#: the ``ray`` executor's settings (the ``execution`` group)
+RAY_OPTIONS = (
+    Option(
+        "ray_address",
+        str | None,
+        option(
+            None,
+            "ray: the cluster to use; default: start a local Ray instance on this machine; 'auto' joins the "
+            "cluster that `ray start` runs here; ray://HOST:10001 connects through Ray Client",
+            affects_results=False,
+        ),
+    ),
+    Option(
+        "workers",
+        Annotated[int, Field(ge=1)] | None,
+        option(None, "ray: number of actors (default: one per CPU of the cluster)", affects_results=False),
+    ),
+    Option(
+        "batch_size",
+        Annotated[int, Field(ge=1)],
+        option(
+            4,
+            "ray: records sent to an actor at a time (larger batches cost less in messages, smaller ones "
+            "balance better and lose less work when a worker dies)",
+            affects_results=False,
+        ),
+    ),
+)
+
+EXECUTORS.register("local", _local, description="this process, in input order", builtin=True)
+EXECUTORS.register(
+    "ray",
+    "fact_reasoner.executors.ray_executor:RayExecutor",
+    description="batches sent to Ray actors, each holding its own stages (the distributed extra); results "
+    "come back in completion order",
+    options=RAY_OPTIONS,
+    builtin=True,
+)
+
+
 def make_executor(options: "ExecutionOptions", *, code_paths: Sequence[str | Path] = ()) -> Executor:
     """The executor ``options.executor`` names. ``ray`` without the package raises
     :class:`~fact_reasoner.errors.SetupError` naming the extra to install; ``code_paths`` are
     directories the Ray workers also need on their ``PYTHONPATH`` (a job defined outside the
     package)."""
-    if options.executor == "ray":
-        from .ray_executor import RayExecutor
-
-        return RayExecutor(options, code_paths=code_paths)
-    return LocalExecutor()
+    return EXECUTORS.make(options.executor, options, code_paths=code_paths)

@@ -58,6 +58,8 @@ MAX_ATTEMPTS = 3
 #: batches queued on each actor, so it never waits for the driver between two batches
 DEPTH = 2
 INSTALL_HINT = "pip install 'fact-reasoner-offline[distributed]'"
+#: the ``fact_reasoner`` package this module belongs to (where a worker imported it from)
+PACKAGE_DIR = Path(__file__).parent.parent
 #: environment variables that settings fall back to; the driver's values go to the actors
 FORWARDED_VARIABLES = (
     "FACT_REASONER_BASE_URL",
@@ -89,9 +91,7 @@ def worker_python_path(extra: Sequence[str | Path] = ()) -> list[str]:
     """The directories Ray workers put first on ``sys.path``: the one this process imports
     ``fact_reasoner`` from, when that is a source checkout rather than an installed package, then
     ``extra`` (e.g. the repository root, for a job defined in the experiments package)."""
-    import fact_reasoner
-
-    root = Path(fact_reasoner.__file__).resolve().parent.parent
+    root = PACKAGE_DIR.resolve().parent
     paths = [] if _is_site_directory(root) else [str(root)]
     for path in extra:
         resolved = str(Path(path).resolve())
@@ -123,9 +123,7 @@ class RecordWorker:
         self.worker = Worker(job, name, config)
 
     def describe(self) -> dict[str, Any]:
-        import fact_reasoner
-
-        return {"pid": os.getpid(), "node": socket.gethostname(), "code": str(Path(fact_reasoner.__file__).parent)}
+        return {"pid": os.getpid(), "node": socket.gethostname(), "code": str(PACKAGE_DIR)}
 
     def run_batch(self, batch: list[tuple[int, Any]]) -> list[Outcome]:
         return [_portable(outcome) for outcome in self.worker.run_batch(batch)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import FactReasonerError, SettingsError
-from ..graph import FactorGraph
+from ..factor_graph import FactorGraph
 from ..registry import Registry
 
 

@@ -16,10 +16,13 @@ Both share one persistent call cache, ``<config.cache.cache_dir>/model_calls.sql
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import Field
 
 from ..cache import ModelCache
-from ..registry import Extra, Registry
+from ..fields import option
+from ..registry import Extra, Option, Registry
 from .base import ChatBackend, ChatRequest, ChatResponse, Choice, LLMBackend, LLMError, TokenLogprob, stats_delta
 
 if TYPE_CHECKING:
@@ -82,11 +85,35 @@ LLM_BACKENDS.register(
     extras=(Extra("xllamacpp", "llm"),),
     builtin=True,
 )
+#: the ``openai`` backend's settings (the ``models`` group; listed after ``--model``)
+OPENAI_OPTIONS = (
+    Option(
+        "base_url", str | None, option(None, "OpenAI-compatible base URL (or FACT_REASONER_BASE_URL)"), after="model"
+    ),
+    Option(
+        "llm_timeout",
+        Annotated[float, Field(gt=0)],
+        option(120.0, "openai backend: seconds to wait for one reply", affects_results=False),
+        after="model",
+    ),
+    Option(
+        "llm_retries",
+        Annotated[int, Field(ge=0)],
+        option(
+            5,
+            "openai backend: retries of a failed call (connection errors, 429, 5xx), with backoff",
+            affects_results=False,
+        ),
+        after="model",
+    ),
+)
+
 LLM_BACKENDS.register(
     "openai",
     _make_openai,
     description="any OpenAI-compatible server",
     extras=(Extra("httpx", "llm"),),
+    options=OPENAI_OPTIONS,
     builtin=True,
 )
 

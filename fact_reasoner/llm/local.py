@@ -6,7 +6,8 @@ straight to the server's chat-completions handler, which returns OpenAI-style JS
 logprobs and honours JSON-schema output. The same server also listens on a free port of
 127.0.0.1 (``listening_address``), which is how the ``openai`` backend is tested over real HTTP.
 
-Defaults: temperature 0 and seed 42 (deterministic), threads = all cores.
+Defaults: temperature 0 and seed 42 (deterministic); prompts are read with all cores, and
+tokens are generated with all cores only on an idle machine (:func:`generation_threads_for`).
 
 Where a cold run's time goes, and what this backend does about it (measured in
 ``scripts/benchmark_llm.py``): most of it is prefilling prompts, and each stage's prompt starts
@@ -37,6 +38,25 @@ from .models import ModelUnavailable, resolve_local_model
 
 logger = logging.getLogger(__name__)
 
+
+def generation_threads_for(cores: int, load: float) -> int:
+    """Threads that generate tokens, when ``--threads`` is not given: the cores no other
+    process is using, g = max(1, cores − round(load)), ``load`` the 1-minute load average when
+    the model is loaded.
+
+    Why: a generated token passes through every layer with the threads meeting at a barrier
+    after each operation, so one thread waiting for a core holds up all of them: on a loaded
+    machine one generating thread is several times faster than two. Reading a prompt is not
+    slowed that way (a batch of tokens is worth splitting), so prompts keep every core. On an
+    idle machine all cores generate faster, and g = cores. The measurements
+    (``python -m scripts.benchmark_llm --threads-check``) are in ``docs/measurements.md``.
+
+    >>> generation_threads_for(2, 0.1), generation_threads_for(2, 1.2), generation_threads_for(16, 3.0)
+    (2, 1, 13)
+    """
+    return max(1, min(cores, cores - round(load)))
+
+
 #: the stages that get a slot of their own (prompt tags before the "/")
 STAGE_SLOTS = ("atomizer", "reviser", "nli-llm")
 
@@ -56,11 +76,16 @@ class LocalLLM(ChatBackend):
         context_size: int = 4096,
         stage_slots: tuple[str, ...] = STAGE_SLOTS,
         keep_prefix_states: bool = True,
+        generation_threads: int | None = None,
         verbose: bool = False,
     ):
         self._requested_model = model
         self._cache_dir = Path(cache_dir)
-        self.threads = threads or os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+        # threads: what prompts are read with (and generation too, when given); generation
+        # threads, when neither is given, follow the load (generation_threads_for)
+        self.threads = threads or cores
+        self._generation_threads = generation_threads or threads
         self.context_size = context_size
         self.stage_slots = tuple(stage_slots)
         # one slot per stage, and one for every other prompt
@@ -101,12 +126,13 @@ class LocalLLM(ChatBackend):
                 "the local backend needs xllamacpp: pip install 'fact-reasoner-offline[llm]'"
             ) from missing
         _, path = resolve_local_model(self._requested_model)  # the model store, not the call cache
-        logger.info("loading local model %s (%d threads) …", path.name, self.threads)
+        generation = self._generation_threads or generation_threads_for(self.threads, os.getloadavg()[0])
+        logger.info("loading local model %s (%d threads, %d generating) …", path.name, self.threads, generation)
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
         params.n_ctx = self.context_size * self.parallel
         params.n_parallel = self.parallel
-        params.cpuparams.n_threads = self.threads
+        params.cpuparams.n_threads = generation
         params.cpuparams_batch.n_threads = self.threads
         params.warmup = False
         params.sampling.seed = 42

@@ -77,6 +77,8 @@ def uncertainty_match(text: str, phrases: Iterable[str] = UNCERTAINTY_PHRASES) -
 
 @dataclass
 class AnswerClassification(Metric):
+    """CORRECT, WRONG or DON'T KNOW: an uncertainty phrase, else factual correctness against a threshold."""
+
     name = "answer_classification"
     phrases: tuple[str, ...] = UNCERTAINTY_PHRASES
     correct_threshold: float = 0.5

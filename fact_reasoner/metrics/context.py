@@ -24,7 +24,7 @@ from typing import Any
 from ..cache import ModelCache
 from ..config import PipelineConfig
 from ..embeddings import Embedder
-from ..graph import GraphOptions
+from ..graph_options import GraphOptions
 from ..inference import InferenceEngine
 from ..llm.base import LLMBackend
 from ..nli import NLIBackend
@@ -139,14 +139,14 @@ class MetricContext:
         (:meth:`~fact_reasoner.metrics.base.Metric.needs`: the NLI backend, the language model,
         the embedder, each checked against its registry entry's extras by
         :meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`), then the extras and
-        start-up check its own :data:`~fact_reasoner.metrics.evaluation.METRICS` entry declares
+        start-up check its own :data:`~fact_reasoner.metrics.catalog.METRICS` entry declares
         (BERTScore's package; the embedder's only when this instance embeds sentences). Raises
         :class:`~fact_reasoner.stages.StageUnavailable` naming the metric and the extra to
         install, instead of every sample failing the same way."""
         from ..embeddings import EMBEDDER_EXTRAS
         from ..registry import require_extras
         from ..stages import StageUnavailable
-        from .evaluation import METRICS
+        from .catalog import METRICS
 
         for metric in metrics:
             needs = metric.needs()

@@ -11,7 +11,6 @@ config (:class:`SampleJob`). Either way the rows are written in sample order.
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import time
@@ -20,75 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..embeddings import EMBEDDER_EXTRAS
 from ..errors import SetupError
 from ..executors import Executor, Job, LocalExecutor, describe_error
 from ..json_safe import json_safe
-from ..registry import Extra, Registry
 from .base import Metric, as_sample
+from .catalog import ALIASES, METRICS, available_metrics, make_metric
 from .classification import AnswerClassification
-from .composite import RagasScore
 from .context import MetricContext
-from .correctness import FactualAccuracy, FactualCorrectness
-from .faithfulness import Faithfulness
-from .relevance import AnswerRelevance
 from .results import MetricResult
-from .retrieval_metrics import ContextPrecision, ContextRecall
 from .sample import RagSample
-from .similarity import BertScoreF1, SemanticSimilarity
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import PipelineConfig
-
-#: every RAG metric (``make_metric`` and ``fact-reasoner ragas --metrics`` take these names, or an
-#: alias); a factory is called with the metric's parameters. Installed packages add theirs
-#: through the ``fact_reasoner.metrics`` entry-point group.
-METRICS: Registry[Metric] = Registry("metrics", noun="metric", entry_point_group="fact_reasoner.metrics")
-
-ALIASES = {
-    "answer_relevancy": "answer_relevance",
-    "ragas": "ragas_score",
-    "composite": "ragas_score",
-    "bertscore": "bert_score",
-    "bert_score_f1": "bert_score",
-    "bertscore_f1": "bert_score",
-    "geval": "factual_accuracy",
-    "classification": "answer_classification",
-}
-
-for _metric, _extras in (
-    (Faithfulness, ()),
-    (FactualCorrectness, ()),
-    (ContextPrecision, ()),
-    (ContextRecall, ()),
-    (AnswerRelevance, EMBEDDER_EXTRAS),
-    (RagasScore, EMBEDDER_EXTRAS),
-    (FactualAccuracy, ()),
-    (SemanticSimilarity, EMBEDDER_EXTRAS),
-    (BertScoreF1, (Extra("bert_score", "bertscore"),)),
-    (AnswerClassification, ()),
-):
-    METRICS.register(
-        _metric.name,
-        _metric,
-        description=(inspect.getdoc(_metric) or "").split("\n")[0],
-        extras=_extras,
-        aliases=[alias for alias, target in ALIASES.items() if target == _metric.name],
-        builtin=True,
-    )
-
-
-def available_metrics() -> list[str]:
-    """The metric names ``make_metric`` and ``fact-reasoner ragas --metrics`` take."""
-    return sorted(METRICS.available())
-
-
-def make_metric(name: str, **params: Any) -> Metric:
-    """A metric by its name (``faithfulness``, ``factual_correctness`` … or an alias)."""
-    key = name.strip().lower().replace("-", "_")
-    if key not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; known: {', '.join(available_metrics())}")
-    return METRICS.make(key, **params)
 
 
 @dataclass

@@ -23,6 +23,8 @@ from .sample import RagSample
 
 @dataclass
 class SemanticSimilarity(Metric):
+    """Cosine of the sentence embeddings of response and reference (at least 0)."""
+
     name = "semantic_similarity"
 
     def needs(self) -> frozenset[str]:
@@ -42,6 +44,8 @@ _SCORERS: dict[tuple[str, int], object] = {}
 
 @dataclass
 class BertScoreF1(Metric):
+    """BERTScore F1 of response against reference, over a local model (no baseline rescaling)."""
+
     name = "bert_score"
     model_path: str | None = None
     num_layers: int = 6

@@ -78,8 +78,8 @@ class AlignClassifier:
         Each layer multiplies row by row (vector × matrix): a matrix product over the whole
         batch gives a row results that differ in the last bits (≈1e-7 here) with the rows
         beside it, so a pair judged with other pairs — in another record, by another worker —
-        would not get exactly the same probability. The layers are small: 3,000 rows take
-        about 30 ms.
+        would not get exactly the same probability. The layers are small, so the loop costs
+        little (``docs/measurements.md``).
         """
         x = (features - self.mean) / self.scale
         for i, (w, b) in enumerate(self.layers):

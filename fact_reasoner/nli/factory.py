@@ -5,10 +5,10 @@ packages add theirs through the ``fact_reasoner.nli`` entry-point group). Each f
 called as ``factory(config, llm_factory)``:
 
 - ``auto`` (the default): the record's relations where it carries them, else :data:`DEFAULT_NLI`,
-  the shipped cross-encoder — measured above the LLM judge where the engine uses it (balanced
-  accuracy 0.717 vs 0.683 on the 505 held-out FActScore atoms, FR2's precision MAE 0.088 vs
-  0.150 on those biographies) at about forty times its speed; the LLM judge keeps the higher
-  AUROC (0.801 vs 0.777): see the README's "Choosing the NLI judge".
+  the shipped cross-encoder — chosen by measurement: it separates supported from unsupported
+  atoms better than the LLM judge and gives FR2 the smaller precision error, many times faster,
+  while the LLM judge ranks atoms better (AUROC); the figures are in the documentation's
+  "Choosing the NLI judge" (``docs/judges.md``) and ``docs/measurements.md``.
 - ``llm``: :class:`~fact_reasoner.nli.llm_judge.LLMJudgeNLI`
   with ``config.models.nli_prompt_version``; the chat model comes from ``llm_factory()`` so nothing is
   loaded unless NLI actually runs.
@@ -23,15 +23,23 @@ called as ``factory(config, llm_factory)``:
   judge by default) the pairs whose P(entailment) or P(contradiction) lies within
   ``nli_cascade_band`` of 0.5.
 - ``precomputed``: built by the pipeline from each record's ``relations``; not here.
+
+Each backend's own settings (the model folder, the cascade's second judge and band, the LLM
+judge's prompt, calibration and samples) are declared in its registration below
+(:class:`~fact_reasoner.registry.Option`): they join the ``models`` group of the configuration
+(``config.models.nli_samples``), its flags and its settings.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Literal
+
+from pydantic import AfterValidator, Field
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..registry import Extra, Registry, require_extras
+from ..fields import one_of, option
+from ..registry import Extra, Option, Registry, require_extras
 from .base import NLIBackend
 from .cache import CachedNLI
 
@@ -48,6 +56,70 @@ CROSS_ENCODER_EXTRAS = (Extra("onnxruntime", "nli"), Extra("tokenizers", "nli"))
 
 #: every NLI backend (``--nli`` takes any of these names)
 NLI_BACKENDS: Registry[NLIBackend] = Registry("nli", noun="NLI backend", entry_point_group="fact_reasoner.nli")
+
+#: NLI backends that cannot be the cascade's second judge (they judge no pair themselves)
+NOT_A_SECOND_JUDGE = ("auto", "cascade", "precomputed")
+
+
+def _second_judge(value: str) -> str:
+    return one_of([name for name in NLI_BACKENDS.available() if name not in NOT_A_SECOND_JUDGE], value)
+
+
+# -- the backends' settings (the ``models`` group), in the order --help lists them
+
+NLI_MODEL = Option(
+    "nli_model",
+    str | None,
+    option(
+        None,
+        "model folder for align or cross-encoder (default: the one the package ships); cross-encoder "
+        "also takes a hub id already in the local cache",
+    ),
+    after="nli",
+)
+CASCADE_OPTIONS = (
+    Option(
+        "nli_cascade_second",
+        Annotated[str, AfterValidator(_second_judge)],
+        option(
+            "llm",
+            "cascade: the NLI backend that judges the pairs the cross-encoder is unsure of",
+            registry="nli",
+            only_when=("nli", "cascade"),
+        ),
+        after="nli",
+    ),
+    Option(
+        "nli_cascade_band",
+        Annotated[float, Field(ge=0.0, le=0.5)],
+        option(
+            0.02,
+            "cascade: a pair goes to the second judge when the cross-encoder's P(entailment) or "
+            "P(contradiction) lies within this distance of 0.5 (0.02: between 0.48 and 0.52, about 4 % "
+            "of FActScore pairs; 0.3 sends about 65 %; 0: never)",
+            only_when=("nli", "cascade"),
+        ),
+        after="nli",
+    ),
+)
+# listed after the pair selection's settings, where they stood before backends declared them
+LLM_JUDGE_OPTIONS = (
+    Option(
+        "nli_prompt_version",
+        Literal["v1", "v2"],
+        option("v1", "prompt of the LLM judge"),
+        after="nli_neighbour_window",
+    ),
+    Option(
+        "nli_calibrate", bool, option(False, "contextual calibration of the LLM judge"), after="nli_neighbour_window"
+    ),
+    Option(
+        "nli_samples",
+        Annotated[int, Field(ge=1)],
+        option(5, "self-consistency samples when the LLM backend gives no logprobs"),
+        after="nli_neighbour_window",
+    ),
+)
 
 
 def _make_llm_judge(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
@@ -104,7 +176,7 @@ def _precomputed(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend
 
 
 def _auto(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
-    return NLI_BACKENDS.make(DEFAULT_NLI, config, llm_factory)
+    return NLI_BACKENDS.make(resolve_nli("auto"), config, llm_factory)
 
 
 NLI_BACKENDS.register(
@@ -112,15 +184,22 @@ NLI_BACKENDS.register(
     _auto,
     description=f"the record's relations if present, else {DEFAULT_NLI}",
     builtin=True,
+    resolves_to=DEFAULT_NLI,
 )
 NLI_BACKENDS.register(
-    "llm", _make_llm_judge, description="the LLM judge (the configured language model)", uses=("llm",), builtin=True
+    "llm",
+    _make_llm_judge,
+    description="the LLM judge (the configured language model)",
+    uses=("llm",),
+    options=LLM_JUDGE_OPTIONS,
+    builtin=True,
 )
 NLI_BACKENDS.register(
     "align",
     _make_align,
     description="the shipped alignment classifier (sentence embedder)",
     extras=EMBEDDER_EXTRAS,
+    options=(NLI_MODEL,),
     builtin=True,
 )
 NLI_BACKENDS.register(
@@ -128,6 +207,7 @@ NLI_BACKENDS.register(
     _make_cross_encoder,
     description="the shipped MiniLM NLI model (ONNX Runtime: fast)",
     extras=CROSS_ENCODER_EXTRAS,
+    options=(NLI_MODEL,),
     builtin=True,
 )
 NLI_BACKENDS.register(
@@ -135,6 +215,7 @@ NLI_BACKENDS.register(
     _make_cascade,
     description="the cross-encoder, and a second judge (--nli-cascade-second) for the pairs it is unsure of",
     extras=CROSS_ENCODER_EXTRAS,
+    options=(NLI_MODEL, *CASCADE_OPTIONS),
     check=_check_cascade,
     builtin=True,
 )
@@ -144,8 +225,9 @@ NLI_BACKENDS.register(
 
 
 def resolve_nli(name: str) -> str:
-    """The backend a model judgement uses for ``name`` (``auto`` → :data:`DEFAULT_NLI`)."""
-    return DEFAULT_NLI if name == "auto" else name
+    """The backend a model judgement uses for ``name`` (``auto`` → :data:`DEFAULT_NLI`: the
+    ``auto`` entry's ``resolves_to``, the one place that choice is made)."""
+    return NLI_BACKENDS.resolve(name)
 
 
 def available_nli() -> list[str]:

@@ -35,9 +35,10 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import RecordFailed
+from ..graph import deduplicate_by_text
+from ..grounding import UNGROUNDED_FIELD, atom_marks
 from ..llm.base import ChatRequest, LLMBackend, LLMError
-from ..nli import NLIBackend, NLIJudgement, PrecomputedNLI
-from ..nli.factory import uses_record_relations
+from ..nli import NLIBackend, NLIJudgement
 from ..schema import (
     Atom,
     AtomVerdict,
@@ -49,7 +50,7 @@ from ..schema import (
     RelationType,
 )
 from ..scores import is_supported, predict_label, resolve_k, score_record
-from ..stages import Stages, timed
+from ..stages import Stages, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import PipelineConfig
@@ -290,6 +291,8 @@ class _RecordCounts:
     """What one record cost, beside the stages' own counters."""
 
     counts: dict[str, int] = field(default_factory=dict)
+    #: the atoms set aside as ungrounded, as the output lists them
+    ungrounded: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, key: str, amount: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + amount
@@ -349,24 +352,21 @@ class BaselinePipeline:
         retrieve = any(r.contexts is None for r in records) and self.config.retrieval.service_type != "supplied"
         self.stages.preflight(
             retrieve=retrieve,
-            judge=self.judge == "nli" and any(self._nli_is_model(r) for r in records),
+            judge=self.judge == "nli" and not all(self.stages.uses_record_relations(r) for r in records),
             llm=any(self.uses_llm(r) for r in records),
         )
 
     # -- per record ---------------------------------------------------------------------------
 
     def claims(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
-        """The claims to check: the record's atoms, else the atomizer's (and reviser's)."""
-        if record.atoms is not None:
-            return _first_of_each_text(record.atoms)
-        if not record.output.strip():
-            return []
-        with timed(timings, "atomize"):
-            atoms = self.stages.atomizer().atomize(record.output, question=record.input or None)
-        if self.config.models.revise and atoms:
-            with timed(timings, "revise"):
-                atoms = self.stages.reviser().revise(atoms, record.output)
-        return _first_of_each_text(atoms)
+        """The claims to check: the record's atoms, else the atomizer's (and reviser's), less
+        those set aside as ungrounded (listed and counted: :meth:`Stages.atoms
+        <fact_reasoner.stages.Stages.atoms>`)."""
+        checked = self.stages.atoms(record, timings)
+        for key, amount in checked.counters().items():
+            self.counts.add(key, amount)
+        self.counts.ungrounded = checked.listed()
+        return deduplicate_by_text(checked.judged).kept
 
     def row_fields(self, record: InputRecord) -> dict[str, Any]:
         """Fields a pipeline adds to its rows (VeriScore: where its claims came from)."""
@@ -379,13 +379,8 @@ class BaselinePipeline:
     def nli_for(self, record: InputRecord) -> NLIBackend:
         """The NLI judge: the record's own relations (``--nli precomputed``, or ``auto`` when it
         carries some), else the model backend behind the pair cache."""
-        if not self._nli_is_model(record):
-            texts = {a.id: a.text for a in record.atoms or []} | {c.id: c.text for c in record.contexts or []}
-            return PrecomputedNLI(record.relations or [], texts)
-        return self.stages.nli()
-
-    def _nli_is_model(self, record: InputRecord) -> bool:
-        return not uses_record_relations(self.config.models.nli, record.relations)
+        texts = {a.id: a.text for a in record.atoms or []} | {c.id: c.text for c in record.contexts or []}
+        return self.stages.nli_for(record, texts)
 
     def assess(
         self,
@@ -432,7 +427,7 @@ class BaselinePipeline:
         output.timings = timings
         after = self.stage_stats()
         output.counters = counts.counts | {
-            key: _tidy(value - before.get(key, 0)) for key, value in after.items() if value != before.get(key, 0)
+            key: tidy_count(value - before.get(key, 0)) for key, value in after.items() if value != before.get(key, 0)
         }
         return output
 
@@ -461,6 +456,7 @@ class BaselinePipeline:
                 probability=probabilities[j.atom.id],
                 prediction=predict_label(probabilities[j.atom.id]),
                 **j.details(),
+                **atom_marks(j.atom),
             )
             for j in scored
         ]
@@ -472,6 +468,8 @@ class BaselinePipeline:
                 for j in judgements
                 if j.failed
             ]
+        if self.counts.ungrounded:
+            extra[UNGROUNDED_FIELD] = self.counts.ungrounded
         if evidence.retrieved:
             extra["contexts"] = [c.model_dump(mode="json", exclude_none=True) for c in evidence.retrieved.values()]
         return OutputRecord(
@@ -489,18 +487,3 @@ class BaselinePipeline:
             **scores.as_fields(),
             **extra,
         )
-
-
-def _first_of_each_text(atoms: Sequence[Atom]) -> list[Atom]:
-    """Atoms deduplicated by exact text, the first kept (as the graph and the baselines do)."""
-    seen: set[str] = set()
-    out = []
-    for atom in atoms:
-        if atom.text not in seen:
-            seen.add(atom.text)
-            out.append(atom)
-    return out
-
-
-def _tidy(value: float) -> float | int:
-    return int(value) if float(value).is_integer() else round(float(value), 6)

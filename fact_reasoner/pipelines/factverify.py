@@ -104,8 +104,8 @@ class FactVerifyPipeline(BaselinePipeline):
 
     def judge_atom(self, atom: Atom, record: InputRecord, evidence: EvidenceSource) -> AtomJudgement:
         options = self.config.pipeline
-        steps: int = options.factverify_steps  # type: ignore[attr-defined]
-        per_step: int = options.factverify_results  # type: ignore[attr-defined]
+        steps: int = options.factverify_steps
+        per_step: int = options.factverify_results
         llm = self.stages.llm()
         knowledge: list[Context] = []
         queries: list[str] = []

@@ -106,7 +106,7 @@ class VeriScorePipeline(BaselinePipeline):
 
     def extracts(self, record: InputRecord) -> bool:
         """Whether the record's claims are extracted here (not the record's atoms)."""
-        return self.config.pipeline.veriscore_claims == "extract" or record.atoms is None  # type: ignore[attr-defined]
+        return self.config.pipeline.veriscore_claims == "extract" or record.atoms is None
 
     def uses_llm(self, record: InputRecord) -> bool:
         return self.judge == "llm" or self.extracts(record)

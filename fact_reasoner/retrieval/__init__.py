@@ -27,10 +27,12 @@ from .base import (
     RetrievalError,
     RetrievedContext,
     Retriever,
+    UnknownService,
     available_retrievers,
     register_retriever,
 )
 from .cache import CachedRetriever, RetrievalCache
+from .options import GOOGLE_OPTIONS, STORE_OPTIONS, WIKIPEDIA_OPTIONS
 from .records import RetrievedContexts, atom_context_id, question_context_id, retrieve_for_record
 
 if TYPE_CHECKING:
@@ -43,13 +45,13 @@ CACHE_FILE_NAME = "retrieval.sqlite"
 WEB_SERVICES = ("google", "wikipedia", "langchain")
 
 
-def _make_supplied(config: "PipelineConfig", cache: RetrievalCache | None = None) -> Retriever:
+def _make_supplied(config: "PipelineConfig") -> Retriever:
     from .retrievers import SuppliedRetriever
 
     return SuppliedRetriever()
 
 
-def _make_from_store(config: "PipelineConfig", cache: RetrievalCache | None = None) -> Retriever:
+def _make_from_store(config: "PipelineConfig") -> Retriever:
     """``chroma``, ``bm25`` or ``hybrid`` over the store ``config.retrieval.store`` names."""
     from .retrievers import BM25Retriever, ChromaRetriever, HybridRetriever
 
@@ -84,6 +86,7 @@ RETRIEVERS.register(
     _make_from_store,
     description="dense retrieval from a store built by `fact-reasoner index`",
     extras=(Extra("chromadb", "retrieval"), *EMBEDDER_EXTRAS),
+    options=STORE_OPTIONS,
     builtin=True,
 )
 RETRIEVERS.register(
@@ -91,6 +94,7 @@ RETRIEVERS.register(
     _make_from_store,
     description="lexical BM25 over the same store",
     extras=(Extra("bm25s", "retrieval"),),
+    options=STORE_OPTIONS,
     builtin=True,
 )
 RETRIEVERS.register(
@@ -98,6 +102,7 @@ RETRIEVERS.register(
     _make_from_store,
     description="chroma and bm25 fused by reciprocal rank",
     extras=(Extra("chromadb", "retrieval"), *EMBEDDER_EXTRAS, Extra("bm25s", "retrieval")),
+    options=STORE_OPTIONS,
     builtin=True,
 )
 RETRIEVERS.register(
@@ -107,6 +112,7 @@ RETRIEVERS.register(
     extras=(*_WEB_EXTRAS, Extra("trafilatura", "web")),
     # a missing key stops the run at start-up, not at the first record
     check="fact_reasoner.retrieval.web:serper_key",
+    options=GOOGLE_OPTIONS,
     builtin=True,
 )
 RETRIEVERS.register(
@@ -114,6 +120,7 @@ RETRIEVERS.register(
     "fact_reasoner.retrieval.wikipedia:make_wikipedia",
     description="the MediaWiki API, topic-aware",
     extras=_WEB_EXTRAS,
+    options=WIKIPEDIA_OPTIONS,
     builtin=True,
 )
 RETRIEVERS.register(
@@ -121,21 +128,22 @@ RETRIEVERS.register(
     "fact_reasoner.retrieval.wikipedia:make_wikipedia",
     description="the same as wikipedia (IBM's name)",
     extras=_WEB_EXTRAS,
+    options=WIKIPEDIA_OPTIONS,
     builtin=True,
 )
 
 
 def make_uncached_retriever(config: "PipelineConfig", cache: RetrievalCache | None = None) -> Retriever:
-    """The retriever named by ``config.retrieval.service_type``, without the result cache.
+    """The retriever named by ``config.retrieval.service_type`` (a registered name or a
+    ``module:callable`` path; :class:`UnknownService` for neither), without the result cache.
 
-    ``cache`` is where the web services keep the responses they receive (None: this process's
-    memory only)."""
-    from .base import resolve_factory
-
-    service = config.retrieval.service_type
-    if service in RETRIEVERS and RETRIEVERS.entry(service).builtin:
-        return RETRIEVERS.make(service, config, cache)
-    return resolve_factory(service)(config)
+    ``cache`` is where a retriever that keeps the responses it receives (the web services:
+    ``keep_responses``) keeps them too (None: this process's memory only)."""
+    retriever = RETRIEVERS.make(config.retrieval.service_type, config)
+    keep_responses = getattr(retriever, "keep_responses", None)
+    if cache is not None and callable(keep_responses):
+        keep_responses(cache)
+    return retriever
 
 
 def make_retriever(config: "PipelineConfig") -> Retriever:
@@ -158,6 +166,7 @@ __all__ = [
     "RetrievalCache",
     "RetrievalError",
     "RetrievedContext",
+    "UnknownService",
     "WEB_SERVICES",
     "Retriever",
     "atom_context_id",

@@ -37,11 +37,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..config import DEFAULT_SEARCH_URL
 from ..errors import RecordFailed, SetupError
 from .base import RetrievedContext
 from .corpus import Document, chunk_document
 from .http import HTTPFailure, Page, WebClient, WebSettings
+from .options import DEFAULT_SEARCH_URL
 
 if TYPE_CHECKING:
     from ..config import PipelineConfig
@@ -196,6 +196,11 @@ class WebService:
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self.counts: Counter[str] = Counter()
+
+    def keep_responses(self, cache: "RetrievalCache") -> None:
+        """Keep the responses received in ``cache`` too (its ``responses`` table), not only in
+        this process's memory (:func:`fact_reasoner.retrieval.make_retriever` calls it)."""
+        self.store.cache = cache
 
     def count(self, key: str, n: int = 1) -> None:
         with self._lock:
@@ -405,7 +410,7 @@ def serper_key(config: "PipelineConfig") -> str | None:
     return key
 
 
-def make_google(config: "PipelineConfig", cache: "RetrievalCache | None" = None) -> GoogleSearchRetriever:
+def make_google(config: "PipelineConfig") -> GoogleSearchRetriever:
     if config.retrieval.topic_filter:
         raise SetupError(
             "--topic-filter does not apply to --service-type google (the web has no topics); "
@@ -416,7 +421,6 @@ def make_google(config: "PipelineConfig", cache: "RetrievalCache | None" = None)
         search_url=options.search_url,
         api_key=serper_key(config),
         client=WebClient(web_settings(config)),
-        store=ResponseStore(cache),
         fetch_pages=options.fetch_pages,
         passage_chars=options.passage_chars,
     )

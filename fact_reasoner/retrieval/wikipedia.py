@@ -27,15 +27,14 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..config import DEFAULT_WIKIPEDIA_URL
 from ..errors import RecordFailed
 from .base import RetrievedContext
 from .http import HTTPFailure, WebClient
+from .options import DEFAULT_WIKIPEDIA_URL
 from .web import Candidate, ResponseStore, WebService, cut_passages, rank, web_settings
 
 if TYPE_CHECKING:
     from ..config import PipelineConfig
-    from .cache import RetrievalCache
 
 _MARKUP = re.compile(r"<[^>]+>")
 
@@ -199,11 +198,10 @@ class WikipediaRetriever(WebService):
         return results
 
 
-def make_wikipedia(config: "PipelineConfig", cache: "RetrievalCache | None" = None) -> WikipediaRetriever:
+def make_wikipedia(config: "PipelineConfig") -> WikipediaRetriever:
     options = config.retrieval
     return WikipediaRetriever(
         api_url=options.wikipedia_url,
         client=WebClient(web_settings(config)),
-        store=ResponseStore(cache),
         passage_chars=options.passage_chars,
     )

@@ -131,3 +131,72 @@ def test_atomize_and_revise_with_a_real_model(tmp_path):
     calls = llm.stats()["llm_calls"]
     assert atomizer.atomize(short, question="Tell me a bio of Ada Lovelace.") == atoms  # replayed from the cache
     assert llm.stats()["llm_calls"] == calls
+
+
+QUICK_START = "Marie Curie was a physicist who was born in Warsaw. She discovered penicillin."
+
+
+def test_reviser_v2_sends_only_the_atoms_that_need_it():
+    atoms = [
+        Atom(id="a0", text="Marie Curie was a physicist."),
+        Atom(id="a1", text="Marie Curie was born in Warsaw."),
+        Atom(id="a2", text="She discovered penicillin."),
+    ]
+    with ScriptedServer([json.dumps({"atoms": ["Marie Curie discovered penicillin."]})]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        assert reviser.prompt_version == "v2"
+        revised = reviser.revise(atoms, QUICK_START)
+        [request] = server.requests
+        prompt = request["body"]["messages"][-1]["content"]
+        assert "Facts (1):\n1. She discovered penicillin." in prompt and "Warsaw." not in prompt.split("Facts")[1]
+    assert [a.text for a in revised] == [
+        "Marie Curie was a physicist.",
+        "Marie Curie was born in Warsaw.",
+        "Marie Curie discovered penicillin.",
+    ]
+    assert [a.id for a in revised] == ["a0", "a1", "a2"] and revised[2].original == "She discovered penicillin."
+    assert reviser.stats() == {"atoms": 1, "failures": 0, "changed": 1, "skipped": 2, "rejected": 0, "second_pass": 0}
+
+
+def test_reviser_v2_asks_again_one_at_a_time_about_atoms_it_left_unresolved():
+    atoms = [Atom(id="a0", text="She discovered penicillin."), Atom(id="a1", text="Her lab was in Paris.")]
+    unchanged = json.dumps({"atoms": ["She discovered penicillin.", "Marie Curie's lab was in Paris."]})
+    fixed = json.dumps({"atoms": ["Marie Curie discovered penicillin."]})
+    with ScriptedServer([unchanged, fixed]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        revised = reviser.revise(atoms, QUICK_START + " Her lab was in Paris.")
+        assert len(server.requests) == 2
+        assert "Facts (1):\n1. She discovered penicillin." in server.requests[1]["body"]["messages"][-1]["content"]
+    assert [a.text for a in revised] == ["Marie Curie discovered penicillin.", "Marie Curie's lab was in Paris."]
+    assert [a.original for a in revised] == ["She discovered penicillin.", "Her lab was in Paris."]
+    assert reviser.stats()["second_pass"] == 1
+
+
+def test_reviser_v1_sends_every_atom():
+    atoms = [Atom(id="a0", text="Marie Curie was a physicist."), Atom(id="a1", text="She discovered penicillin.")]
+    reply = json.dumps({"atoms": ["Marie Curie was a physicist.", "Marie Curie discovered penicillin."]})
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), prompt_version="v1")
+        reviser.revise(atoms, QUICK_START)
+        assert "Facts (2):" in server.requests[0]["body"]["messages"][-1]["content"]
+        assert "Grace Hopper" in json.dumps(server.requests[0]["body"]["messages"])
+
+
+def test_reviser_v2_does_not_use_a_rewrite_that_changes_more_than_a_reference():
+    response = "Ada Lovelace is often called the first computer programmer because of her notes on Babbage's engine."
+    atoms = [Atom(id="a0", text="She is often called the first computer programmer.")]
+    reply = json.dumps({"atoms": ["Ada Lovelace's notes influenced the development of computers."]})
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        [atom] = reviser.revise(atoms, response)
+    assert atom.text == "She is often called the first computer programmer."
+    assert "adds 'influenced', 'development'" in atom.reviser_rejected  # type: ignore[attr-defined]
+    assert reviser.stats()["rejected"] == 1 and reviser.stats()["changed"] == 0
+
+
+def test_v3_atoms_per_sentence_are_bounded_by_its_length():
+    with ScriptedServer([json.dumps({"atoms": ["Marie Curie discovered penicillin."]})]) as server:
+        Atomizer(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None)).atomize("She discovered penicillin.")
+        schema = server.requests[0]["body"]["response_format"]["json_schema"]["schema"]
+        assert schema["properties"]["atoms"]["maxItems"] == 4  # ceil(0.75 * 3 words) + 1
+        assert "Question:" not in server.requests[0]["body"]["messages"][-1]["content"]

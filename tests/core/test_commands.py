@@ -39,7 +39,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def test_every_command_is_registered_once_and_built_the_same_way():
-    assert COMMANDS.available() == ["assess", "correct", "ragas", "index", "report"]
+    assert COMMANDS.available() == ["assess", "correct", "ragas", "index", "report", "serve"]
     for name in COMMANDS.available():
         built = command(name)
         assert built.name == name and COMMANDS.entry(name).description == built.summary
@@ -76,7 +76,7 @@ def test_there_is_one_run_loop_and_one_signal_handler():
 def test_an_unknown_command_is_named_with_the_choices(capsys):
     assert main(["asess", "--input-file", str(EXAMPLE)]) == 2
     assert capsys.readouterr().err.splitlines()[0] == (
-        "error: unknown command 'asess'; choose from: assess, correct, ragas, index, report"
+        "error: unknown command 'asess'; choose from: assess, correct, ragas, index, report, serve"
     )
 
 

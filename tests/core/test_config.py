@@ -61,8 +61,9 @@ OTHER_VALUES = {
     "llm_retries": "1",
     "max_failed_pairs": "0.25",
     "atomizer_prompt_version": "v2",
-    "reviser_prompt_version": None,
+    "reviser_prompt_version": "v1",
     "revise": None,
+    "keep_ungrounded_atoms": None,
     "service_type": "bm25",
     "top_k": "2",
     "store": "s",
@@ -96,12 +97,10 @@ def _argv(flag, value):
 def test_every_setting_has_a_flag_that_sets_it():
     parser = build_assess_parser()
     flags = [f for f in config_flags() if f.visible]
-    assert {f.dest for f in flags} <= set(OTHER_VALUES) | {"reviser_prompt_version"}
+    assert {f.dest for f in flags} <= set(OTHER_VALUES)
     default = PipelineConfig()
     for flag in flags:
         value = OTHER_VALUES[flag.dest]
-        if flag.dest == "reviser_prompt_version":
-            continue  # one prompt version exists
         args = parser.parse_args(_argv(flag, value))
         config = config_from_args(args, parser)
         group_before = getattr(default, flag.group).model_dump()
@@ -187,7 +186,7 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
         "factverify_results": ["--pipeline", "factverify"],
     }
     for flag in config_flags():
-        if not flag.visible or flag.dest == "reviser_prompt_version":
+        if not flag.visible:
             continue
         argv = _argv(flag, OTHER_VALUES[flag.dest])
         config = config_from_args(parser.parse_args(argv), parser)

@@ -1,8 +1,8 @@
 """The public API: every name a module exports in ``__all__`` is importable (``import *`` gives
 exactly those names) and, if it is a class or a function, says what it is; every module's
 docstring opens with a sentence about what it is for; every documented call of a project
-function or method (README, CONTRIBUTING and the entry points' docstrings) matches its
-signature."""
+function or method (README, CONTRIBUTING, the documentation pages and the entry points'
+docstrings) matches its signature."""
 
 from __future__ import annotations
 
@@ -70,9 +70,20 @@ def test_exported_names_exist_and_are_documented(name):
 
 def test_available_lists_every_kind_and_the_factories_build_them():
     kinds = fact_reasoner.available()
-    assert set(kinds) == {"engines", "retrievers", "nli", "llm_backends", "metrics", "pipelines", "commands"}
+    assert set(kinds) == {
+        "engines",
+        "retrievers",
+        "nli",
+        "llm_backends",
+        "metrics",
+        "pipelines",
+        "commands",
+        "executors",
+        "checkworthy",
+        "embedders",
+    }
     assert kinds["pipelines"] == ["factreasoner", "factscore", "veriscore", "factverify"]
-    assert kinds["commands"] == ["assess", "correct", "ragas", "index", "report"]
+    assert kinds["commands"] == ["assess", "correct", "ragas", "index", "report", "serve"]
     assert {"native", "pgmpy", "brute-force", "merlin"} <= set(kinds["engines"])
     assert {"supplied", "chroma", "bm25", "hybrid"} <= set(kinds["retrievers"])
     assert "faithfulness" in kinds["metrics"] and "align" in kinds["nli"]
@@ -82,13 +93,18 @@ def test_available_lists_every_kind_and_the_factories_build_them():
 
 # -- the documented calls of the entry points match their signatures ---------------------------
 
-ROOT_DOCS = ("README.md", "CONTRIBUTING.md")
+#: the Markdown files whose ```python blocks are checked: the README, CONTRIBUTING and the site's pages
+ROOT_DOCS = (
+    "README.md",
+    "CONTRIBUTING.md",
+    *sorted(str(path.relative_to(REPO_ROOT)) for path in (REPO_ROOT / "docs").rglob("*.md")),
+)
 DOCSTRING_MODULES = ("fact_reasoner", "fact_reasoner.pipeline", "fact_reasoner.runner")
 
 
 def _documented_code() -> list[tuple[str, str]]:
-    """(where, code) of every Python example: the README's and CONTRIBUTING's ```python blocks
-    and the ``::`` blocks of the entry points' module docstrings."""
+    """(where, code) of every Python example: the ```python blocks of the README, CONTRIBUTING and
+    the documentation pages, and the ``::`` blocks of the entry points' module docstrings."""
     blocks = []
     for name in ROOT_DOCS:
         text = (REPO_ROOT / name).read_text(encoding="utf-8")

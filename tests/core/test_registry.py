@@ -58,6 +58,15 @@ def test_every_kind_is_a_registry_with_described_builtins():
         (lambda: PipelineConfig(backend="nope"), "Input should be 'local' or 'openai'"),
         (lambda: NLI_BACKENDS.make("nope"), "unknown NLI backend 'nope'; choose from: auto, llm, align, cross-encoder"),
         (lambda: LLM_BACKENDS.make("nope"), "unknown LLM backend 'nope'; choose from: local, openai"),
+        (lambda: PipelineConfig(executor="nope"), "Input should be 'local' or 'ray'"),
+        (lambda: PipelineConfig(checkworthy="nope"), "Input should be 'rules' or 'llm'"),
+        (lambda: registry("executors").make("nope", None), "unknown executor 'nope'; choose from: local, ray"),
+        (
+            lambda: registry("checkworthy").make("nope", None),
+            "unknown checkworthy classifier 'nope'; choose from: rules, llm",
+        ),
+        (lambda: registry("embedders").make("nope", None), "unknown embedder 'nope'; choose from: onnx, torch"),
+        (lambda: registry("commands").entry("nope"), "unknown command 'nope'; choose from: assess, correct"),
     ],
 )
 def test_unknown_names_are_errors_naming_the_choices(make, message):
@@ -69,11 +78,12 @@ def test_unknown_metric_and_service_type_name_the_choices(tmp_path):
     pytest.importorskip("pandas")
     from fact_reasoner.metrics import make_metric
 
-    with pytest.raises(ValueError, match="unknown metric 'nope'; known: .*faithfulness"):
+    with pytest.raises(UnknownName, match="unknown metric 'nope'; choose from: .*faithfulness"):
         make_metric("nope")
     assert type(make_metric("answer-relevancy")).__name__ == "AnswerRelevance"  # an alias
-    with pytest.raises(RetrievalError, match="unknown service type 'nope'; known: supplied, chroma"):
+    with pytest.raises(RetrievalError, match="unknown service type 'nope'; choose from: supplied, chroma") as raised:
         make_retriever(PipelineConfig(service_type="nope", cache_dir=tmp_path))
+    assert isinstance(raised.value, UnknownName)  # the one error every kind raises for a name it lacks
 
 
 @pytest.fixture

@@ -180,7 +180,8 @@ def test_atomizer_calls_that_fail_fail_the_record(tmp_path):
         (["--model", "other"], 'models.model: null in the file, "other" now'),
         (["--backend", "openai"], 'models.backend: "local" in the file, "openai" now'),
         (["--no-revise"], "models.revise: true in the file, false now"),
-        (["--atomizer-prompt-version", "v2"], 'models.atomizer_prompt_version: "v1" in the file, "v2" now'),
+        (["--atomizer-prompt-version", "v2"], 'models.atomizer_prompt_version: "v3" in the file, "v2" now'),
+        (["--keep-ungrounded-atoms"], "models.keep_ungrounded_atoms: false in the file, true now"),
     ],
 )
 def test_a_rerun_with_other_settings_is_refused(tmp_path, capsys, flag, changed):

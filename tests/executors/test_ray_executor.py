@@ -155,13 +155,12 @@ def test_without_ray_the_executor_says_what_to_install(tmp_path, capsys, monkeyp
 
 
 def test_workers_import_a_checkout_first_and_an_installed_package_as_installed(monkeypatch):
-    import fact_reasoner
     from fact_reasoner.executors import ray_executor
 
     assert ray_executor.worker_python_path() == [str(ROOT)]  # this checkout
     assert ray_executor.worker_python_path([ROOT / "experiments"]) == [str(ROOT), str(ROOT / "experiments")]
     site_dir = Path(sys.prefix) / "lib" / "python3.11" / "site-packages"
-    monkeypatch.setattr(fact_reasoner, "__file__", str(site_dir / "fact_reasoner" / "__init__.py"))
+    monkeypatch.setattr(ray_executor, "PACKAGE_DIR", site_dir / "fact_reasoner")
     assert ray_executor.worker_python_path() == []
 
 

@@ -23,10 +23,10 @@ is the greedy one and must contain at least one end of every atom–atom edge: i
 about the size of a vertex cover of the atom–atom graph. While it stays within
 ``max_exact_cover`` the result is still exact enumeration (``exact: true``); beyond it the
 component goes to loopy BP or the sampler and the output says ``exact: false``. The tree
-rule (BP exact when a component has V − 1 edges) holds for any pairwise graph. Measured on
-small FR2 graphs with atom–atom factors and the cover limit forced to 1
-(``tests/inference/test_engines_coherence.py``): ``auto`` chose loopy BP (frustration below
-the threshold) with max |ΔP| 0.062 against exact, the sampler (``method="sampler"``) 0.014.
+rule (BP exact when a component has V − 1 edges) holds for any pairwise graph. With
+atom–atom factors loopy BP is noticeably less accurate than the sampler
+(``method="sampler"``) against exact inference; ``tests/inference/test_engines_coherence.py``
+bounds both errors (figures in ``docs/measurements.md``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ...graph import FactorGraph
+from ...factor_graph import FactorGraph
 from ..base import InferenceError, InferenceResult
 from .bp import BPResult, frustration_gauge, loopy_bp
 from .covers import vertex_cover

@@ -17,9 +17,9 @@ import numpy as np
 from .covers import split_by_cover
 from .ising import IsingModel
 
-#: Largest vertex cover enumerated exactly by default. Measured on the 2-core CPU this project
-#: runs on (``scripts/benchmark_inference.py --cover-timing``): 2^20 states with 40 summed-out
-#: variables take ≈0.5 s, 2^22 with 60 take ≈3 s; each extra cover variable doubles the time.
+#: Largest vertex cover enumerated exactly by default: each extra cover variable doubles the
+#: time, and 2^22 states take seconds on a 2-core CPU (``python -m scripts.benchmark_inference
+#: --cover-timing``; the figures in ``docs/measurements.md``).
 DEFAULT_MAX_EXACT_COVER = 22
 
 

@@ -18,7 +18,7 @@ from functools import cached_property
 import numpy as np
 from scipy import sparse
 
-from ...graph import FactorGraph
+from ...factor_graph import FactorGraph
 from ..base import InferenceError
 
 

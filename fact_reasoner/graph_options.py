@@ -1,0 +1,146 @@
+"""How the factor graph is built: :class:`GraphOptions`, the ``graph`` group of the settings.
+
+Declared here, apart from the builder (:mod:`fact_reasoner.graph`, which re-exports every name),
+so that the settings (:mod:`fact_reasoner.config`) import no graph code: they are the ground
+floor every stage stands on.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from .fields import option
+
+__all__ = [
+    "DEFAULT_CLAMP",
+    "CoherencePairs",
+    "ContradictionRule",
+    "FactorTables",
+    "GraphOptions",
+    "Version",
+    "upgrade_graph_settings",
+]
+
+Version = Literal[1, 2, 3]
+#: which atom–context contradictions become factors (GraphOptions.contradictions)
+ContradictionRule = Literal["same-attribute", "any"]
+#: which family of factor tables (GraphOptions.factor_tables; factors.py)
+FactorTables = Literal["priors", "paper"]
+#: which atom pairs coherence judges: ``similar`` (the similarity gate only) or ``comparable``
+#: (the comparability gate of :mod:`fact_reasoner.frames`, then the similarity gate)
+CoherencePairs = Literal["comparable", "similar"]
+#: probabilities are clamped into [clamp, 1 − clamp] so that no factor table holds a zero
+DEFAULT_CLAMP = 1e-6
+
+
+class GraphOptions(BaseModel):
+    """How the factor graph is built from the judged relations.
+
+    ``context_prior`` defaults to 0.9 (IBM's code; the paper's text says 0.99).
+    ``factor_tables`` picks the family of tables (``factors.py``): ``paper`` (the paper's
+    Table 1) or ``priors``, in which the rows for a false premise carry the target's prior (π =
+    ``atom_prior`` for atoms, ``context_prior`` for contexts). ``use_priors`` (a boolean, the
+    name IBM's tool and earlier versions used) is accepted as input and read as
+    ``factor_tables``.
+
+    ``min_relation_probability`` (default 0.5; 0 makes every entailment and contradiction a
+    factor, as in the paper) drops relations whose predicted label has probability p ≤ the
+    threshold, as if neutral. Why: with three labels the arg-max can have p < 0.5, and then
+    both table families favour the *false* atom for an "entailment" (paper: (p, p, 1−p, p);
+    priors: the true-source row (1−p, p)) — a weak "entailment" would count as evidence
+    against the claim, a weak "contradiction" for it. 0.5 removes exactly those: a label the
+    judge gives no more than even odds.
+
+    ``contradictions`` (``same-attribute`` or ``any``) says which atom–context contradictions
+    become factors: ``any`` (the paper) every one; ``same-attribute`` only those where some
+    sentence of the context speaks about the atom's attribute with a value or a negation that
+    can disagree (:func:`fact_reasoner.frames.same_attribute`); the others count as neutral
+    and are counted (``BuiltGraph.contradictions_other_attribute``).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    title: ClassVar[str] = "factor graph"
+
+    version: Version = option(3, "FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context)")
+    factor_tables: FactorTables = option(
+        "priors",
+        "the factor tables: `priors` (a false source leaves its target at the target's prior, so each "
+        "relation is P(target | source): no evidence from a context that the graph believes false) or "
+        "`paper` (the paper's Table 1: an implication from a false source is satisfied whatever the "
+        "target; reproduces the paper)",
+        switches={"--use-priors": "priors", "--use_priors": "priors", "--paper-tables": "paper"},
+    )
+    context_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(
+        0.9,
+        "prior P(context is true) (IBM's code uses 0.9; the paper's text says 0.99)",
+    )
+    atom_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(0.5, "prior P(atom is true)")
+    clamp: Annotated[float, Field(gt=0.0, lt=0.5)] = option(
+        DEFAULT_CLAMP,
+        "probabilities are clamped into [clamp, 1 - clamp] so no table has a zero",
+        cli=False,
+    )
+    min_relation_probability: Annotated[float, Field(ge=0.0, lt=1.0)] = option(
+        0.5,
+        "drop entailments/contradictions whose NLI probability is at most this, as if neutral (0.5: a label the "
+        "judge gives no more than even odds, which the tables would read as evidence the other way; 0 keeps "
+        "all, as the paper)",
+    )
+    contradictions: ContradictionRule = option(
+        "same-attribute",
+        "which atom-context contradictions become factors: `same-attribute` (only where a sentence of the "
+        "context speaks about the atom's attribute with a conflicting value of the same kind, or negates it; "
+        "e.g. 'born in Ulm in 1879' against 'born in 1880', not 'died in 1955 in Princeton' against 'born in "
+        "1879'; the others count as neutral: counters.contradictions_other_attribute) or `any` (every one, as "
+        "the paper)",
+    )
+    # Coherence (atom–atom factors, fact_reasoner/coherence.py). Declared only_when themselves
+    # on: with coherence off they are left out of the output's settings and the resume
+    # fingerprint, so outputs written before the option existed still resume.
+    coherence: bool = option(
+        False,
+        "also judge atoms of the response against each other (NLI both ways) and add atom-atom factors, "
+        "so two atoms that contradict each other cannot both be confidently true; adds the output "
+        "fields `coherence` and `contradicting_pairs`",
+        only_when=("coherence", True),
+    )
+    coherence_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = option(
+        0.3,
+        "with --coherence: judge only atom pairs whose sentence-embedding cosine is at least this "
+        "(-1 judges every pair; pruned pairs are counted in counters.coherence_pairs_dissimilar)",
+        only_when=("coherence", True),
+    )
+    coherence_pairs: CoherencePairs = option(
+        "comparable",
+        "with --coherence: which atom pairs are judged: `comparable` (only pairs that talk about the same "
+        "attribute with different values, or one negating the other, e.g. 'born in 1949' / 'born in 1942'; "
+        "then the similarity gate) or `similar` (the similarity gate alone); pairs left out are counted in "
+        "counters.coherence_pairs_incomparable",
+        only_when=("coherence", True),
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _use_priors(cls, data: Any) -> Any:
+        """``use_priors: true/false`` (IBM's name, and this tool's before ``factor_tables``)."""
+        if isinstance(data, dict) and "use_priors" in data:
+            data = dict(data)
+            tables = "priors" if data.pop("use_priors") else "paper"
+            if data.setdefault("factor_tables", tables) != tables:
+                raise ValueError(f"use_priors and factor_tables {data['factor_tables']!r} disagree")
+        return data
+
+
+def upgrade_graph_settings(graph: dict[str, Any]) -> dict[str, Any]:
+    """The ``graph`` settings of an output row written before ``factor_tables`` and
+    ``contradictions`` existed, in today's spelling: ``use_priors`` true/false is
+    ``factor_tables`` priors/paper, and every contradiction was a factor (``contradictions
+    any``). Today's rows are returned as they are."""
+    if "use_priors" not in graph or "factor_tables" in graph:
+        return graph
+    upgraded = {key: value for key, value in graph.items() if key != "use_priors"}
+    upgraded["factor_tables"] = "priors" if graph["use_priors"] else "paper"
+    upgraded.setdefault("contradictions", "any")
+    return upgraded
