@@ -5,7 +5,7 @@
     # 2. the device call (GPU.md gives the exact one): gpu_train.py on the bundle
     # 3. join the parts that came back into a checkpoint folder, and check them
     .venv/bin/python -m experiments.nli_training.bundle reassemble /work/.device/…/out --out runs/gpu/best
-    # 4. export int8 → calibrate → held-out sets → behaviour suite → biographies → speed, beside
+    # 4. export (fp16-rows) → calibrate → held-out sets → behaviour suite → biographies → speed, beside
     #    the shipped model, with the ship rule of version 4 checked measure by measure
     .venv/bin/python -m experiments.nli_training.bundle evaluate runs/gpu/best --work runs/gpu/eval
 
@@ -514,11 +514,11 @@ def evaluate_steps(args) -> list[tuple[str, Path, list[str]]]:
     limit = ["--max-pairs", str(args.max_pairs)]
     steps: list[tuple[str, Path, list[str]]] = [
         (
-            "export int8",
+            f"export {args.weights}",
             export_dir / "model.onnx",
             py
             + ["experiments.nli_training.export", str(args.checkpoint), str(export_dir)]
-            + ["--max-length", str(args.max_length), "--max-windows", "1", "--weights", "int8"],
+            + ["--max-length", str(args.max_length), "--max-windows", "1", "--weights", args.weights],
         ),
         (
             "calibrate",
@@ -755,6 +755,13 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--data-dir", type=Path, default=DATA_DIR)
     e.add_argument("--shipped", type=Path, default=SHIPPED, help="the model to compare with")
     e.add_argument("--max-length", type=int, default=128, help="the exported model's window (128)")
+    e.add_argument(
+        "--weights",
+        choices=("fp16-rows", "int8", "fp16"),
+        default="fp16-rows",
+        help="how the exported weights are stored (export.py --weights; default fp16-rows: on CPU, int8 "
+        "matrix products undid most of what targeted fine-tuning taught)",
+    )
     e.add_argument("--max-pairs", type=int, default=2000, help="rows of each 3-way / 2-way held-out set (2000)")
     e.add_argument("--bios-limit", type=int, help="only the first N biographies (a quick check; default all 14)")
     e.add_argument("--calibration-rows", type=int, help="fit T on N validation rows (a quick check; default all)")

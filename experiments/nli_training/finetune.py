@@ -10,7 +10,11 @@ capability, so the many role-swap rows do not crowd out the rest), ``--replay-ro
 the mix's training rows (the set loss of ``train.set_loss``; the mix's single-pair FActScore
 rows left out, as in stage 3), and every ``--bag-every`` steps ``--bags`` in-domain bags with the
 multiple-instance loss (``distill.bag_loss``) — replay and bags so that what version 3 learnt is
-not forgotten. AdamW, ``--lr`` with ``--warmup`` steps, then linear decay to 0 at ``--steps``.
+not forgotten. ``--keep-entailment-of CHECKPOINT`` adds ``--keep-rows`` pairs of the in-domain pool
+a step with the binary cross-entropy between the model's P(entailment) and that checkpoint's
+(computed once, ``<out>/keep_entailment.npy``): the model keeps version 3's entailment decisions
+on FActScore-like pairs while the targeted rows move neutral against contradiction (a spurious
+contradiction is not entailment either way, so the two do not pull against each other). AdamW, ``--lr`` with ``--warmup`` steps, then linear decay to 0 at ``--steps``.
 
 Every ``--eval-every`` steps (and at the last) the model is measured on validation data only —
 never on the held-out part of the behavioural suite or the held-out sets:
@@ -104,6 +108,13 @@ def main() -> None:
     parser.add_argument("--log-every", type=int, default=25)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument(
+        "--keep-entailment-of",
+        help="a checkpoint whose P(entailment) on the in-domain pool (indomain.py's unlabelled pairs, less "
+        "the validation bags' pairs) the model keeps: binary cross-entropy to it, --keep-rows pairs a step",
+    )
+    parser.add_argument("--keep-rows", type=int, default=16)
+    parser.add_argument("--keep-weight", type=float, default=1.0)
     parser.add_argument("--bf16", action="store_true", help="bf16 autocast (CPUs with AMX / AVX-512-BF16)")
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--limit", type=int, help="smoke runs: only the first N rows of each source")
@@ -151,6 +162,23 @@ def main() -> None:
     val_bag_enc = encoder.encode([(p, b["atom"]) for b in val_bags for p in b["premises"]])
     suite_enc = encoder.encode([(r["premise"], r["hypothesis"]) for r in suite_rows])
     weights = capability_weights(aimed, args.passage_share)
+    keep_enc: list[dict] = []
+    keep_target = torch.zeros(0)
+    if args.keep_entailment_of:
+        # nothing of the validation bags' passages: they choose the checkpoint
+        validation_premises = {p for b in val_bags for p in b["premises"]}
+        pool = [(r["premise"], r["hypothesis"]) for r in indomain["pool"] if r["premise"] not in validation_premises]
+        pool = pool[: args.limit or None]
+        keep_enc = encoder.encode(pool)
+        cached = out / "keep_entailment.npy"
+        if cached.exists() and len(np.load(cached)) == len(pool):
+            keep_p = np.load(cached)
+        else:
+            _, teacher = load_model(args.keep_entailment_of, "cpu")
+            keep_p = predict(teacher, encoder, keep_enc, "cpu", batch_size=64)[:, 0]
+            np.save(cached, keep_p)
+            del teacher
+        keep_target = torch.tensor(keep_p, dtype=torch.float32)
     log(
         phase="data",
         replay=len(replay),
@@ -219,6 +247,12 @@ def main() -> None:
                 supported = torch.tensor([bags[b]["label"] == "S" for b in picked])
                 logits = model(**encoder.collate(bag_enc, rows, "cpu")).logits
                 loss = loss + bag_loss(logits, torch.tensor(owner), supported)
+            if len(keep_enc):
+                kept = rng.sample(range(len(keep_enc)), min(args.keep_rows, len(keep_enc)))
+                p_entailed = torch.softmax(model(**encoder.collate(keep_enc, kept, "cpu")).logits.float(), -1)[:, 0]
+                loss = loss + args.keep_weight * torch.nn.functional.binary_cross_entropy(
+                    p_entailed.clamp(1e-6, 1 - 1e-6), keep_target[kept]
+                )
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()

@@ -366,6 +366,45 @@ EXTRA_TEMPLATES: list[dict[str, Any]] = [
         "hypothesis": "{name} was born in {born_place}.",
     },
 ]
+#: claims that praise or generalise (what FActScore's unsupported atoms often are): against a
+#: premise that does not state them they are neutral, however well the subject matches
+GENERIC_CLAIMS = (
+    "{name} was widely admired.",
+    "{name} supported several charities.",
+    "{name} was commercially successful.",
+    "{name} received many awards.",
+    "{name} was known for {poss} generosity.",
+    "{name} had a lasting influence on {poss} field.",
+    "{Pron} is a respected philanthropist.",
+    "{Pron} perfected {poss} style.",
+    "{Pron} was popular with critics.",
+    "{Pron} started {poss} career at a young age.",
+    "{Pron} has a large following.",
+    "{name} is considered one of the best in {poss} profession.",
+)
+_GENERIC_PREMISES = (
+    "{name} was born in {born_place} in {born_year}. {Pron} worked as {a_occupation}.",
+    "{name} {work_verb} {work_object} in {work_year}.",
+    "{name} ({born_year}–{died_year}) was {a_nationality} {occupation}.",
+    "{name} moved to {other_place} and married {relative}.",
+)
+EXTRA_TEMPLATES += [
+    {
+        "capability": "other_attribute",
+        "variant": "generic claim not stated",
+        "premise": _GENERIC_PREMISES[index % len(_GENERIC_PREMISES)],
+        "hypothesis": claim,
+    }
+    for index, claim in enumerate(GENERIC_CLAIMS)
+]
+#: words that would make a generic claim stated after all (a passage window with one of them
+#: makes no generic-claim row)
+_GENERIC_CUES = re.compile(
+    r"award|prize|honou?r|charit|philanthrop|success|influen|admir|respect|popular|critic|acclaim|generos|"
+    r"follow|best|young|early|style|career",
+    re.I,
+)
+
 for _index, _template in enumerate(EXTRA_TEMPLATES):
     _template["id"] = f"extra-{_index}"
 
@@ -498,6 +537,18 @@ def passage_rows(
             shared = len(claim_words & content_words(window)) / max(len(claim_words), 1)
             if shared < 0.34:
                 add("other_attribute", "another sentence of the passages", window, sentences[j], person.topic)
+        # a generic claim (praise, a generalisation) against a window that states nothing like it
+        for i in rng.sample(about, min(2, len(about))):
+            window = " ".join(sentences[max(0, i - 1) : i + 2])
+            if not _GENERIC_CUES.search(window):
+                female = bool(re.search(r"\b(she|her)\b", window, re.I))
+                fields = {
+                    "name": person.name,
+                    "Pron": "She" if female else "He",
+                    "poss": "her" if female else "his",
+                }
+                claim = rng.choice(GENERIC_CLAIMS).format(**fields)
+                add("other_attribute", "generic claim not stated", window, claim, person.topic)
         # someone else's lead against this person's own description
         if person.predicate and person.nationality:
             claim = (

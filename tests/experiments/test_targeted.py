@@ -109,7 +109,15 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
         "validation": [_row("the dog sat .", "a dog sat .", "entailment")] * 4,
     }
     bag = {"atom": "he was born in paris .", "premises": ["he was born in paris .", "she is an actor ."]}
-    indomain = {"bags": {"train": [bag | {"label": "S"}, bag | {"label": "NS"}], "validation": [bag | {"label": "S"}]}}
+    indomain = {
+        "bags": {"train": [bag | {"label": "S"}, bag | {"label": "NS"}], "validation": [bag | {"label": "S"}]},
+        "pool": [
+            {"premise": "the cat sat on the mat .", "hypothesis": f"a cat sat {i} .", "source": "indomain_x"}
+            for i in range(5)
+        ]
+        # a pair on a validation bag's passage is never kept: it chooses the checkpoint
+        + [{"premise": "he was born in paris .", "hypothesis": "he is an actor .", "source": "indomain_x"}],
+    }
     aimed = {
         "train": [
             _row(
@@ -135,6 +143,7 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
     command += ["--mix", str(tmp_path / "mix.json"), "--indomain", str(tmp_path / "indomain.json")]
     command += ["--targeted", str(tmp_path / "targeted.json"), "--out", str(out), "--threads", "1"]
     command += ["--targeted-rows", "2", "--replay-rows", "2", "--bags", "1", "--eval-every", "2", "--log-every", "1"]
+    command += ["--keep-entailment-of", str(init), "--keep-rows", "2"]
     subprocess.run(
         [*command, "--steps", "4", "--warmup", "1"], capture_output=True, text=True, check=True, cwd=REPO_ROOT
     )
@@ -143,6 +152,8 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
     assert [p["step"] for p in evaluated] == [0, 2, 4]
     assert set(evaluated[0]["suite_train"]["accuracy"]) == {"word_for_word", "other_attribute"}
     assert (out / "step_4" / "config.json").is_file() and (out / "last.pt").is_file()
+    kept = np.load(out / "keep_entailment.npy")
+    assert kept.shape == (5,) and np.all((kept > 0) & (kept < 1))
     # a longer plan resumes from step 4, not from the start
     subprocess.run(
         [*command, "--steps", "6", "--warmup", "1", "--resume"],
@@ -177,3 +188,35 @@ def test_from_onnx_dequantises_an_int8_graph(tmp_path):
     # every parameter of the BERT is there, no scale or zero point is left over
     wanted = {k for k in original if not k.endswith("position_ids")}
     assert wanted <= set(restored) and not [k for k in restored if k.endswith(("_scale", "_zero_point"))]
+
+
+def test_fp16_rows_export_judges_as_the_fp32_graph_and_reads_back(tmp_path):
+    """``--weights fp16-rows``: the word table as int8 rows, the rest fp16, both restored to fp32
+    when the session loads — the probabilities stay those of the fp32 graph (int8 matrix products
+    lost most of what version 4's fine-tuning taught, see the model card), and the GPU bundle can
+    still start from the shipped file."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("torch")
+    from experiments.nli_training.export import export
+    from experiments.nli_training.from_onnx import state_dict_from_onnx
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from tests.nli.test_cross_encoder import _build_tiny_model
+
+    checkpoint = _build_tiny_model(tmp_path / "tiny", seed=5)
+    fp32 = export(checkpoint, tmp_path / "fp32", max_length=64, weights_format="fp32")
+    rows = export(checkpoint, tmp_path / "rows", max_length=64, weights_format="fp16-rows")
+    assert (rows / "model.onnx").stat().st_size < 0.6 * (fp32 / "model.onnx").stat().st_size
+    config = json.loads((rows / "config.json").read_text())["fact_reasoner"]
+    assert "items_per_run" not in config  # fp32 arithmetic: a batch does not change an item's numbers
+    pairs = [("the cat sat on the mat .", "a cat sat ."), ("a dog ran home .", "the dog slept .")]
+    for a, b in zip(CrossEncoderNLI(rows).judge(pairs), CrossEncoderNLI(fp32).judge(pairs)):
+        assert max(abs(a.probabilities[k] - b.probabilities[k]) for k in a.probabilities) < 0.02
+    from transformers import BertForSequenceClassification
+
+    original = BertForSequenceClassification.from_pretrained(checkpoint).state_dict()
+    restored = state_dict_from_onnx(rows / "model.onnx")
+    query = "bert.encoder.layer.0.attention.self.query.weight"
+    assert np.allclose(restored[query], original[query].numpy(), atol=1e-3)
+    words = "bert.embeddings.word_embeddings.weight"
+    step = np.abs(original[words].numpy()).max(axis=1) / 127
+    assert np.all(np.abs(restored[words] - original[words].numpy()) <= step[:, None] / 2 + 1e-3)
