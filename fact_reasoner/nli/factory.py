@@ -95,8 +95,8 @@ CASCADE_OPTIONS = (
         option(
             0.02,
             "cascade: a pair goes to the second judge when the cross-encoder's P(entailment) or "
-            "P(contradiction) lies within this distance of 0.5 (0.02: between 0.48 and 0.52, about 4 % "
-            "of FActScore pairs; 0.3 sends about 65 %; 0: never)",
+            "P(contradiction) lies within this distance of 0.5 (0.02: between 0.48 and 0.52; 0: never; "
+            "the share of pairs each band sends is measured in the docs' judges page)",
             only_when=("nli", "cascade"),
         ),
         after="nli",
