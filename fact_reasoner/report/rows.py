@@ -75,7 +75,7 @@ def group_rows(named_rows: Iterable[tuple[str, dict[str, Any]]]) -> dict[str, li
     """``(source name, row)`` pairs → ``{label: rows}``. The label is the assessor name; when one
     assessor comes from several sources (two runs of FR2 with other judges, say), each label
     adds what tells its run apart: the judge and the settings that differ between those runs
-    (``FR2 [judge=align]``, ``FR2 [judge=llm, graph.use_priors=true]``), or the source name
+    (``FR2 [judge=align]``, ``FR2 [judge=llm, graph.factor_tables=paper]``), or the source name
     when the settings are the same."""
     by_source: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for source, row in named_rows:
