@@ -9,6 +9,7 @@ and importing it by name only worked while ``tests/`` itself was on ``sys.path``
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -66,3 +67,43 @@ def write_wheel(
             archive.writestr(path, content)
         archive.writestr(f"{info}/RECORD", "".join(f"{path},,\n" for path in [*contents, f"{info}/RECORD"]))
     return wheel
+
+
+class HeldCall:
+    """An answer for :class:`fact_reasoner.llm.testing.ScriptedServer` that says "entailment" to
+    every call but holds the first one whose request contains ``marker``, until
+    :meth:`interrupt` has sent SIGINT to the process under test.
+
+    A Ctrl-C test built on it never depends on how fast the process runs or how it is scheduled:
+    what came before the held call is whole on disk, the held call can never finish on its own."""
+
+    def __init__(self, marker: str) -> None:
+        import threading
+
+        self.marker = marker
+        self.holding = threading.Event()
+        self.released = threading.Event()
+
+    def __call__(self, body: dict) -> str:
+        import json
+
+        if self.marker in json.dumps(body) and not self.released.is_set():
+            self.holding.set()
+            self.released.wait(600)
+        return "entailment"
+
+    def interrupt(self, process: Any) -> str:
+        """Wait until the call is held, send SIGINT to ``process`` (a ``subprocess.Popen`` with
+        ``stderr=PIPE, text=True``), let the call go and return the process's stderr once it ended
+        (it is killed if it did not end within 120 s)."""
+        import signal
+
+        try:
+            assert self.holding.wait(240), f"the run never reached the call about {self.marker!r}"
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=120)  # a process that ignored Ctrl-C would wait 600 s
+        finally:
+            self.released.set()
+            if process.poll() is None:
+                process.kill()
+        return err

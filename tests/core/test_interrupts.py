@@ -26,7 +26,7 @@ import pytest
 
 from fact_reasoner.interrupts import call_interruptibly, deferred, stop_on_signals
 from scripts.measure_interrupt import marked_records
-from tests.helpers import REPO_ROOT, require_extra
+from tests.helpers import REPO_ROOT, HeldCall, require_extra
 
 #: the seconds a process gets to end after SIGINT before the test fails (it needs well under one)
 GENEROUS = 60
@@ -42,30 +42,16 @@ def test_ctrl_c_abandons_the_model_call_in_flight_keeps_finished_records_and_nam
 
     source = marked_records(tmp_path / "in.jsonl", 3)  # the atoms of record i say "(record i)"
     out, cache = tmp_path / "out", tmp_path / "cache"
-    holding = threading.Event()  # the server holds a call of record 2
-    release = threading.Event()  # …until the test ends
+    held = HeldCall("(record 2)")  # the server holds a call of record 2 until the SIGINT
 
-    def answer(body: dict) -> str:
-        if "(record 2)" in json.dumps(body) and not release.is_set():
-            holding.set()
-            release.wait(GENEROUS * 5)
-        return "entailment"
-
-    with ScriptedServer([answer]) as server:
+    with ScriptedServer([held]) as server:
         argv = ["--input-file", str(source), "--output-dir", str(out), "--engine", "brute-force", "--nli", "llm"]
         argv += ["--backend", "openai", "--model", "m", "--base-url", server.base_url, "--llm-retries", "0"]
         argv += ["--llm-timeout", "600", "--cache-dir", str(cache), "--quiet"]
         process = subprocess.Popen(
             [sys.executable, "-m", "fact_reasoner", *argv], cwd=REPO_ROOT, stderr=subprocess.PIPE, text=True
         )
-        try:
-            assert holding.wait(GENEROUS * 4), "the run never reached record 2"
-            process.send_signal(signal.SIGINT)
-            _, err = process.communicate(timeout=GENEROUS)  # a process that ignored Ctrl-C waits 600 s
-        finally:
-            release.set()
-            if process.poll() is None:
-                process.kill()
+        err = held.interrupt(process)
         assert process.returncode == 130, err
         assert "Traceback" not in err
         output = out / "in.fr3.jsonl"

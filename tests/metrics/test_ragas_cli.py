@@ -11,10 +11,8 @@ from __future__ import annotations
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,7 @@ from fact_reasoner.inference import make_engine
 from fact_reasoner.io import ResultWriter
 from fact_reasoner.metrics import MetricContext, RagasScore, SentenceAtomizer
 from fact_reasoner.nli import PrecomputedNLI
-from tests.helpers import REPO_ROOT
+from tests.helpers import REPO_ROOT, HeldCall
 
 ROOT = REPO_ROOT
 QUESTION = "Where is the Eiffel Tower?"
@@ -229,29 +227,16 @@ def test_ctrl_c_keeps_what_was_written_and_the_rerun_resumes(tmp_path):
     ]
     source = write_jsonl(tmp_path / "s.jsonl", rows)
     out = tmp_path / "out.jsonl"
-    holding, release = threading.Event(), threading.Event()
+    held = HeldCall("(sample 3)")  # the server holds the judge's call for sample 3
 
-    def answer(body: dict) -> str:
-        if "(sample 3)" in json.dumps(body) and not release.is_set():
-            holding.set()
-            release.wait(600)
-        return "entailment"
-
-    with ScriptedServer([answer]) as server:
+    with ScriptedServer([held]) as server:
         args = ["-m", "fact_reasoner", "ragas", "--input-file", str(source), "--output", str(out)]
         args += ["--metrics", "faithfulness", "--atomizer", "sentence", "--no-cache", "--quiet", "--nli", "llm"]
         args += ["--backend", "openai", "--model", "m", "--base-url", server.base_url, "--llm-retries", "0"]
         args += ["--llm-timeout", "600"]
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         process = subprocess.Popen([sys.executable, *args], stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            assert holding.wait(240), "the run never reached sample 3"
-            process.send_signal(signal.SIGINT)
-            _, err = process.communicate(timeout=120)  # a process that ignored Ctrl-C would wait 600 s
-        finally:
-            release.set()
-            if process.poll() is None:
-                process.kill()
+        err = held.interrupt(process)
         assert process.returncode == 130, err
         assert "Traceback" not in err
         kept = [json.loads(line) for line in out.read_text().splitlines()]
