@@ -423,8 +423,8 @@ def test_sampler_stops_on_its_time_budget_and_says_so() -> None:
     result = engine.infer(graph)
     component = result.details["components"][0]
     assert component["stopped_by"] == "time budget"
-    assert component["sampler_seconds"] < 0.3 + 1.5  # it stops at the end of a sweep (~20 ms here)
-    assert result.iterations == component["sweeps"] > 0
+    assert 0 < component["sweeps"] < 10**6  # stopped by the clock, not by its sweep limits
+    assert result.iterations == component["sweeps"]
     assert result.converged == (component["replica_std_error"] <= 0.01)
     assert not result.exact
 

@@ -4,7 +4,6 @@ timeouts and errors against a scripted HTTP server on 127.0.0.1."""
 
 import importlib.util
 import json
-import time
 
 import pytest
 
@@ -126,9 +125,9 @@ def test_openai_does_not_retry_a_bad_request():
 def test_openai_timeout_is_retried():
     with ScriptedServer([Delay(2.0, "late"), "on time"]) as server:
         llm = OpenAICompatibleLLM("m", base_url=server.base_url, cache=None, backoff=0.01, timeout=0.5)
-        start = time.perf_counter()
+        # "late" would be the answer had the client waited for it: it gave up and asked again
         assert llm.chat(ASK).text == "on time"
-        assert time.perf_counter() - start < 2.0
+        assert len(server.requests) == 2
 
 
 def test_openai_connection_refused_is_an_llm_error():

@@ -329,12 +329,27 @@ def test_timeout_kills_the_whole_process_group(reference_merlin, tmp_path, fault
     # a wrapper that does not exec: killing only the shell would leave the sleeping solver
     # holding the pipes and the runner would wait for it.
     wrapper = tmp_path / "merlin"
-    wrapper.write_text(f'#!/bin/sh\n"{reference_merlin}" "$@"\necho done\n')
+    pid_file = tmp_path / "solver.pid"
+    wrapper.write_text(f'#!/bin/sh\n"{reference_merlin}" "$@" &\necho $! > "{pid_file}"\nwait $!\necho done\n')
     wrapper.chmod(0o755)
-    start = time.perf_counter()
     with pytest.raises(MerlinTimeoutError, match="did not finish within 2 s"):
         MerlinEngine(str(wrapper), timeout=2).infer(paper_example_1())
-    assert time.perf_counter() - start < 20
+    solver = int(pid_file.read_text())
+    # the sleeping solver, a grandchild, went with the group: it is gone (or a zombie) now
+    for _ in range(100):
+        if not _running(solver):
+            break
+        time.sleep(0.1)
+    assert not _running(solver)
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie (an exited child its parent has not reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 @pytest.mark.parametrize("output_format", ["json", "uai"])
