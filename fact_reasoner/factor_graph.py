@@ -172,6 +172,18 @@ class FactorSource(NamedTuple):
     probability: float
 
 
+class UnusedRelation(NamedTuple):
+    """An atom–context entailment or contradiction the judge gave that the graph did not use,
+    and why: ``below the floor`` (p ≤ ``min_relation_probability``), ``another attribute``
+    (``contradictions same-attribute``), ``another subject`` (``entailments same-subject``)."""
+
+    source: str
+    target: str
+    relation: RelationType
+    probability: float
+    reason: str
+
+
 @dataclass(frozen=True)
 class BuiltGraph:
     """A factor graph together with what produced each factor, for explanations."""
@@ -194,17 +206,30 @@ class BuiltGraph:
     #: those turned neutral because the context speaks about another attribute (``None``: rule off)
     contradictions_same_attribute: int | None = None
     contradictions_other_attribute: int | None = None
+    #: with ``entailments same-subject``: atom–context entailments kept as factors, and those
+    #: turned neutral because the passage does not name the atom's subject (``None``: rule off)
+    entailments_same_subject: int | None = None
+    entailments_other_subject: int | None = None
+    #: atom–context entailments and contradictions of the judge that are not factors, with why
+    unused_relations: tuple[UnusedRelation, ...] = ()
 
-    def contradiction_counters(self) -> dict[str, int]:
-        """``contradictions_same_attribute`` (atom–context contradictions kept as factors) and
-        ``contradictions_other_attribute`` (made neutral: the context speaks about another
-        attribute) with ``contradictions same-attribute``; nothing with ``any``."""
-        if self.contradictions_same_attribute is None or self.contradictions_other_attribute is None:
-            return {}
-        return {
-            "contradictions_same_attribute": self.contradictions_same_attribute,
-            "contradictions_other_attribute": self.contradictions_other_attribute,
-        }
+    def rule_counters(self) -> dict[str, int]:
+        """What the judge-noise rules did: ``contradictions_same_attribute`` /
+        ``contradictions_other_attribute`` (kept as factors / made neutral) with ``contradictions
+        same-attribute``, ``entailments_same_subject`` / ``entailments_other_subject`` with
+        ``entailments same-subject``, and ``relations_below_floor`` (atom–context relations at
+        or below ``min_relation_probability``); a rule that was off counts nothing."""
+        counters: dict[str, int] = {}
+        if self.contradictions_same_attribute is not None and self.contradictions_other_attribute is not None:
+            counters["contradictions_same_attribute"] = self.contradictions_same_attribute
+            counters["contradictions_other_attribute"] = self.contradictions_other_attribute
+        if self.entailments_same_subject is not None and self.entailments_other_subject is not None:
+            counters["entailments_same_subject"] = self.entailments_same_subject
+            counters["entailments_other_subject"] = self.entailments_other_subject
+        below = sum(u.reason == "below the floor" for u in self.unused_relations)
+        if below:
+            counters["relations_below_floor"] = below
+        return counters
 
     @property
     def factor_relations(self) -> tuple[FactorSource, ...]:

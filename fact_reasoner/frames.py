@@ -121,6 +121,21 @@ Atom–context: does the passage speak about the atom's attribute? (:func:`same_
     about the atom's subject). It keeps values of a multi-valued attribute ("starred in 42" /
     "starred in Black Panther") for the judge. Contradictions only: entailments are kept as
     they are. Measured in ``experiments/results/same_attribute.md``.
+
+Atom–context: is the passage about the atom's subject? (:func:`names_subject`)
+    An entailment from a passage about something else is the error a user sees first: "Marie
+    Curie discovered penicillin." judged entailed by "Penicillin was discovered in 1928 by the
+    Scottish physician Alexander Fleming." With ``entailments same-subject`` an atom–context
+    entailment becomes a factor only when the passage or its title names the atom's subject
+    (a title that names it covers a passage that calls the subject "he" or "it"): one of the
+    capitalised words that open the atom (:class:`AtomFrame` ``subject``, "Marie Curie", "Eiffel
+    Tower") occurs as a word of the title or of the text, compared without case or accents and
+    without a possessive "'s". An atom that opens without a name ("He was born in Ulm", "In
+    1903, …") has no subject to look for, so its entailments are kept.
+
+    What it cannot see: a subject named another way ("the US" for "United States", a
+    nickname, a translated name), and a passage that names the subject only to speak of
+    someone else ("Curie's student, Marguerite Perey, discovered francium").
 """
 
 from __future__ import annotations
@@ -146,6 +161,7 @@ __all__ = [
     "frame_coverage",
     "frame_overlap",
     "light_stem",
+    "names_subject",
     "passage_frames",
     "same_attribute",
     "split_sentences",
@@ -665,3 +681,37 @@ def same_attribute(atom_text: str, passage_text: str, min_coverage: float = MIN_
         if verdict in SAME_ATTRIBUTE:
             return verdict
     return "other attribute"
+
+
+def _folded_words(text: str) -> set[str]:
+    """The words of ``text`` without case, accents or a possessive "'s"."""
+    import unicodedata
+
+    plain = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in plain if not unicodedata.combining(ch)).casefold()
+    return {re.sub(r"['’]s$", "", word) for word in re.findall(r"[^\W\d_]+(?:['’][^\W\d_]+)*", plain)}
+
+
+@lru_cache(maxsize=4096)
+def _passage_words(text: str, title: str) -> frozenset[str]:
+    return frozenset(_folded_words(text) | _folded_words(title))
+
+
+def names_subject(atom_text: str, passage_text: str, title: str | None = None) -> bool:
+    """Whether the passage (with its title) names the atom's subject — the capitalised words
+    that open the atom — or the atom opens without one (then nothing can be checked: True).
+    One word of the subject is enough ("Curie" for "Marie Curie").
+
+    >>> names_subject("Marie Curie discovered penicillin.",
+    ...               "Penicillin was discovered in 1928 by the Scottish physician Alexander Fleming.")
+    False
+    >>> names_subject("Marie Curie was born in Warsaw.", "She was born in Warsaw.", title="Marie Skłodowska-Curie")
+    True
+    >>> names_subject("He was born in 1879.", "Einstein was born in 1879.")
+    True
+    """
+    subject = _atom_frame_cached(atom_text).subject
+    if not subject:
+        return True
+    wanted = {word for name in subject for word in _folded_words(name)}
+    return bool(wanted & _passage_words(passage_text, title or ""))

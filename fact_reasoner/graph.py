@@ -22,9 +22,18 @@ from typing import NamedTuple
 import numpy as np
 
 from .coherence_graph import add_atom_factors
-from .factor_graph import RELATION_CODES, RELATION_NAMES, BuiltGraph, FactorGraph, FactorSource, GraphPlan
+from .errors import RecordFailed
+from .factor_graph import (
+    RELATION_CODES,
+    RELATION_NAMES,
+    BuiltGraph,
+    FactorGraph,
+    FactorSource,
+    GraphPlan,
+    UnusedRelation,
+)
 from .factors import clamp_probability, relation_tables
-from .frames import same_attribute
+from .frames import names_subject, same_attribute
 from .graph_options import (
     DEFAULT_CLAMP,
     CoherencePairs,
@@ -49,6 +58,7 @@ __all__ = [
     "FactorTables",
     "GraphOptions",
     "GraphPlan",
+    "UnusedRelation",
     "Version",
     "build_graph",
     "deduplicate_by_text",
@@ -145,12 +155,19 @@ _NEUTRAL_CODE = 3
 _CODES = {**RELATION_CODES, RelationType.NEUTRAL: _NEUTRAL_CODE}
 
 
-def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOptions | None = None) -> BuiltGraph:
+def build_graph(
+    plan: GraphPlan, relations: Iterable[Relation], options: GraphOptions | None = None, *, supplied: bool = False
+) -> BuiltGraph:
     """Turn judged relations into the factor graph of ``plan.version``.
 
     Only entailment, contradiction and equivalence become factors; neutral and failed
-    relations (and, with ``options.min_relation_probability``, weak ones) are dropped, so an
-    atom with no factor keeps its prior (0.5). Relations on ids
+    relations are dropped, so an atom with no factor keeps its prior (0.5). The rules for the
+    judge's noise — the relation floor (``options.min_relation_probability``), ``contradictions
+    same-attribute`` and ``entailments same-subject`` — make more of them neutral, and list each
+    in ``unused_relations`` with its reason. ``supplied`` says the relations came with the
+    record (data, not the judge's output): they are used as given, unless
+    ``options.filter_supplied_relations``, and then one with p ≤ 0.5 is an input error
+    (:class:`~fact_reasoner.errors.RecordFailed`). Relations on ids
     that deduplication dropped are mapped onto the kept id; when a pair is judged twice the
     first judgement counts. Context pairs (FR3) are reconciled as
     :func:`reconcile_context_pair` describes, vectorised over all pairs.
@@ -188,15 +205,32 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
     src, tgt, code, prob, failed = src[keep], tgt[keep], code[keep], prob[keep], failed[keep]
     missing = len(plan.pairs) - int(keep.sum())
     n_failed = int(failed.sum())
-    if options.min_relation_probability > 0:
-        code = np.where(prob <= options.min_relation_probability, _NEUTRAL_CODE, code).astype(np.int8)
-
     on_atom = tgt < n_atoms
-    kept_contradictions = other_attribute = None
-    if options.contradictions == "same-attribute":
-        code, kept_contradictions, other_attribute = _same_attribute_contradictions(
-            plan, src, tgt, code, on_atom & ~failed
-        )
+    screened = not supplied or options.filter_supplied_relations
+    if not screened:
+        _check_supplied(variables, src, tgt, code, prob, failed)
+    unused: list[UnusedRelation] = []
+    kept_contradictions = other_attribute = kept_entailments = other_subject = None
+    if screened and options.min_relation_probability > 0:
+        weak = (code != _NEUTRAL_CODE) & ~failed & (prob <= options.min_relation_probability)
+        unused += _unused(variables, src, tgt, code, prob, np.flatnonzero(weak & on_atom), "below the floor")
+        code = np.where(weak, _NEUTRAL_CODE, code).astype(np.int8)
+    if screened and options.contradictions == "same-attribute":
+        other = _other_attribute(plan, src, tgt, code, on_atom & ~failed)
+        kept_contradictions = int(((code == RELATION_CODES[RelationType.CONTRADICTION]) & on_atom & ~failed).sum())
+        kept_contradictions -= len(other)
+        other_attribute = len(other)
+        unused += _unused(variables, src, tgt, code, prob, other, "another attribute")
+        code = code.copy()
+        code[other] = _NEUTRAL_CODE
+    if screened and options.entailments == "same-subject":
+        other = _other_subject(plan, src, tgt, code, on_atom & ~failed)
+        kept_entailments = int(((code == RELATION_CODES[RelationType.ENTAILMENT]) & on_atom & ~failed).sum())
+        kept_entailments -= len(other)
+        other_subject = len(other)
+        unused += _unused(variables, src, tgt, code, prob, other, "another subject")
+        code = code.copy()
+        code[other] = _NEUTRAL_CODE
     atom_factor = on_atom & ~failed & (code != _NEUTRAL_CODE)
     f_src, f_tgt, f_code, f_prob = _reconcile_context_pairs(
         src[~on_atom], tgt[~on_atom], code[~on_atom], prob[~on_atom], failed[~on_atom], v
@@ -233,6 +267,9 @@ def build_graph(plan: GraphPlan, relations: Iterable[Relation], options: GraphOp
         ignored_relations=ignored,
         contradictions_same_attribute=kept_contradictions,
         contradictions_other_attribute=other_attribute,
+        entailments_same_subject=kept_entailments,
+        entailments_other_subject=other_subject,
+        unused_relations=tuple(unused),
     )
     if plan.atom_pairs:
         built = add_atom_factors(built, relations, options)
@@ -305,25 +342,63 @@ def ignored_relations(plan: GraphPlan, relations: Iterable[Relation]) -> dict[st
     return _RelationArrays.of(plan, relations).ignored()
 
 
-def _same_attribute_contradictions(
+def _other_attribute(
     plan: GraphPlan, src: np.ndarray, tgt: np.ndarray, code: np.ndarray, usable: np.ndarray
-) -> tuple[np.ndarray, int, int]:
-    """``contradictions same-attribute``: the relation codes with every usable atom–context
-    contradiction whose context does not speak about the atom's attribute
-    (:func:`fact_reasoner.frames.same_attribute`) made neutral, and how many were kept and made
-    neutral."""
+) -> np.ndarray:
+    """``contradictions same-attribute``: the indices of the usable atom–context contradictions
+    whose context does not speak about the atom's attribute (:func:`fact_reasoner.frames.same_attribute`)."""
     n_atoms = len(plan.atoms)
-    contradiction = usable & (code == RELATION_CODES[RelationType.CONTRADICTION])
-    rows = np.flatnonzero(contradiction)
+    rows = np.flatnonzero(usable & (code == RELATION_CODES[RelationType.CONTRADICTION]))
     other = [
         i
         for i in rows.tolist()
         if same_attribute(plan.atoms[int(tgt[i])].text, plan.contexts[int(src[i]) - n_atoms].text) == "other attribute"
     ]
-    if other:
-        code = code.copy()
-        code[other] = _NEUTRAL_CODE
-    return code, len(rows) - len(other), len(other)
+    return np.asarray(other, dtype=np.int64)
+
+
+def _other_subject(
+    plan: GraphPlan, src: np.ndarray, tgt: np.ndarray, code: np.ndarray, usable: np.ndarray
+) -> np.ndarray:
+    """``entailments same-subject``: the indices of the usable atom–context entailments whose
+    context (with its title) does not name the atom's subject (:func:`fact_reasoner.frames.names_subject`)."""
+    n_atoms = len(plan.atoms)
+    rows = np.flatnonzero(usable & (code == RELATION_CODES[RelationType.ENTAILMENT]))
+    other = []
+    for i in rows.tolist():
+        context = plan.contexts[int(src[i]) - n_atoms]
+        if not names_subject(plan.atoms[int(tgt[i])].text, context.text, context.title):
+            other.append(i)
+    return np.asarray(other, dtype=np.int64)
+
+
+_LABEL_OF_CODE = {code: relation for relation, code in _CODES.items()}
+
+
+def _unused(variables, src, tgt, code, prob, rows, reason: str) -> list[UnusedRelation]:
+    """The relations at ``rows`` as :class:`UnusedRelation` with ``reason``."""
+    return [
+        UnusedRelation(
+            variables[int(src[i])], variables[int(tgt[i])], _LABEL_OF_CODE[int(code[i])], float(prob[i]), reason
+        )
+        for i in np.asarray(rows, dtype=np.int64).tolist()
+    ]
+
+
+def _check_supplied(variables, src, tgt, code, prob, failed) -> None:
+    """Relations a record supplies are used as given, so a label with p ≤ 0.5 cannot be: both
+    table families read an entailment or contradiction at p ≤ 0.5 as evidence the other way.
+    Raise :class:`~fact_reasoner.errors.RecordFailed` naming the first such relation."""
+    weak = np.flatnonzero((code != _NEUTRAL_CODE) & ~failed & (prob <= 0.5))
+    if len(weak):
+        i = int(weak[0])
+        label = _LABEL_OF_CODE[int(code[i])].value
+        raise RecordFailed(
+            f"the record's relation {variables[int(src[i])]}->{variables[int(tgt[i])]} is {label} with probability "
+            f"{float(prob[i]):g} ({len(weak)} such relation(s)): a supplied label needs a probability above 0.5, since "
+            "the factor tables read p <= 0.5 as evidence the other way; give the pair as neutral or leave it out, or "
+            "pass --filter-supplied-relations to drop such relations as neutral"
+        )
 
 
 def _relevance(context: Context) -> float:

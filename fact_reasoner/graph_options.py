@@ -15,9 +15,12 @@ from .fields import option
 
 __all__ = [
     "DEFAULT_CLAMP",
+    "PAPER_GRAPH",
     "CoherencePairs",
     "ContradictionRule",
+    "EntailmentRule",
     "FactorTables",
+    "GraphPreset",
     "GraphOptions",
     "Version",
     "upgrade_graph_settings",
@@ -26,6 +29,10 @@ __all__ = [
 Version = Literal[1, 2, 3]
 #: which atom–context contradictions become factors (GraphOptions.contradictions)
 ContradictionRule = Literal["same-attribute", "any"]
+#: which atom–context entailments become factors (GraphOptions.entailments)
+EntailmentRule = Literal["same-subject", "any"]
+#: a set of graph settings chosen together (GraphOptions.preset)
+GraphPreset = Literal["default", "paper"]
 #: which family of factor tables (GraphOptions.factor_tables; factors.py)
 FactorTables = Literal["priors", "paper"]
 #: which atom pairs coherence judges: ``similar`` (the similarity gate only) or ``comparable``
@@ -33,6 +40,16 @@ FactorTables = Literal["priors", "paper"]
 CoherencePairs = Literal["comparable", "similar"]
 #: probabilities are clamped into [clamp, 1 − clamp] so that no factor table holds a zero
 DEFAULT_CLAMP = 1e-6
+#: ``--graph paper``: the graph of the FactReasoner paper (Marinescu et al., 2025) — its Table 1
+#: factor tables, every entailment and contradiction a factor whatever its probability, and the
+#: context prior its text gives (0.99; IBM's code uses 0.9). Paper Example 1 gives 0.3179 with it.
+PAPER_GRAPH: dict[str, Any] = {
+    "factor_tables": "paper",
+    "contradictions": "any",
+    "entailments": "any",
+    "min_relation_probability": 0.0,
+    "context_prior": 0.99,
+}
 
 
 class GraphOptions(BaseModel):
@@ -58,10 +75,34 @@ class GraphOptions(BaseModel):
     sentence of the context speaks about the atom's attribute with a value or a negation that
     can disagree (:func:`fact_reasoner.frames.same_attribute`); the others count as neutral
     and are counted (``BuiltGraph.contradictions_other_attribute``).
+
+    ``entailments`` (``same-subject`` or ``any``) says which atom–context entailments become
+    factors: ``same-subject`` only those whose passage or title names the atom's subject
+    (:func:`fact_reasoner.frames.names_subject`); the others count as neutral and are counted
+    (``BuiltGraph.entailments_other_subject``).
+
+    These three rules (the floor, ``contradictions``, ``entailments``) filter the project's own
+    judge's noise. Relations a record supplies are data: they are used as given unless
+    ``filter_supplied_relations``; a supplied entailment, contradiction or equivalence with
+    p ≤ 0.5 is then an input error (:func:`fact_reasoner.graph.build_graph`), since both table
+    families read it as evidence the other way.
+
+    ``preset`` sets several of them at once (:data:`PAPER_GRAPH`); a setting given beside it
+    wins.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     title: ClassVar[str] = "factor graph"
+
+    preset: GraphPreset = option(
+        "default",
+        "a set of graph settings at once: `paper` is the FactReasoner paper's graph (Table 1 factor tables, every "
+        "entailment and contradiction a factor whatever its probability, context prior 0.99 as the paper's text "
+        "says; IBM's code uses 0.9); a graph setting given beside it wins",
+        dest="graph_preset",
+        flags=["--graph"],
+        omit_default=True,
+    )
 
     version: Version = option(3, "FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context)")
     factor_tables: FactorTables = option(
@@ -96,6 +137,21 @@ class GraphOptions(BaseModel):
         "1879'; the others count as neutral: counters.contradictions_other_attribute) or `any` (every one, as "
         "the paper)",
     )
+    entailments: EntailmentRule = option(
+        "any",
+        "which atom-context entailments become factors: `same-subject` (only where the passage or its title names "
+        "the atom's subject, e.g. not 'Penicillin was discovered by Alexander Fleming' for 'Marie Curie discovered "
+        "penicillin'; the others count as neutral: counters.entailments_other_subject) or `any` (every one, as the "
+        "paper)",
+        omit_default=True,
+    )
+    filter_supplied_relations: bool = option(
+        False,
+        "also apply the rules for the judge's noise (--min-relation-probability, --contradictions same-attribute, "
+        "--entailments same-subject) to the relations a record supplies; by default supplied relations are data, "
+        "used as given",
+        omit_default=True,
+    )
     # Coherence (atom–atom factors, fact_reasoner/coherence.py). Declared only_when themselves
     # on: with coherence off they are left out of the output's settings and the resume
     # fingerprint, so outputs written before the option existed still resume.
@@ -120,6 +176,17 @@ class GraphOptions(BaseModel):
         "counters.coherence_pairs_incomparable",
         only_when=("coherence", True),
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _preset(cls, data: Any) -> Any:
+        """``preset paper``: the settings of :data:`PAPER_GRAPH` that are not given."""
+        if isinstance(data, dict) and data.get("preset") == "paper":
+            data = dict(data)
+            for key, value in PAPER_GRAPH.items():
+                if data.get(key) is None:
+                    data[key] = value
+        return data
 
     @model_validator(mode="before")
     @classmethod

@@ -16,6 +16,9 @@ class PrecomputedNLI:
     """Answers from a fixed set of relations; unknown pairs come back unjudged (no factor)."""
 
     name = "precomputed"
+    #: its relations are data the record supplies, not a judge's output: the graph uses them as
+    #: given (:func:`fact_reasoner.graph.build_graph`, ``supplied``)
+    supplies_relations = True
 
     def __init__(self, relations: Iterable[Relation], texts: Mapping[str, str]):
         self._by_text: dict[tuple[str, str], NLIJudgement] = {}

@@ -12,7 +12,7 @@ from fact_reasoner.factors import (
     equivalence_factor,
     relation_tables,
 )
-from fact_reasoner.graph import GraphOptions, build_graph, plan_graph, reconcile_context_pair
+from fact_reasoner.graph import GraphOptions, UnusedRelation, build_graph, plan_graph, reconcile_context_pair
 from fact_reasoner.inference import brute_force_marginals
 from fact_reasoner.schema import Atom, Context, Relation, RelationType
 
@@ -311,11 +311,11 @@ def test_a_contradiction_about_another_attribute_adds_no_factor_and_is_counted()
     built = _einstein(EINSTEIN_BORN, EINSTEIN_DIED)
     assert GraphOptions().contradictions == "same-attribute"
     assert built.graph.num_factors == 0
-    assert built.contradiction_counters() == {"contradictions_same_attribute": 0, "contradictions_other_attribute": 1}
+    assert built.rule_counters() == {"contradictions_same_attribute": 0, "contradictions_other_attribute": 1}
     assert brute_force_marginals(built.graph).marginals["a0"] == 0.5  # as if the pair were neutral
     # the paper's rule: the same judgement is evidence against the true atom
     every = _einstein(EINSTEIN_BORN, EINSTEIN_DIED, contradictions="any")
-    assert every.graph.num_factors == 1 and every.contradiction_counters() == {}
+    assert every.graph.num_factors == 1 and every.rule_counters() == {}
     assert brute_force_marginals(every.graph).marginals["a0"] < 0.5
 
 
@@ -323,7 +323,7 @@ def test_a_contradiction_about_the_same_attribute_stays_a_factor():
     built = _einstein("Albert Einstein was born in 1880.", "Albert Einstein was born in Ulm in 1879.")
     assert built.graph.num_factors == 1
     assert built.factor_relations[0].relation == RelationType.CONTRADICTION
-    assert built.contradiction_counters() == {"contradictions_same_attribute": 1, "contradictions_other_attribute": 0}
+    assert built.rule_counters() == {"contradictions_same_attribute": 1, "contradictions_other_attribute": 0}
     assert brute_force_marginals(built.graph).marginals["a0"] < 0.5
 
 
@@ -342,7 +342,7 @@ def test_the_rule_reads_each_sentence_and_leaves_entailments_and_context_pairs_a
     built = build_graph(plan_graph(atoms, contexts, 3), relations, GraphOptions(version=3))
     kept = {(f.source, f.target, f.relation.value) for f in built.factor_relations}
     assert kept == {("c0", "a0", "contradiction"), ("c1", "a1", "entailment"), ("c0", "c1", "contradiction")}
-    assert built.contradiction_counters()["contradictions_other_attribute"] == 1
+    assert built.rule_counters()["contradictions_other_attribute"] == 1
 
 
 def test_failed_and_weak_contradictions_are_not_counted_by_the_rule():
@@ -351,8 +351,8 @@ def test_failed_and_weak_contradictions_are_not_counted_by_the_rule():
     weak = build_graph(
         plan, [rel("c0", "a0", "contradiction", 0.4)], GraphOptions(version=2, min_relation_probability=0.5)
     )
-    assert failed.contradiction_counters()["contradictions_other_attribute"] == 0
-    assert weak.contradiction_counters()["contradictions_other_attribute"] == 0
+    assert failed.rule_counters()["contradictions_other_attribute"] == 0
+    assert weak.rule_counters()["contradictions_other_attribute"] == 0
 
 
 # -- the factor tables (--factor-tables) ------------------------------------------------------------
@@ -422,7 +422,8 @@ def test_the_output_counts_the_contradictions_the_rule_made_neutral():
             {"source": "c1", "target": "a1", "relation": "contradiction", "probability": 0.9},
         ],
     }
-    config = PipelineConfig(version=2, nli="precomputed", use_cache=False)
+    # supplied relations are data: the judge-noise rules apply to them only when asked
+    config = PipelineConfig(version=2, nli="precomputed", use_cache=False, filter_supplied_relations=True)
     result = FactReasoner(config).assess(record)
     assert result.counters["contradictions_same_attribute"] == 1  # c1 → a1: 1879 against 1880
     assert result.counters["contradictions_other_attribute"] == 2  # the death passage against both
@@ -433,3 +434,96 @@ def test_the_output_counts_the_contradictions_the_rule_made_neutral():
     assert verdicts == {"a0": "S", "a1": "NS"}
     paper = FactReasoner(config.with_options(contradictions="any")).assess(record)
     assert "contradictions_other_attribute" not in paper.counters and paper.counters["factors"] == 4
+
+
+def test_supplied_relations_are_used_as_given_by_default():
+    """The same-attribute rule and the floor filter the project's own judge; a record's relations
+    are data: by default each supplied entailment or contradiction is a factor."""
+    from fact_reasoner import FactReasoner, PipelineConfig
+
+    record = {
+        "output": "Albert Einstein was born in 1879.",
+        "atoms": [{"id": "a0", "text": EINSTEIN_BORN}],
+        "contexts": [{"id": "c0", "text": EINSTEIN_DIED}],
+        "relations": [{"source": "c0", "target": "a0", "relation": "contradiction", "probability": 0.87}],
+    }
+    given = FactReasoner(PipelineConfig(version=2, nli="precomputed", use_cache=False)).assess(record)
+    assert given.counters["factors"] == 1 and "contradictions_other_attribute" not in given.counters
+    assert given.atoms[0].prediction.value == "NS"
+    filtered = FactReasoner(
+        PipelineConfig(version=2, nli="precomputed", use_cache=False, filter_supplied_relations=True)
+    ).assess(record)
+    assert filtered.counters["factors"] == 0 and filtered.counters["contradictions_other_attribute"] == 1
+    assert filtered.atoms[0].probability == pytest.approx(0.5)
+
+
+def test_a_supplied_label_with_probability_at_most_half_is_an_input_error():
+    from fact_reasoner.errors import RecordFailed
+
+    atoms = [Atom(id="a1", text="the atom")]
+    contexts = [Context(id="c1", text="first"), Context(id="c2", text="second")]
+    plan = plan_graph(atoms, contexts, 2)
+    weak = [rel("c1", "a1", "entailment", 0.8), rel("c2", "a1", "contradiction", 0.4)]
+    with pytest.raises(RecordFailed, match=r"c2->a1 is contradiction with probability 0.4 \(1 such"):
+        build_graph(plan, weak, GraphOptions(version=2), supplied=True)
+    # the judge's own weak labels are dropped by the floor; asked to, supplied ones too
+    for built in (
+        build_graph(plan, weak, GraphOptions(version=2)),
+        build_graph(plan, weak, GraphOptions(version=2, filter_supplied_relations=True), supplied=True),
+    ):
+        assert built.graph.num_factors == 1
+        assert built.unused_relations == (
+            UnusedRelation("c2", "a1", RelationType.CONTRADICTION, 0.4, "below the floor"),
+        )
+        assert built.rule_counters()["relations_below_floor"] == 1
+    # a neutral label at any probability is fine
+    build_graph(plan, [rel("c2", "a1", "neutral", 0.4)], GraphOptions(version=2), supplied=True)
+
+
+def test_the_paper_preset_gives_example_1_in_one_flag():
+    """``--graph paper``: the paper's tables, every relation, no floor, context prior 0.99 —
+    Example 1 gives 0.3179; the defaults give 0.770 (context prior 0.9, priors tables); a setting
+    given beside the preset wins."""
+    from fact_reasoner.cli import build_assess_parser
+    from fact_reasoner.cli_options import config_from_args
+
+    parser = build_assess_parser()
+    atoms = [Atom(id="a1", text="the atom")]
+    contexts = [Context(id="c1", text="first"), Context(id="c2", text="second")]
+    relations = [rel("c1", "a1", "entailment", 0.8), rel("c2", "a1", "contradiction", 0.9)]
+
+    def posterior(*argv: str) -> tuple[float, GraphOptions]:
+        options = config_from_args(parser.parse_args(["--version", "2", *argv]), parser).graph
+        built = build_graph(plan_graph(atoms, contexts, 2), relations, options, supplied=True)
+        return brute_force_marginals(built.graph).marginals["a1"], options
+
+    paper, options = posterior("--graph", "paper")
+    assert paper == pytest.approx(0.3179, abs=1e-4)
+    assert (options.factor_tables, options.context_prior, options.min_relation_probability) == ("paper", 0.99, 0.0)
+    assert (options.contradictions, options.entailments) == ("any", "any")
+    default, _ = posterior()
+    #   P(a1=1) ∝ (0.1·0.5 + 0.9·0.8)(0.1·0.5 + 0.9·0.1) = 0.77 · 0.14
+    #   P(a1=0) ∝ (0.1·0.5 + 0.9·0.2)(0.1·0.5 + 0.9·0.9) = 0.23 · 0.86
+    assert default == pytest.approx(0.77 * 0.14 / (0.77 * 0.14 + 0.23 * 0.86), abs=1e-4)
+    overridden, options = posterior("--graph", "paper", "--context-prior", "0.9")
+    assert options.context_prior == 0.9 and options.factor_tables == "paper"
+    assert overridden != pytest.approx(paper, abs=1e-3)
+
+
+def test_an_entailment_from_a_passage_about_someone_else_adds_no_factor_with_same_subject():
+    atoms = [
+        Atom(id="a0", text="Marie Curie discovered penicillin."),
+        Atom(id="a1", text="Marie Curie was a physicist."),
+    ]
+    contexts = [
+        Context(id="c0", text="Penicillin was discovered in 1928 by the Scottish physician Alexander Fleming."),
+        Context(id="c1", text="She was a Polish and naturalised-French physicist.", title="Marie Curie"),
+    ]
+    plan = plan_graph(atoms, contexts, 2)
+    relations = [rel("c0", "a0", "entailment", 0.88), rel("c1", "a1", "entailment", 0.9)]
+    built = build_graph(plan, relations, GraphOptions(version=2, entailments="same-subject"))
+    assert [(f.source, f.target) for f in built.factor_relations] == [("c1", "a1")]  # the title names her
+    assert built.unused_relations == (UnusedRelation("c0", "a0", RelationType.ENTAILMENT, 0.88, "another subject"),)
+    counters = built.rule_counters()
+    assert (counters["entailments_same_subject"], counters["entailments_other_subject"]) == (1, 1)
+    assert build_graph(plan, relations, GraphOptions(version=2)).graph.num_factors == 2
