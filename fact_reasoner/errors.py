@@ -16,6 +16,7 @@ one; ``exit`` is the command's exit status when the error ends it)::
     │   │   └── UnknownService                [retrieval.base] no retriever of that name (a RetrievalError too)
     │   └── UnsafeSetting                     [server.settings] a setting a request may not change, or its bad value
     ├── RecordFailed (RuntimeError)           a stage could not run for one record (exit 1)
+    │   └── NoEvidence                        no contexts and no retriever to find any: nothing scored
     ├── LocatedError                          about a place in a file: ``path:line: message``
     │   ├── InputError (ValueError)           an input file (records, contexts) cannot be read
     │   │   └── CorpusError                   [retrieval.corpus] a corpus file cannot be read
@@ -93,6 +94,15 @@ class RecordFailed(FactReasonerError, RuntimeError):
     def __init__(self, message: str, *, unreachable: bool = False) -> None:
         super().__init__(message)
         self.unreachable = unreachable
+
+
+class NoEvidence(RecordFailed):
+    """A record with nothing to check its claims against: no contexts of its own and no retriever
+    to find any (or one that found none). Nothing was checked, so nothing is scored — not a
+    precision of 0 with every claim at its prior. ``stage`` is the stage that is missing
+    (``retrieve``)."""
+
+    stage = "retrieve"
 
 
 class LocatedError(FactReasonerError):

@@ -25,7 +25,7 @@ from .atomizer import AtomizerBackend
 from .checkworthy import CheckworthyVerdict
 from .coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs, plan_atom_pairs
 from .config import PipelineConfig
-from .errors import RecordFailed
+from .errors import NoEvidence, RecordFailed
 from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
 from .grounding import UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .inference import InferenceEngine, InferenceResult
@@ -51,9 +51,19 @@ from .schema import (
     InputRecord,
     Marginal,
     OutputRecord,
+    UnusedEvidence,
 )
 from .scores import length_penalty, predict_label, resolve_k, score_record
-from .stages import JudgedPlan, Stages, StageUnavailable, judge_and_build, judge_and_infer, tidy_count, timed
+from .stages import (
+    JudgedPlan,
+    Stages,
+    StageUnavailable,
+    judge_and_build,
+    judge_and_infer,
+    require_evidence,
+    tidy_count,
+    timed,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .embeddings import Embedder
@@ -202,7 +212,7 @@ class FactReasoner:
                 "failed_pairs": built.failed_pairs,
                 "factors": built.graph.num_factors,
             }
-            | built.contradiction_counters()
+            | built.rule_counters()
             | (coherence_counters(built) if self.config.graph.coherence else {})
             | {key: tidy_count(value - counters_before.get(key, 0)) for key, value in counters_after.items()}
         )
@@ -265,14 +275,15 @@ class FactReasoner:
         if self.config.models.nli == "precomputed" and record.relations is None and not nothing_to_judge:
             # scoring it would count every pair as neutral: a record without its NLI is not assessed
             raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
+        if not nothing_to_judge:
+            require_evidence(record, self.config.retrieval.service_type)  # before any model runs
         checked = CheckedAtoms([], checked=False) if nothing_to_judge else self.stages.atoms(record, timings)
         atoms = checked.judged
         contexts, atoms = self._contexts(record, atoms, timings) if atoms or not abstained else ([], [])
         if atoms and not contexts:
-            _warn_once(
-                "no_contexts",
-                f"a record with {len(atoms)} atom(s) has no contexts: every atom stays at its prior "
-                "(not supported); further ones are only counted (summary: records_without_contexts)",
+            raise NoEvidence(
+                f"no evidence: the retriever ({self.config.retrieval.service_type}) found no context for any of the "
+                f"record's {len(atoms)} atom(s); nothing was checked, so nothing is scored"
             )
         plan = plan_graph(atoms, contexts, self.config.graph.version)
         selection = self._select_pairs(plan, atoms, timings)
@@ -386,6 +397,17 @@ class FactReasoner:
                 evidence[rel.target].append(
                     EvidenceLink(context=rel.source, relation=rel.relation, probability=rel.probability)
                 )
+        unused: dict[str, list[UnusedEvidence]] = {a: [] for a in atom_ids}
+        for left_out in built.unused_relations:
+            if left_out.target in unused:
+                unused[left_out.target].append(
+                    UnusedEvidence(
+                        context=left_out.source,
+                        relation=left_out.relation,
+                        probability=left_out.probability,
+                        reason=left_out.reason,
+                    )
+                )
         verdicts = [
             AtomVerdict(
                 id=atom.id,
@@ -395,6 +417,8 @@ class FactReasoner:
                 probability=probabilities[atom.id],
                 prediction=predict_label(probabilities[atom.id]),
                 evidence=sorted(evidence[atom.id], key=lambda e: -e.probability),
+                unused_evidence=sorted(unused[atom.id], key=lambda e: -e.probability) or None,
+                no_evidence=not evidence[atom.id] or None,
                 **_checkworthy_fields(checkworthy, atom.id),
                 **atom_marks(atom),
             )

@@ -12,7 +12,7 @@ from collections import Counter
 from enum import Enum
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 from .hashing import content_key
 
@@ -150,8 +150,25 @@ class EvidenceLink(BaseModel):
     probability: float
 
 
+class UnusedEvidence(BaseModel):
+    """An entailment or contradiction the judge gave that the graph did not use, and why
+    (``below the floor``, ``another attribute``, ``another subject``): shown so that a user can
+    see why a claim they expected to be contradicted (or supported) was not."""
+
+    context: str
+    relation: RelationType
+    probability: float
+    reason: str
+
+
 class AtomVerdict(BaseModel):
     """What the assessment concluded about one atom, and why.
+
+    ``evidence`` lists the factors that touched the atom; ``unused_evidence`` the judge's
+    entailments and contradictions that the graph's rules left out, with the reason (absent
+    when there are none); ``no_evidence`` is true when no factor touched the atom, so its
+    posterior is its prior (0.5, NS) — nothing supported or contradicted it, which the summary
+    counts apart from atoms judged NS on evidence.
 
     With ``--skip-uncheckable`` each verdict also carries ``checkworthy`` (bool) and, for an
     uncheckable atom, ``uncheckable_reason`` (extra fields, absent otherwise).
@@ -168,6 +185,18 @@ class AtomVerdict(BaseModel):
     probability: float = Field(description="posterior P(atom is true)")
     prediction: Label
     evidence: list[EvidenceLink] = Field(default_factory=list)
+    unused_evidence: list[UnusedEvidence] | None = None
+    no_evidence: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
+        """``unused_evidence`` and ``no_evidence`` only where they say something (a row without
+        them reads as before)."""
+        data = handler(self)
+        for key in ("unused_evidence", "no_evidence"):
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
 
 
 class Marginal(BaseModel):

@@ -3,7 +3,9 @@
 - per atom: S/NS from the posterior (:func:`is_supported`, :func:`predict_label`);
 - per record: precision, R@K, F1@K, entropy, agreement with gold (:func:`score_record`);
 - agreement and calibration: Brier score, MAE, reliability bins, ECE, confusion counts,
-  every one taking ``(y_true, y_pred)`` / ``(y_true, y_prob)`` in scikit-learn's order;
+  balanced accuracy, AUROC, every one taking ``(y_true, y_pred)`` / ``(y_true, y_prob)`` in
+  scikit-learn's order, and a paired bootstrap of the difference of any of them between two
+  systems on the same items (:func:`paired_bootstrap`);
 - per dataset: :func:`summarize_rows`, the one summary of the output rows as written, used by
   the CLI's run summary, the experiment tables and the HTML report.
 
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -217,6 +219,121 @@ def expected_calibration_error(y_true: Sequence[bool], y_prob: Sequence[float], 
     )
 
 
+def balanced_accuracy(y_true: Sequence[bool], y_pred: Sequence[bool]) -> float:
+    """BA = (TPR + TNR) / 2 = ½ (TP / (TP + FN) + TN / (TN + FP)): the mean of the recalls of
+    both classes, so answering one class for everything scores 0.5 whatever the class balance;
+    NaN when either class is absent from ``y_true``.
+
+    >>> balanced_accuracy([True, True, True, False], [True, True, True, True])
+    0.5
+    """
+    if len(y_true) != len(y_pred):
+        raise ValueError("y_true and y_pred differ in length")
+    tp = sum(bool(y) and bool(p) for y, p in zip(y_true, y_pred))
+    tn = sum(not y and not p for y, p in zip(y_true, y_pred))
+    positives = sum(bool(y) for y in y_true)
+    negatives = len(y_true) - positives
+    if not positives or not negatives:
+        return math.nan
+    return (tp / positives + tn / negatives) / 2
+
+
+def auroc(y_true: Sequence[bool], y_score: Sequence[float]) -> float:
+    """Area under the ROC curve = P(a random positive scores above a random negative), ties
+    counting half — the rank form (R₊ − n₊(n₊ + 1)/2) / (n₊ n₋), R₊ the sum of the positives'
+    ranks with tied scores given their mean rank; NaN when either class is absent.
+
+    >>> auroc([True, False, True, False], [0.9, 0.1, 0.4, 0.4])
+    0.875
+    """
+    import numpy as np
+
+    if len(y_true) != len(y_score):
+        raise ValueError("y_true and y_score differ in length")
+    y = np.asarray(y_true, dtype=bool)
+    scores = np.asarray(y_score, dtype=float)
+    n_pos, n_neg = int(y.sum()), int((~y).sum())
+    if not n_pos or not n_neg:
+        return math.nan
+    order = np.argsort(scores, kind="mergesort")
+    ranks = np.empty(len(scores))
+    ranks[order] = np.arange(1, len(scores) + 1)
+    # tied scores share their mean rank
+    unique, inverse, counts = np.unique(scores, return_inverse=True, return_counts=True)
+    if len(unique) < len(scores):
+        sums = np.zeros(len(unique))
+        np.add.at(sums, inverse, ranks)
+        ranks = (sums / counts)[inverse]
+    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+@dataclass(frozen=True)
+class BootstrapInterval:
+    """A paired bootstrap of a difference between two systems on the same items."""
+
+    difference: float  # the measure of the first system minus the second's, on all items
+    low: float  # the percentile interval's bounds
+    high: float
+    level: float
+    resamples: int  # resamples where both measures were defined (NaN ones are left out)
+    seed: int
+
+    @property
+    def reaches_zero_or_above(self) -> bool:
+        """The first system is not worse beyond chance: the interval's upper bound is ≥ 0."""
+        return self.high >= 0
+
+    def as_dict(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def paired_bootstrap(
+    measure: Callable[..., float],
+    first: Sequence[Sequence[Any]],
+    second: Sequence[Sequence[Any]],
+    *,
+    resamples: int = 1000,
+    seed: int = 13,
+    level: float = 0.95,
+) -> BootstrapInterval:
+    """Paired bootstrap of Δ = measure(first) − measure(second) over the same n items.
+
+    ``first`` and ``second`` are tuples of per-item columns in one item order, e.g. ``(y_true,
+    y_score)`` of each system; ``measure(*columns)`` gives a number (any measure above). Each of
+    ``resamples`` draws n item indices with replacement (one seeded generator), and Δ is
+    computed on the same draw for both systems, so what the items share (an easy or a hard
+    item) cancels. The interval is the percentile interval of the resampled Δ at ``level``;
+    draws where a measure is NaN (one class missing) are left out and counted.
+
+    >>> gold = [True, False] * 20
+    >>> better, worse = (gold, [g for g in gold]), (gold, [True] * 40)
+    >>> interval = paired_bootstrap(balanced_accuracy, better, worse, resamples=200)
+    >>> interval.difference, interval.low > 0
+    (0.5, True)
+    """
+    import numpy as np
+
+    columns_a = [np.asarray(c) for c in first]
+    columns_b = [np.asarray(c) for c in second]
+    n = len(columns_a[0])
+    if any(len(c) != n for c in columns_a + columns_b):
+        raise ValueError("paired_bootstrap needs the same items, in one order, for both systems")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie in (0, 1), got {level}")
+    observed = measure(*columns_a) - measure(*columns_b)
+    rng = np.random.default_rng(seed)
+    deltas = []
+    for _ in range(resamples):
+        index = rng.integers(0, n, n)
+        delta = measure(*(c[index] for c in columns_a)) - measure(*(c[index] for c in columns_b))
+        if not math.isnan(delta):
+            deltas.append(delta)
+    if not deltas:
+        return BootstrapInterval(float(observed), math.nan, math.nan, level, 0, seed)
+    low, high = np.quantile(deltas, [(1 - level) / 2, 1 - (1 - level) / 2])
+    return BootstrapInterval(float(observed), float(low), float(high), level, len(deltas), seed)
+
+
 @dataclass(frozen=True)
 class GoldComparison:
     """Predicted S/NS against gold S/NS, S the positive class."""
@@ -385,7 +502,13 @@ class DatasetSummary:
     atom_ece: float | None = None
     num_gold_atoms: int = 0
     num_gold_records: int = 0
-    records_without_contexts: int = 0
+    #: rows with a written precision (the means are over these) and with an F1@K
+    num_scored_records: int = 0
+    #: the atoms by verdict: supported; not supported on evidence (a factor decided it); with no
+    #: evidence at all (no factor: the atom kept its prior)
+    num_supported_atoms: int = 0
+    num_unsupported_atoms: int = 0
+    num_no_evidence_atoms: int = 0
     # only when the rows say (--abstention on / --skip-uncheckable); None otherwise
     num_abstained: int | None = None
     respond_ratio: float | None = None
@@ -416,8 +539,12 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
     - ``mean_factuality_score`` = mean_r Pr_r of the written ``factuality_score`` (rows
       without atoms wrote none and are skipped);
     - ``mean_f1_k`` = mean_r of the written ``f1_k``;
-    - ``records_without_contexts`` = rows with atoms and ``num_contexts`` 0 (no evidence: their
-      atoms stay at the prior);
+    - ``num_scored_records`` = the rows with a written ``factuality_score`` (the means are over
+      them; none: the means are NaN and the summary prints none);
+    - ``num_supported_atoms`` = #{atoms predicted S}; ``num_unsupported_atoms`` = #{atoms
+      predicted NS on evidence}; ``num_no_evidence_atoms`` = #{atoms NS with ``no_evidence``:
+      no factor touched them, they kept their prior}. A record without any evidence is not
+      scored at all (:class:`~fact_reasoner.errors.NoEvidence`);
     - when the rows carry ``abstained`` (``--abstention on``): ``num_abstained`` and
       ``respond_ratio`` = :func:`respond_ratio`; an abstention writes no precision, so
       ``mean_factuality_score`` and ``mean_f1_k`` are over the responding rows only, and it is
@@ -448,6 +575,7 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
     """
     rows = list(rows)
     counts = [len(row.get("atoms") or []) for row in rows]
+    atoms = [atom for row in rows for atom in row.get("atoms") or []]
     summary = DatasetSummary(
         num_records=len(rows),
         num_atoms=sum(counts),
@@ -455,7 +583,10 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         k=tuple(sorted({int(row["k"]) for row in rows if row.get("k") is not None})),
         mean_factuality_score=_mean(_written(rows, "factuality_score")),
         mean_f1_k=_mean(_written(rows, "f1_k")),
-        records_without_contexts=sum(1 for row, n in zip(rows, counts) if n and row.get("num_contexts") == 0),
+        num_scored_records=len(_written(rows, "factuality_score")),
+        num_supported_atoms=sum(a.get("prediction") == "S" for a in atoms),
+        num_unsupported_atoms=sum(a.get("prediction") != "S" and not a.get("no_evidence") for a in atoms),
+        num_no_evidence_atoms=sum(a.get("prediction") != "S" and bool(a.get("no_evidence")) for a in atoms),
     )
     if any("abstained" in row for row in rows):
         abstained = [bool(row.get("abstained")) for row in rows]
@@ -486,7 +617,7 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         mean_gold_factuality_score=_mean(golds),
         mae_factuality_score=mean_absolute_error(golds, [g.precision for g in gold]),
         atom_accuracy=(tp + tn) / len(truths),
-        atom_balanced_accuracy=(tp / (tp + fn) + tn / (tn + fp)) / 2 if tp + fn and tn + fp else math.nan,
+        atom_balanced_accuracy=balanced_accuracy(truths, predicted),
         atom_f1_supported=2 * tp / (2 * tp + fp + fn) if tp + fp + fn else math.nan,
         atom_brier_score=brier_score(truths, probabilities),
         atom_ece=expected_calibration_error(truths, probabilities),

@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .errors import RecordFailed, StageUnavailable
+from .errors import NoEvidence, RecordFailed, StageUnavailable
 from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
@@ -99,6 +99,7 @@ class Stages:
         self._llm = llm
         self._embedder = embedder
         self._checkworthy: CheckworthyClassifier | None = None
+        self._used_record_relations = False
         self._abstention: AbstentionDetector | None = None
 
     @property
@@ -131,6 +132,18 @@ class Stages:
             self._nli = make_nli(config, self.llm)
         return self._nli
 
+    def judge_description(self) -> str | None:
+        """The NLI judge as a person names it (:func:`~fact_reasoner.nli.base.describe_judge`),
+        once it has been built; the records' own relations with ``--nli precomputed``; else None."""
+        own = "the records' own relations"
+        if self.config.models.nli == "precomputed":
+            return own
+        if self._nli is None:
+            return own if self._used_record_relations else None
+        from .nli.base import describe_judge
+
+        return describe_judge(self._nli) + (f"; {own} where given" if self._used_record_relations else "")
+
     def uses_record_relations(self, record: "InputRecord") -> bool:
         """Whether ``record`` is judged by its own ``relations`` instead of the NLI model: always
         with ``--nli precomputed``, with ``auto`` when it carries some."""
@@ -140,6 +153,7 @@ class Stages:
         """The NLI judge of one record: its own relations (:meth:`uses_record_relations`), over
         ``texts`` (id → text), else the model backend behind the pair cache (:meth:`nli`)."""
         if self.uses_record_relations(record):
+            self._used_record_relations = True
             return PrecomputedNLI(record.relations or [], texts)
         return self.nli()
 
@@ -336,6 +350,21 @@ class Reasoning:
     inference: InferenceResult
 
 
+def require_evidence(record: "InputRecord", service_type: str) -> None:
+    """No evidence, no score: raise :class:`~fact_reasoner.errors.NoEvidence` for a record that
+    has no contexts and no retriever to find any (``--service-type supplied``, the default), before
+    any model runs — scored, every claim would stay at its prior and the record would get a
+    precision of 0 for nothing checked."""
+    if record.contexts or service_type != "supplied":
+        return
+    given = "an empty `contexts` list" if record.contexts is not None else "no `contexts`"
+    raise NoEvidence(
+        f"no evidence: the record has {given} and no retriever is set (--service-type supplied uses the "
+        "record's own contexts); give it contexts or choose a retriever (--service-type bm25, chroma, hybrid, "
+        "wikipedia or google); nothing was checked, so nothing is scored"
+    )
+
+
 def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
     """Judge the (premise, hypothesis) pairs the plan lists (and, with coherence, its atom
     pairs); a pair the backend has no verdict for (``unjudged``) gets no relation, so the graph
@@ -411,7 +440,12 @@ def judge_and_build(
             judged, plan = _judge_reverse(plan, judged, nli, deferred_reverse)
     check_judged(judged, len(plan.pairs) + len(plan.atom_pairs), max_failed_pairs)
     with timed(timings, "build"):
-        built = build_graph(plan, judged.relations, options or GraphOptions(version=plan.version))
+        built = build_graph(
+            plan,
+            judged.relations,
+            options or GraphOptions(version=plan.version),
+            supplied=bool(getattr(nli, "supplies_relations", False)),
+        )
     return judged, built
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from .. import runner
 from ..cli_options import positive_int
 from ..errors import InputError
 from ..io import NumberedRecord, dumps_line, read_contexts
+from ..report.terminal import SHOW_AT_MOST
 from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems
 
 DESCRIPTION = """\
@@ -60,7 +62,6 @@ SUMMARY_KEYS = (
     "atom_f1_supported",
     "atom_brier_score",
     "atom_ece",
-    "records_without_contexts",
     "num_abstained",
     "respond_ratio",
     "num_uncheckable_atoms",
@@ -92,14 +93,43 @@ def add_dataset_arguments(parser: CommandParser, *, verb: str, outputs: str) -> 
     return data
 
 
-def summary_lines(report: runner.RunReport) -> list[str]:
-    """The assessment summary: the results file, the dataset's figures, the workers (Ray), and
-    where the failures are listed."""
+#: the means of the summary, and the count of rows each is over
+MEANS = {
+    "mean_factuality_score": "num_scored_records",
+    "mean_f1_k": "num_scored_records",
+    "mean_gold_factuality_score": "num_gold_records",
+    "mae_factuality_score": "num_gold_records",
+}
+
+
+def summary_figure(summary: dict[str, Any], key: str) -> str:
+    """A figure of the summary as printed: a mean with the number of records it is over, and
+    "—" with the reason where nothing was computed (never ``nan``)."""
+    value = summary[key]
+    over = MEANS.get(key)
+    if isinstance(value, float) and math.isnan(value):
+        return "— (no record scored)" if over else "— (not computable here)"
+    if over:
+        return f"{figure(value)} (over {summary.get(over, 0)} record(s))"
+    return figure(value)
+
+
+def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[str]:
+    """The assessment summary: the results file, the judge and graph, the claims by verdict, the
+    dataset's figures (a mean with the records it is over), the workers (Ray), and where the
+    failures are listed."""
+    from ..report.terminal import settings_line, verdict_counts_line
+
     summary = report.summary
     if summary is None:
         return []
     lines = [f"results: {report.output_file}"]
-    lines += [f"  {key:28s} {figure(summary[key])}" for key in SUMMARY_KEYS if summary.get(key) is not None]
+    setting = settings_line(report.rows, judge)
+    if setting:
+        lines.append(f"  {setting}")
+    if summary.get("num_atoms"):
+        lines.append(f"  {verdict_counts_line(summary)}")
+    lines += [f"  {key:28s} {summary_figure(summary, key)}" for key in SUMMARY_KEYS if summary.get(key) is not None]
     if summary.get("executor") != "local":
         for name, worker in (summary.get("workers") or {}).items():
             rate = worker.get("records_per_second")
@@ -161,6 +191,12 @@ class Assess(Command):
     def add_arguments(self, parser: CommandParser) -> None:
         data = add_dataset_arguments(parser, verb="assess", outputs="<input>.fr<version>.jsonl")
         data.add_argument(
+            "--show",
+            action="store_true",
+            help=f"print every record's claims with their verdicts after the run (done anyway for up to "
+            f"{SHOW_AT_MOST} records; never with --quiet)",
+        )
+        data.add_argument(
             "--export-uai",
             type=Path,
             metavar="DIR",
@@ -212,14 +248,37 @@ class Assess(Command):
             progress=not args.quiet,
         )
         report = runner.run_dataset(job)
+        if not args.quiet and report.rows and (args.show or len(report.rows) <= SHOW_AT_MOST):
+            show_claims(report, args.input_file)
+        judge = assessor.stages.judge_description() if hasattr(assessor, "stages") else None
         return finish_run(
             report,
             quiet=args.quiet,
             argv=args.argv,
-            summary_lines=summary_lines,
+            summary_lines=lambda done: summary_lines(done, judge),
             thresholds=config.gate.fail_under,
             gate_scores=gate_scores,
         )
+
+
+def show_claims(report: runner.RunReport, input_file: Path) -> None:
+    """Each record's claims on stdout: verdict, posterior, the passage that decided it
+    (:mod:`fact_reasoner.report.terminal`)."""
+    from ..report.page import ContextTexts
+    from ..report.terminal import claim_lines
+
+    texts = ContextTexts.from_input(input_file)
+    for row in report.rows:
+        retrieved = {str(c.get("id")): c.get("text") for c in row.get("contexts") or [] if isinstance(c, dict)}
+        key = str(row.get("record_key", ""))
+
+        def text(context_id: str, key: str = key, retrieved: dict = retrieved) -> str | None:
+            found = texts.get(key, context_id)
+            return found["text"] if found else retrieved.get(context_id)
+
+        for line in claim_lines(row, text):
+            print(line)
+    sys.stdout.flush()
 
 
 def export_models(args: argparse.Namespace, assessor: Any) -> int:

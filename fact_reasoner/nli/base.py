@@ -89,6 +89,13 @@ def backend_identity(backend: Any) -> str:
     return f"{name}:{model}" if model else str(name)
 
 
+def describe_judge(backend: Any) -> str:
+    """What a person calls a judge — the model and its version where the backend says
+    (``description``: "cross-encoder nli-minilm-l6 version 4"), else its name — apart from its
+    cache identity, which also fingerprints the weights and options."""
+    return str(getattr(backend, "description", None) or getattr(backend, "name", type(backend).__name__))
+
+
 def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[NLIJudgement | None], list[int]]:
     """What every backend checks before asking its model: each pair is two strings (else
     ``TypeError``); a pair with an empty side gets a failed judgement and is not sent.

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..schema import RelationType
-from .base import NLIBackend, NLIJudgement, backend_identity
+from .base import NLIBackend, NLIJudgement, backend_identity, describe_judge
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..cache import ModelCache
@@ -43,6 +43,7 @@ class CachedNLI:
         self.cache = cache
         self.identity = identity or backend_identity(backend)
         self.name = getattr(backend, "name", type(backend).__name__)
+        self.description = describe_judge(backend)
         self._memo: dict[tuple[str, str], NLIJudgement] = {}
         self._lock = threading.Lock()
         self.requested = 0

@@ -50,7 +50,7 @@ from ..schema import (
     RelationType,
 )
 from ..scores import is_supported, predict_label, resolve_k, score_record
-from ..stages import Stages, tidy_count, timed
+from ..stages import Stages, require_evidence, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..config import PipelineConfig
@@ -397,6 +397,7 @@ class BaselinePipeline:
             record = InputRecord.model_validate(record)
         if self.config.models.nli == "precomputed" and self.judge == "nli" and record.relations is None:
             raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
+        require_evidence(record, self.config.retrieval.service_type)  # before any model runs
         before = self.stage_stats()
         timings: dict[str, float] = {}
         counts = self.counts = _RecordCounts()

@@ -32,7 +32,7 @@ from pydantic import ValidationError
 
 from .. import runner
 from ..config import PipelineConfig
-from ..errors import FactReasonerError, RecordFailed, SetupError
+from ..errors import FactReasonerError, NoEvidence, RecordFailed, SetupError
 from ..io import NumberedRecord, describe_validation_error, numbered_keys
 from ..nli.cache import CachedNLI
 from ..stages import Stages
@@ -142,6 +142,8 @@ def stage_error(error: BaseException, default: str) -> ApiError:
     message = (
         f"{stage}: {type(error).__name__}: {error}" if not isinstance(error, RecordFailed) else f"{stage}: {error}"
     )
+    if isinstance(error, NoEvidence):  # the request gave nothing to check against: its own error
+        return ApiError(422, "no_evidence", f"{error.stage}: {error}", stage=error.stage)
     if isinstance(error, SetupError):
         return ApiError(503, "stage_unavailable", message, stage=stage)
     if isinstance(error, RecordFailed) and error.unreachable:

@@ -1,0 +1,126 @@
+"""The verdicts of a small run as the terminal shows them: each claim, its verdict, its
+posterior and the passage that decided it.
+
+A user who ran the quick start should see which claims were judged how without opening the
+JSONL file — a wrong verdict they can check by eye is the first thing they look for. So after a
+run of up to :data:`SHOW_AT_MOST` records (or always with ``--show``; never with ``--quiet``)
+the command prints, per record::
+
+    line 1 · Marie Curie · precision 0.67 (2 of 3 claims S)
+      S    0.87  Marie Curie was a physicist.
+                 entailed by c_a0_0 "Marie Curie was a Polish and naturalised-French…" (0.93)
+      NS ✗ 0.50  Marie Curie discovered penicillin.
+                 no evidence (not used: c_a2_0 entails it 0.88, another subject)
+
+The passage shown is the factor that pushed the verdict its way: for S the strongest
+entailment, for NS the strongest contradiction; a claim with no factor says "no evidence",
+with the judge's relations the graph left out and why (``unused_evidence``). Pure functions of
+the written rows and the contexts' texts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+__all__ = ["SHOW_AT_MOST", "claim_lines", "excerpt", "settings_line", "verdict_counts_line"]
+
+#: a run of at most this many records shows its claims (``--show`` for more)
+SHOW_AT_MOST = 20
+_RELATION_VERB = {"entailment": "entailed by", "contradiction": "contradicted by", "equivalence": "equivalent to"}
+
+
+def excerpt(text: str, words: int = 9) -> str:
+    """The first ``words`` words of ``text`` (an ellipsis when cut), on one line."""
+    parts = " ".join(str(text).split()).split(" ")
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+def _passage(context_id: str, texts: Callable[[str], str | None]) -> str:
+    text = texts(context_id)
+    return f'{context_id} "{excerpt(text)}"' if text else context_id
+
+
+def _deciding(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The factor that pushed the atom's verdict its way (the strongest one otherwise)."""
+    evidence = list(atom.get("evidence") or [])
+    if not evidence:
+        return None
+    wanted = "entailment" if atom.get("prediction") == "S" else "contradiction"
+    return max(evidence, key=lambda e: (e.get("relation") == wanted, e.get("probability", 0.0)))
+
+
+def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> list[str]:
+    """The lines of one output row: a heading, then each claim with its verdict, posterior and
+    the passage that decided it (``texts`` maps a context id to its text, or None)."""
+    atoms = list(row.get("atoms") or [])
+    score = row.get("factuality_score")
+    supported = sum(a.get("prediction") == "S" for a in atoms)
+    about = row.get("topic") or excerpt(row.get("input") or "", 8) or "record"
+    if score is None:
+        verdict = "no precision" + (" (an abstention)" if row.get("abstained") else "")
+    else:
+        verdict = f"precision {score:.2f} ({supported} of {len(atoms)} claim(s) S)"
+    lines = [f"line {row.get('source_line', '?')} · {about} · {verdict}"]
+    for atom in atoms:
+        prediction = atom.get("prediction", "?")
+        mark = "S   " if prediction == "S" else "NS ✗"
+        lines.append(f"  {mark} {atom.get('probability', float('nan')):.2f}  {atom.get('text', '')}")
+        deciding = _deciding(atom)
+        if deciding is not None:
+            verb = _RELATION_VERB.get(str(deciding.get("relation")), str(deciding.get("relation")))
+            detail = f"{verb} {_passage(str(deciding.get('context')), texts)} ({deciding.get('probability', 0):.2f})"
+        else:
+            detail = "no evidence"
+            unused = list(atom.get("unused_evidence") or [])
+            if unused:
+                shown = [
+                    f"{_passage(str(u['context']), texts)} {_RELATION_VERB.get(u['relation'], u['relation'])} "
+                    f"it {u['probability']:.2f}, {u['reason']}".replace("entailed by it", "entails it").replace(
+                        "contradicted by it", "contradicts it"
+                    )
+                    for u in unused[:2]
+                ]
+                detail += " (not used: " + "; ".join(shown) + ")"
+        marks = [f"{key.replace('_', ' ')}: {atom[key]}" for key in ("unresolved_reference",) if atom.get(key)]
+        lines.append("             " + detail + (f" [{'; '.join(marks)}]" if marks else ""))
+    for ungrounded in row.get("ungrounded_atoms") or []:
+        lines.append(f"  --   not judged  {ungrounded.get('text', '')} [{ungrounded.get('reason', 'ungrounded')}]")
+    return lines
+
+
+def verdict_counts_line(summary: Mapping[str, Any]) -> str:
+    """``claims 12: S 9 · NS on evidence 1 · no evidence 2 · not judged 1 (ungrounded) · 1 unresolved``."""
+    parts = [
+        f"S {summary.get('num_supported_atoms', 0)}",
+        f"NS on evidence {summary.get('num_unsupported_atoms', 0)}",
+        f"no evidence {summary.get('num_no_evidence_atoms', 0)}",
+    ]
+    if summary.get("num_ungrounded_atoms") is not None:
+        parts.append(f"not judged {summary['num_ungrounded_atoms']} (ungrounded)")
+    if summary.get("num_unresolved_atoms"):
+        parts.append(f"{summary['num_unresolved_atoms']} judged with an unresolved reference")
+    return f"claims {summary.get('num_atoms', 0)}: " + " · ".join(parts)
+
+
+def settings_line(rows: Sequence[Mapping[str, Any]], judge: str | None = None) -> str | None:
+    """The judge (``judge``, e.g. the model and its version, else the rows' ``nli`` setting) and
+    the graph the rows were made with (from the first row's ``settings``)."""
+    settings = next((row.get("settings") for row in rows if row.get("settings")), None)
+    if not settings:
+        return None
+    models = settings.get("models") or {}
+    graph = settings.get("graph") or {}
+    if judge is None:
+        judge = str(models.get("nli", "?")) + (f" ({models['nli_model']})" if models.get("nli_model") else "")
+    shown = [f"FR{graph.get('version', '?')}"]
+    for key, label in (
+        ("factor_tables", "tables"),
+        ("context_prior", "context prior"),
+        ("min_relation_probability", "relation floor"),
+        ("contradictions", "contradictions"),
+        ("entailments", "entailments"),
+    ):
+        if key in graph:
+            shown.append(f"{label} {graph[key]}")
+    return f"judge {judge} · graph " + ", ".join(shown)
