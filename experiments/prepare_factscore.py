@@ -242,6 +242,12 @@ def read_topics(path: Path, key: str | None = None) -> set[str]:
     return set(data)
 
 
+def all_topics(generations: Path) -> set[str]:
+    """Every topic of a generations file."""
+    with open(generations, encoding="utf-8") as handle:
+        return {json.loads(line).get("topic") for line in handle if line.strip()} - {None}
+
+
 def prepare(
     generations: Path,
     passages: Path | None = None,
@@ -314,10 +320,19 @@ def main(argv: list[str] | None = None) -> int:
         help="keep only these topics (text file, one per line; or JSON list / object, see --topics-key)",
     )
     parser.add_argument("--topics-key", help="key of the topic list in a JSON object (e.g. heldout_topics)")
+    parser.add_argument(
+        "--other-topics",
+        action="store_true",
+        help="keep the topics --topics does NOT list (e.g. the dev topics that are not held out)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="output JSONL of input records")
     args = parser.parse_args(argv)
     try:
         topics = read_topics(args.topics, args.topics_key) if args.topics else None
+        if args.other_topics:
+            if topics is None:
+                parser.error("--other-topics needs --topics")
+            topics = all_topics(args.generations) - topics
         if args.retriever == "given":
             if args.passages is None:
                 parser.error("--retriever given needs --passages FILE")

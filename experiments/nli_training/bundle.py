@@ -5,8 +5,9 @@
     # 2. the device call (GPU.md gives the exact one): gpu_train.py on the bundle
     # 3. join the parts that came back into a checkpoint folder, and check them
     .venv/bin/python -m experiments.nli_training.bundle reassemble /work/.device/…/out --out runs/gpu/best
-    # 4. export (fp16-rows) → calibrate → held-out sets → behaviour suite → biographies → speed, beside
-    #    the shipped model, with the ship rule of version 4 checked measure by measure
+    # 4. export (fp16-rows) → calibrate → held-out sets → behaviour suite → biographies → quick
+    #    start → paired bootstrap → speed, beside the shipped model, with the ship rule of version 4
+    #    (issue #42) checked line by line
     .venv/bin/python -m experiments.nli_training.bundle evaluate runs/gpu/best --work runs/gpu/eval
 
 **What a bundle holds** (``manifest.json`` and ``data.npz.xz``, nothing else): the rows already
@@ -512,6 +513,10 @@ def evaluate_steps(args) -> list[tuple[str, Path, list[str]]]:
     export_dir = work / "export"
     models = {"trained": export_dir} | ({"shipped": args.shipped} if args.compare else {})
     limit = ["--max-pairs", str(args.max_pairs)]
+    factscore = args.data_dir / "factscore_bios_dev"
+    prepare = py + ["experiments.prepare_factscore", "--generations", str(factscore / "ChatGPT.jsonl")]
+    prepare += ["--passages", str(factscore / "passages_bm25_ChatGPT_dev.jsonl"), "--topics", str(args.mix)]
+    prepare += ["--topics-key", "heldout_topics"]
     steps: list[tuple[str, Path, list[str]]] = [
         (
             f"export {args.weights}",
@@ -520,27 +525,24 @@ def evaluate_steps(args) -> list[tuple[str, Path, list[str]]]:
             + ["experiments.nli_training.export", str(args.checkpoint), str(export_dir)]
             + ["--max-length", str(args.max_length), "--max-windows", "1", "--weights", args.weights],
         ),
+    ]
+    if not args.dev_bios.is_file():
+        steps.append(
+            ("prepare the dev biographies", args.dev_bios, prepare + ["--other-topics", "--out", str(args.dev_bios)])
+        )
+    steps.append(
         (
             "calibrate",
             work / "calibrated.done",
             py
             + ["experiments.nli_training.calibrate", "--model", str(export_dir), "--mix", str(args.mix)]
-            + ["--indomain", str(args.indomain), "--write"]
+            + ["--indomain", str(args.indomain), "--records", str(args.dev_bios), "--fit-on", "precision"]
+            + ["--write", "--out", str(work / "calibration.json")]
             + (["--val-rows", str(args.calibration_rows)] if args.calibration_rows else []),
-        ),
-    ]
-    if not args.bios.is_file():
-        factscore = args.data_dir / "factscore_bios_dev"
-        steps.append(
-            (
-                "prepare the held-out biographies",
-                args.bios,
-                py
-                + ["experiments.prepare_factscore", "--generations", str(factscore / "ChatGPT.jsonl")]
-                + ["--passages", str(factscore / "passages_bm25_ChatGPT_dev.jsonl"), "--topics", str(args.mix)]
-                + ["--topics-key", "heldout_topics", "--out", str(args.bios)],
-            )
         )
+    )
+    if not args.bios.is_file():
+        steps.append(("prepare the held-out biographies", args.bios, prepare + ["--out", str(args.bios)]))
     for name, folder in models.items():
         steps += [
             (
@@ -568,6 +570,27 @@ def evaluate_steps(args) -> list[tuple[str, Path, list[str]]]:
                 + (["--limit", str(args.bios_limit)] if args.bios_limit else []),
             ),
         ]
+        if args.quick_start:
+            steps.append(
+                (
+                    f"quick start ({name})",
+                    work / f"quickstart_{name}" / "short_answer.fr3.jsonl",
+                    py
+                    + ["fact_reasoner", "--version", "3", "--input-file", str(QUICK_START)]
+                    + ["--output-dir", str(work / f"quickstart_{name}"), "--nli-model", str(folder), "--quiet"],
+                )
+            )
+    if args.compare:
+        steps.append(
+            (
+                "paired bootstrap of the held-out sets",
+                work / "bootstrap.json",
+                py
+                + ["experiments.nli_training.evaluate", "compare", str(work / "heldout_trained.json")]
+                + [str(work / "heldout_shipped.json"), "--names", "trained,shipped"]
+                + ["--json", str(work / "bootstrap.json")],
+            )
+        )
     steps.append(
         (
             "pairs per second",
@@ -600,115 +623,163 @@ def run_steps(steps: list[tuple[str, Path, list[str]]], work: Path) -> None:
             done.write_text("calibrated\n")
 
 
-#: (label, file stem, path into its JSON or CSV, higher is better) of each held-out measure the
-#: ship rule of version 4 compares: no worse than the shipped model on every one
-MEASURES = (
-    (
-        "FActScore held-out atoms: balanced accuracy",
-        "heldout",
-        ("factscore", "max_entailment_gt_0.5", "balanced_accuracy"),
-        True,
-    ),
-    ("FActScore held-out atoms: AUROC", "heldout", ("factscore", "auroc_max_entailment"), True),
-    ("held-out biographies, FR2: balanced accuracy", "bios", ("FR2", "balanced_accuracy"), True),
-    ("held-out biographies, FR2: MAE of precision", "bios", ("FR2", "mae"), False),
-    ("WiCE dev held-out half: balanced accuracy", "heldout", ("wice_dev", "balanced_accuracy"), True),
-    ("WiCE dev held-out half: AUROC", "heldout", ("wice_dev", "auroc"), True),
-    ("MNLI mismatched: accuracy", "heldout", ("mnli_mismatched", "accuracy"), True),
-    ("SNLI test: accuracy", "heldout", ("snli_test", "accuracy"), True),
-    ("FEVER dev: support vs refute accuracy", "heldout", ("fever_dev", "accuracy"), True),
-)
+#: the quick start's record and the verdicts the ship rule asks of it
+QUICK_START = ROOT / "fact_reasoner" / "examples" / "short_answer.jsonl"
+QUICK_START_EXPECTED = {
+    "Marie Curie was a physicist.": "S",
+    "Marie Curie was born in Warsaw.": "S",
+    "Marie Curie discovered penicillin.": "NS",
+}
+#: FR2 on the held-out biographies: balanced accuracy no lower, MAE at most this much higher
+BIOS_MAE_ALLOWANCE = 0.01
+#: pairs per second: at least this share of the shipped model's
+SPEED_SHARE = 0.85
 
 
-def measure(work: Path, stem: str, name: str, path: tuple[str, ...]) -> float | None:
-    """One number of a model's outputs in ``work`` (None if that output is missing)."""
+def bios_measure(work: Path, name: str, assessor: str, column: str) -> float | None:
+    """One number of ``experiments/tables.py``'s CSV of a model's biography run."""
     import csv
 
-    if stem == "bios":
-        table = work / f"bios_{name}.csv"
-        if not table.is_file():
-            return None
-        with open(table, newline="") as handle:
-            for row in csv.DictReader(handle):
-                if row["assessor"] == path[0] and row["tier"] == "all":
-                    return float(row[path[1]])
+    table = work / f"bios_{name}.csv"
+    if not table.is_file():
         return None
-    source = work / f"{stem}_{name}.json"
-    if not source.is_file():
+    with open(table, newline="") as handle:
+        for row in csv.DictReader(handle):
+            if row["assessor"] == assessor and row["tier"] == "all":
+                return float(row[column])
+    return None
+
+
+def quick_start_verdicts(work: Path, name: str) -> dict[str, str] | None:
+    """``{atom text: S/NS}`` of a model's quick-start row (None if it did not run)."""
+    rows = work / f"quickstart_{name}" / "short_answer.fr3.jsonl"
+    if not rows.is_file():
         return None
-    value = json.loads(source.read_text())
-    for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return float(value)
+    row = json.loads(rows.read_text().splitlines()[0])
+    predictions = row.get("predictions") or {}
+    return {atom["text"]: predictions.get(atom["id"], "—") for atom in row.get("atoms", [])}
 
 
 def summarise(work: Path, compare: bool) -> str:
-    """The trained model beside the shipped one, and the ship rule of version 4 checked: every
-    behavioural capability at its threshold, no held-out measure worse than the shipped model's."""
+    """The trained model beside the shipped one, and the ship rule of version 4 (issue #42)
+    checked line by line:
+
+    1. the quick start: penicillin NS, the other two atoms S;
+    2. the behavioural suite's held-out part **through the graph**: every capability at its
+       threshold, spurious contradictions ≤ 5 %; and **the judge alone** no worse than the
+       shipped judge on any capability;
+    3. FR2 on the 14 held-out biographies: balanced accuracy ≥ the shipped model's, MAE ≤ the
+       shipped model's + 0.01;
+    4. the held-out atoms and sets: the paired bootstrap of trained − shipped reaches 0 or above;
+    5. pairs per second ≥ 0.85 × the shipped model's.
+    """
     lines = [f"# {work}: trained checkpoint beside the shipped model", ""]
-    lines += ["| measure | shipped | trained | rule |", "|---|---:|---:|---|"]
     verdicts: list[bool] = []
 
     def shown(x: float | None) -> str:
         return "—" if x is None else f"{x:.4f}"
 
-    for label, stem, path, higher in MEASURES:
-        trained = measure(work, stem, "trained", path)
-        shipped = measure(work, stem, "shipped", path) if compare else None
-        rule = "not measured"
-        if trained is not None and shipped is not None:
-            ok = trained >= shipped if higher else trained <= shipped
-            verdicts.append(ok)
-            rule = "no worse: ok" if ok else "WORSE"
-        lines.append(f"| {label} | {shown(shipped)} | {shown(trained)} | {rule} |")
-    counted = [
-        f"{label} {int(n)}"
-        for label, stem, path in (
-            ("FActScore atoms", "heldout", ("factscore", "n_atoms")),
-            ("WiCE", "heldout", ("wice_dev", "n")),
-            ("MNLI", "heldout", ("mnli_mismatched", "n")),
-            ("SNLI", "heldout", ("snli_test", "n")),
-            ("FEVER", "heldout", ("fever_dev", "n")),
-            ("biographies", "bios", ("FR2", "records")),
-        )
-        if (n := measure(work, stem, "trained", path)) is not None
-    ]
-    lines += ["", "Measured on: " + (", ".join(counted) or "nothing yet") + "."]
+    # 1. quick start
+    lines += ["## 1. Quick start", "", "| atom | expected | shipped | trained |", "|---|---|---|---|"]
+    trained_qs, shipped_qs = quick_start_verdicts(work, "trained"), quick_start_verdicts(work, "shipped")
+    for atom, expected in QUICK_START_EXPECTED.items():
+        got = (trained_qs or {}).get(atom)
+        lines.append(f"| {atom} | {expected} | {(shipped_qs or {}).get(atom, '—')} | {got or '—'} |")
+    quick_ok = trained_qs is not None and all(trained_qs.get(a) == e for a, e in QUICK_START_EXPECTED.items())
+    verdicts.append(quick_ok)
+    lines += ["", f"Rule: {'met' if quick_ok else 'MISSED'} (atoms as the embedded atomizer writes them)", ""]
+
+    # 2. behavioural suite
     behaviour = {}
     for name in ("shipped", "trained"):
         source = work / f"behaviour_{name}.json"
-        behaviour[name] = json.loads(source.read_text())["parts"]["heldout"] if source.is_file() else None
-    lines += ["", "Behavioural suite, held-out part (accuracy; the threshold must be met):", ""]
-    lines += ["| capability | threshold | shipped | trained | rule |", "|---|---:|---:|---:|---|"]
-    trained_suite = behaviour["trained"]
-    if trained_suite is None:
-        lines.append("| (not measured) | | | | |")
+        behaviour[name] = json.loads(source.read_text()) if source.is_file() else None
+    lines += ["## 2. Behavioural suite, held-out part", ""]
+    lines += [
+        "| capability | threshold | shipped: graph | trained: graph | rule | shipped: judge | trained: judge | rule |",
+        "|---|---:|---:|---:|---|---:|---:|---|",
+    ]
+    trained_b = behaviour["trained"]
+    if trained_b is None:
+        lines.append("| (not measured) | | | | | | | |")
         verdicts.append(False)
     else:
-        for capability, result in trained_suite["capabilities"].items():
-            shipped_suite = behaviour["shipped"]
-            before = shipped_suite["capabilities"][capability]["accuracy"] if shipped_suite else None
+        shipped_b = behaviour["shipped"] or {}
+        graph_t = trained_b["parts"]["heldout"]
+        graph_s = (shipped_b.get("parts") or {}).get("heldout")
+        alone_t = trained_b.get("judge_alone", {}).get("heldout")
+        alone_s = (shipped_b.get("judge_alone") or {}).get("heldout")
+        for capability, result in graph_t["capabilities"].items():
             verdicts.append(bool(result["passed"]))
-            rule = "met" if result["passed"] else "MISSED"
+            before_graph = graph_s["capabilities"][capability]["accuracy"] if graph_s else None
+            mine = alone_t["capabilities"][capability]["accuracy"] if alone_t else None
+            theirs = alone_s["capabilities"][capability]["accuracy"] if alone_s else None
+            alone_ok = mine is not None and theirs is not None and mine >= theirs
+            verdicts.append(alone_ok)
             lines.append(
-                f"| {capability} | {result['threshold']} | {shown(before)} | {shown(result['accuracy'])} | {rule} |"
+                f"| {capability} | {result['threshold']} | {shown(before_graph)} | {shown(result['accuracy'])} | "
+                f"{'met' if result['passed'] else 'MISSED'} | {shown(theirs)} | {shown(mine)} | "
+                f"{'no worse' if alone_ok else 'WORSE'} |"
             )
-        spurious = trained_suite["spurious_contradiction"]
-        limit = trained_suite["spurious_contradiction_limit"]
+        spurious = graph_t["spurious_contradiction"]
+        limit = graph_t["spurious_contradiction_limit"]
         ok = spurious is not None and spurious <= limit
         verdicts.append(ok)
-        before = behaviour["shipped"]["spurious_contradiction"] if behaviour["shipped"] else None
+        before = graph_s["spurious_contradiction"] if graph_s else None
         lines.append(
             f"| spurious contradictions (≤) | {limit} | {shown(before)} | {shown(spurious)} | "
-            f"{'met' if ok else 'MISSED'} |"
+            f"{'met' if ok else 'MISSED'} | | | |"
         )
+    lines.append("")
+
+    # 3. biographies
+    lines += ["## 3. Held-out biographies", "", "| assessor | measure | shipped | trained |", "|---|---|---:|---:|"]
+    for assessor in ("FactScore", "FR1", "FR2", "FR3"):
+        for column in ("balanced_accuracy", "mae", "precision"):
+            lines.append(
+                f"| {assessor} | {column} | {shown(bios_measure(work, 'shipped', assessor, column))} | "
+                f"{shown(bios_measure(work, 'trained', assessor, column))} |"
+            )
+    ba_t, ba_s = (
+        bios_measure(work, "trained", "FR2", "balanced_accuracy"),
+        bios_measure(work, "shipped", "FR2", "balanced_accuracy"),
+    )
+    mae_t, mae_s = bios_measure(work, "trained", "FR2", "mae"), bios_measure(work, "shipped", "FR2", "mae")
+    bios_ok = None not in (ba_t, ba_s, mae_t, mae_s) and ba_t >= ba_s and mae_t <= mae_s + BIOS_MAE_ALLOWANCE  # type: ignore[operator]
+    verdicts.append(bool(bios_ok))
+    lines += [
+        "",
+        f"Rule (FR2 balanced accuracy ≥ shipped, MAE ≤ shipped + {BIOS_MAE_ALLOWANCE}): "
+        f"{'met' if bios_ok else 'MISSED'}",
+        "",
+    ]
+
+    # 4. bootstrap
+    lines += ["## 4. Held-out atoms and sets: paired bootstrap, trained − shipped", ""]
+    bootstrap = work / "bootstrap.json"
+    if bootstrap.is_file():
+        from experiments.nli_training.evaluate import compare_markdown
+
+        rows = json.loads(bootstrap.read_text())
+        lines.append(compare_markdown(rows, "trained", "shipped"))
+        verdicts += [bool(r["not_worse"]) for r in rows]
+    else:
+        lines.append("(not measured)")
+        verdicts.append(False)
+
+    # 5. speed
+    lines += ["## 5. Pairs per second", ""]
     speed = work / "speed.json"
+    speed_ok = False
     if speed.is_file():
-        lines += ["", "Pairs per second (one benchmark run, each judge in a cold process):", ""]
+        rates = [row.get("pairs_per_s") for row in json.loads(speed.read_text())]
         for row in json.loads(speed.read_text()):
             lines.append(f"- {row['judge']}: {row.get('pairs_per_s', row.get('error', '—'))}")
+        if len(rates) == 2 and None not in rates:
+            speed_ok = rates[1] >= SPEED_SHARE * rates[0]
+            lines.append(f"- ratio trained / shipped: {rates[1] / rates[0]:.2f} (rule ≥ {SPEED_SHARE})")
+    verdicts.append(speed_ok)
+
     shippable = compare and bool(verdicts) and all(verdicts)
     lines += [
         "",
@@ -752,6 +823,18 @@ def main(argv: list[str] | None = None) -> None:
     e.add_argument("--mix", type=Path, default=ROOT / "runs" / "nli" / "mix.json", help="the bundle's mix")
     e.add_argument("--indomain", type=Path, default=ROOT / "runs" / "nli" / "indomain.json", help="the bundle's bags")
     e.add_argument("--bios", type=Path, default=ROOT / "runs" / "bios_heldout.jsonl", help="prepared if missing")
+    e.add_argument(
+        "--dev-bios",
+        type=Path,
+        default=ROOT / "runs" / "bios_dev33.jsonl",
+        help="the dev biographies that are not held out, where the temperature is fitted (prepared if missing)",
+    )
+    e.add_argument(
+        "--no-quick-start",
+        dest="quick_start",
+        action="store_false",
+        help="do not run the quick start (it needs the llm extra and the embedded model)",
+    )
     e.add_argument("--data-dir", type=Path, default=DATA_DIR)
     e.add_argument("--shipped", type=Path, default=SHIPPED, help="the model to compare with")
     e.add_argument("--max-length", type=int, default=128, help="the exported model's window (128)")

@@ -16,7 +16,16 @@ The factor graph multiplies the judge's probabilities, so they must mean what th
    P(entailment) — the engine's own windows — against "the atom is supported" (S).
    A second temperature is fitted on the bags themselves (binary NLL of S/NS with P(S) = the
    bag's max P(entailment), windows combined as the backend does): the engine's own question.
-3. ``--write`` stores ``fact_reasoner.temperature`` (``--fit-on rows|bags`` chooses which) in the model folder's ``config.json``, which
+3. With ``--records`` (prepared biographies, e.g. the 33 ChatGPT dev topics that are not held
+   out — never the 14 held-out ones), the temperature is also fitted so that FR2's predicted
+   precision there matches gold: the pairs' window logits are computed once, then each
+   temperature of ``--grid`` re-assesses the records through the default graph
+   (:class:`RecordPairs`), and the one whose mean predicted precision is nearest the mean gold
+   precision is kept. Why: the graph's posteriors, not a pair's probabilities, are what the user
+   reads, and the relation floor (p ≤ 0.5 is neutral) makes how many pairs become factors
+   depend on T.
+4. ``--write`` stores ``fact_reasoner.temperature`` (``--fit-on rows|bags|precision`` chooses
+   which) in the model folder's ``config.json``, which
    :class:`~fact_reasoner.nli.cross_encoder.CrossEncoderNLI` reads.
 
 Nothing here trains: the validation rows and bags never served to choose weights of this model
@@ -159,6 +168,89 @@ def bag_ece(scores: Sequence[float], bags: list[dict]) -> dict:
     }
 
 
+class RecordPairs:
+    """The window logits of every FR2 (context, atom) pair of some prepared records
+    (``experiments/prepare_factscore.py``), computed once, so that FR2's predicted precision
+    under any temperature is cheap: each record is re-assessed with the pairs' probabilities at
+    that temperature as its relations, through the same graph as a judge's output (the relation
+    floor, the default contradiction and entailment rules: ``filter_supplied_relations``)."""
+
+    def __init__(self, backend, records: list[dict], graph: dict | None = None) -> None:
+        from fact_reasoner.graph import plan_graph
+        from fact_reasoner.schema import InputRecord
+
+        self.records = [InputRecord.model_validate(r) for r in records]
+        self.graph = dict(graph or {})
+        items: list[tuple[str, str]] = []
+        self.pair_of_item: list[int] = []
+        self.pairs: list[tuple[int, str, str]] = []  # (record, context id, atom id)
+        for index, record in enumerate(self.records):
+            plan = plan_graph(record.atoms or [], record.contexts or [], 2)
+            texts = plan.texts
+            for premise, hypothesis in plan.pairs:
+                for window in backend.selected_windows(texts[premise], texts[hypothesis]):
+                    items.append((window, texts[hypothesis]))
+                    self.pair_of_item.append(len(self.pairs))
+                self.pairs.append((index, premise, hypothesis))
+        self.logits = reorder(backend.logits(items), backend.label_names)
+
+    def assess(self, temperature: float) -> list:
+        """Every record assessed by FR2 with the pairs judged at ``temperature``."""
+        from fact_reasoner import FactReasoner, PipelineConfig
+        from fact_reasoner.nli.base import NLIJudgement
+        from fact_reasoner.nli.cross_encoder import combine_windows, softmax
+
+        probs = softmax(self.logits, temperature)
+        windows: list[list[dict[str, float]]] = [[] for _ in self.pairs]
+        for item, pair in enumerate(self.pair_of_item):
+            windows[pair].append(dict(zip(CLASSES, probs[item])))
+        relations: list[list[dict]] = [[] for _ in self.records]
+        for (index, premise, hypothesis), pair_windows in zip(self.pairs, windows):
+            judgement = NLIJudgement.from_probabilities(combine_windows(pair_windows))
+            relations[index].append(
+                {
+                    "source": premise,
+                    "target": hypothesis,
+                    "relation": judgement.label.value,
+                    "probability": judgement.probability,
+                }
+            )
+        config = PipelineConfig(
+            version=2, nli="precomputed", use_cache=False, filter_supplied_relations=True, **self.graph
+        )
+        reasoner = FactReasoner(config)
+        return [
+            reasoner.assess(record.model_copy(update={"relations": rels}))
+            for record, rels in zip(self.records, relations)
+        ]
+
+    def precision_gap(self, temperature: float) -> dict:
+        """Mean predicted minus mean gold precision, MAE and balanced accuracy of FR2."""
+        from fact_reasoner.scores import balanced_accuracy
+
+        results = self.assess(temperature)
+        predicted = [r.factuality_score for r in results]
+        gold = [r.gold_factuality_score for r in results]
+        truths = [a.label.value == "S" for r in results for a in r.atoms if a.label is not None]
+        supported = [a.prediction.value == "S" for r in results for a in r.atoms if a.label is not None]
+        return {
+            "temperature": round(temperature, 4),
+            "mean_predicted_precision": round(float(np.mean(predicted)), 4),
+            "mean_gold_precision": round(float(np.mean(gold)), 4),
+            "gap": round(float(np.mean(predicted) - np.mean(gold)), 4),
+            "mae": round(float(np.mean(np.abs(np.asarray(predicted) - np.asarray(gold)))), 4),
+            "balanced_accuracy": round(balanced_accuracy(truths, supported), 4),
+        }
+
+
+def fit_precision_temperature(pairs: RecordPairs, grid: Sequence[float]) -> tuple[float, list[dict]]:
+    """The ``T`` of ``grid`` whose FR2 predicted precision is nearest the gold precision (mean
+    over the records), and the curve."""
+    curve = [pairs.precision_gap(t) for t in grid]
+    best = min(curve, key=lambda point: abs(point["gap"]))
+    return best["temperature"], curve
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", type=Path, required=True, help="a cross-encoder model folder")
@@ -168,16 +260,29 @@ def main() -> None:
     parser.add_argument("--threads", type=int)
     parser.add_argument(
         "--fit-on",
-        choices=("rows", "bags"),
+        choices=("rows", "bags", "precision"),
         default="rows",
-        help="which temperature --write stores: fitted on the mix's validation rows (default) or on the "
-        "in-domain validation bags (needs --indomain)",
+        help="which temperature --write stores: fitted on the mix's validation rows (default), on the "
+        "in-domain validation bags (needs --indomain), or so that FR2's predicted precision on --records "
+        "(never the held-out biographies) matches gold",
+    )
+    parser.add_argument(
+        "--records",
+        type=Path,
+        help="prepared biographies for --fit-on precision (e.g. the 33 ChatGPT dev topics that are not held out)",
+    )
+    parser.add_argument(
+        "--grid",
+        default="0.6,0.7,0.8,0.9,1.0,1.1,1.2,1.3,1.4,1.5,1.6,1.8,2.0,2.3,2.6,3.0",
+        help="temperatures tried by --fit-on precision",
     )
     parser.add_argument("--write", action="store_true", help="store the fitted temperature in the model's config.json")
     parser.add_argument("--out", type=Path, help="write the measures as JSON here")
     args = parser.parse_args()
     if args.fit_on == "bags" and not args.indomain:
         parser.error("--fit-on bags needs --indomain")
+    if args.fit_on == "precision" and not args.records:
+        parser.error("--fit-on precision needs --records")
 
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
 
@@ -205,6 +310,15 @@ def main() -> None:
         report["bags_with_bag_temperature"] = bag_ece(list(bag_windows.scores(bag_temperature)), bags)
         if args.fit_on == "bags":
             temperature = bag_temperature
+    if args.records:
+        records = [json.loads(line) for line in args.records.read_text().splitlines() if line.strip()]
+        record_pairs = RecordPairs(backend, records)
+        precision_temperature, curve = fit_precision_temperature(record_pairs, [float(t) for t in args.grid.split(",")])
+        report["precision_records"] = str(args.records)
+        report["precision_curve"] = curve
+        report["precision_temperature"] = precision_temperature
+        if args.fit_on == "precision":
+            temperature = precision_temperature
     report["written_temperature"] = round(temperature, 4)
     text = json.dumps(report, indent=1)
     print(text)

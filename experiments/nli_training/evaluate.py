@@ -19,6 +19,15 @@ Measures (``--sets``, default all):
 - speed: pairs per second at batch 32 on the first 320 FActScore (atom, passage) pairs, on a
   fresh backend (model loaded by one unrelated pair), nothing memoised, with the load average.
 
+Every set also writes its per-item outputs (gold and predicted labels or probabilities), so
+that two judges can be compared item by item:
+
+    .venv/bin/python -m experiments.nli_training.evaluate compare NEW.json OLD.json
+
+prints, per set and measure, both values and the paired bootstrap of NEW − OLD (1,000
+resamples of the items, seed 13; :func:`fact_reasoner.scores.paired_bootstrap`) with its 95 %
+interval — "not worse beyond chance" when the interval reaches 0 or above.
+
 ``--records FILE`` takes the FActScore atoms and passages from prepared input records instead
 (``experiments/prepare_factscore.py``), e.g. to score exactly the pairs a biography run judged.
 """
@@ -28,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -39,6 +49,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 
 SETS = ("factscore", "wice_dev", "fever_dev", "mnli_mismatched", "snli_test")
+#: the per-item outputs each set writes (so that a comparison can be recomputed from the files)
+PER_ITEM = ("gold", "predicted_labels", "predicted_supports", "entailment", "gold_supported", "max_entailment")
 THREE_WAY = ("entailment", "neutral", "contradiction")
 
 
@@ -50,17 +62,11 @@ def judge_all(backend, pairs: list[tuple[str, str]], chunk: int = 64):
 
 
 def auroc(scores: list[float], positives: list[bool]) -> float:
-    """P(a random positive scores above a random negative), ties counting half (rank form)."""
-    import numpy as np
-    from scipy.stats import rankdata
+    """P(a random positive scores above a random negative), ties counting half
+    (:func:`fact_reasoner.scores.auroc`)."""
+    from fact_reasoner.scores import auroc as rank_auroc
 
-    scores_a = np.asarray(scores, dtype=float)
-    y = np.asarray(positives, dtype=bool)
-    n_pos, n_neg = int(y.sum()), int((~y).sum())
-    if not n_pos or not n_neg:
-        return float("nan")
-    ranks = rankdata(scores_a)
-    return float((ranks[y].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+    return rank_auroc(positives, scores)
 
 
 def binary_metrics(gold: list[bool], predicted: list[bool]) -> dict:
@@ -88,6 +94,8 @@ def three_way(backend, rows: list[dict]) -> dict:
     predicted = [j.label.value for j in judgements]
     return {
         "n": len(rows),
+        "gold": gold,
+        "predicted_labels": predicted,
         "accuracy": round(sum(g == p for g, p in zip(gold, predicted)) / max(len(rows), 1), 4),
         "recall": {
             label: round(sum(g == p == label for g, p in zip(gold, predicted)) / max(gold.count(label), 1), 4)
@@ -102,7 +110,11 @@ def support_vs_refute(backend, rows: list[dict]) -> dict:
     judgements = judge_all(backend, [(r["premise"], r["hypothesis"]) for r in rows])
     gold = [r["label"] == "entailment" for r in rows]
     predicted = [j.probabilities.get("entailment", 0.0) > j.probabilities.get("contradiction", 0.0) for j in judgements]
-    return binary_metrics(gold, predicted) | {"failed": sum(j.failed for j in judgements)}
+    return binary_metrics(gold, predicted) | {
+        "failed": sum(j.failed for j in judgements),
+        "gold": gold,
+        "predicted_supports": predicted,
+    }
 
 
 def entailed_or_not(backend, rows: list[dict]) -> dict:
@@ -112,6 +124,8 @@ def entailed_or_not(backend, rows: list[dict]) -> dict:
     return binary_metrics(gold, [x > 0.5 for x in p]) | {
         "auroc": round(auroc(p, gold), 4),
         "failed": sum(j.failed for j in judgements),
+        "gold": gold,
+        "entailment": p,
     }
 
 
@@ -139,6 +153,7 @@ def factscore(backend, atoms: list[dict]) -> dict:
         "max_entailment_gt_0.5": binary_metrics(gold, [p > 0.5 for p in max_entail]),
         "auroc_max_entailment": round(auroc(max_entail, gold), 4),
         "failed_pairs": sum(j.failed for j in judgements),
+        "gold_supported": gold,
         "max_entailment": max_entail,
     }
 
@@ -178,7 +193,77 @@ def speed(make_backend, atoms: list[dict], n: int = 320) -> dict:
     }
 
 
+def measures_of(name: str, result: dict) -> dict[str, tuple]:
+    """The measures of one set as ``{measure: (function, per-item columns)}``, for
+    :func:`fact_reasoner.scores.paired_bootstrap`."""
+    import numpy as np
+
+    from fact_reasoner.scores import auroc as rank_auroc
+    from fact_reasoner.scores import balanced_accuracy
+
+    def accuracy(gold, predicted):
+        return float(np.mean(np.asarray(gold) == np.asarray(predicted)))
+
+    def above_half(gold, score):
+        return balanced_accuracy(gold, np.asarray(score, dtype=float) > 0.5)
+
+    if name == "factscore":
+        columns = (result["gold_supported"], result["max_entailment"])
+        return {"balanced_accuracy": (above_half, columns), "auroc": (rank_auroc, columns)}
+    if name == "wice_dev":
+        columns = (result["gold"], result["entailment"])
+        return {"balanced_accuracy": (above_half, columns), "auroc": (rank_auroc, columns)}
+    if name == "fever_dev":
+        return {"accuracy": (accuracy, (result["gold"], result["predicted_supports"]))}
+    return {"accuracy": (accuracy, (result["gold"], result["predicted_labels"]))}
+
+
+def compare(new: dict, old: dict, resamples: int = 1000, seed: int = 13) -> list[dict]:
+    """Per set and measure: the new judge's value, the old one's, and the paired bootstrap of
+    new − old over the items both judged (:func:`fact_reasoner.scores.paired_bootstrap`)."""
+    from fact_reasoner.scores import paired_bootstrap
+
+    rows = []
+    for name in SETS:
+        if name not in new or name not in old:
+            continue
+        for measure, (function, first) in measures_of(name, new[name]).items():
+            _, second = measures_of(name, old[name])[measure]
+            if len(first[0]) != len(second[0]) or list(first[0]) != list(second[0]):
+                raise SystemExit(
+                    f"{name}: the two files judged different items; evaluate both with the same --max-pairs"
+                )
+            interval = paired_bootstrap(function, first, second, resamples=resamples, seed=seed)
+            rows.append(
+                {
+                    "set": name,
+                    "measure": measure,
+                    "n": len(first[0]),
+                    "new": round(function(*first), 4),
+                    "old": round(function(*second), 4),
+                }
+                | interval.as_dict()
+                | {"not_worse": interval.reaches_zero_or_above}
+            )
+    return rows
+
+
+def compare_markdown(rows: list[dict], new_name: str, old_name: str) -> str:
+    out = [
+        f"| set | measure | n | {new_name} | {old_name} | difference | 95 % interval | not worse beyond chance |",
+        "|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for r in rows:
+        out.append(
+            f"| {r['set']} | {r['measure']} | {r['n']} | {r['new']:.4f} | {r['old']:.4f} | {r['difference']:+.4f} | "
+            f"[{r['low']:+.4f}, {r['high']:+.4f}] | {'yes' if r['not_worse'] else '**no**'} |"
+        )
+    return "\n".join(out) + "\n"
+
+
 def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "compare":
+        return compare_main(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--mix", type=Path, help="the mix written by mix.py / train.py (held-out sets inside)")
     parser.add_argument(
@@ -259,12 +344,31 @@ def main() -> None:
         else:
             raise SystemExit(f"unknown set {name!r}: use {', '.join(SETS)}")
         results[name] = result
-        shown = {k: v for k, v in result.items() if k != "max_entailment"}
+        shown = {k: v for k, v in result.items() if k not in PER_ITEM}
         print(name, json.dumps(shown), flush=True)
     results["eval_seconds"] = round(time.perf_counter() - started, 1)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(results, indent=2))
+
+
+def compare_main(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m experiments.nli_training.evaluate compare",
+        description="Paired bootstrap of NEW − OLD on every set both --out files hold (the per-item outputs).",
+    )
+    parser.add_argument("new", type=Path, help="--out file of the new judge")
+    parser.add_argument("old", type=Path, help="--out file of the judge it would replace")
+    parser.add_argument("--resamples", type=int, default=1000)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--names", default="new,old", help="column names (default: new,old)")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args(argv)
+    rows = compare(json.loads(args.new.read_text()), json.loads(args.old.read_text()), args.resamples, args.seed)
+    new_name, old_name = args.names.split(",")
+    print(compare_markdown(rows, new_name, old_name))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1))
 
 
 if __name__ == "__main__":

@@ -9,8 +9,12 @@ Each step: ``--targeted-rows`` targeted rows (``targeted.py``: drawn with equal 
 capability, so the many role-swap rows do not crowd out the rest), ``--replay-rows`` rows of
 the mix's training rows (the set loss of ``train.set_loss``; the mix's single-pair FActScore
 rows left out, as in stage 3), and every ``--bag-every`` steps ``--bags`` in-domain bags with the
-multiple-instance loss (``distill.bag_loss``) — replay and bags so that what version 3 learnt is
-not forgotten. ``--keep-entailment-of CHECKPOINT`` adds ``--keep-rows`` pairs of the in-domain pool
+multiple-instance loss (``distill.bag_loss``), and every ``--factcg-every`` steps ``--factcg-rows``
+of FactCG's document pairs (``bundle.factcg_rows``, the whole document at
+``--factcg-max-length`` tokens, as the GPU bundle has them) — replay, bags and documents so that
+what version 3 learnt is not forgotten. The word-embedding table (about half of the 22.7M
+parameters) is frozen unless ``--train-word-embeddings``: on CPU its gradient and AdamW update
+are a large share of a step, and the targeted rows need no new word meanings. ``--keep-entailment-of CHECKPOINT`` adds ``--keep-rows`` pairs of the in-domain pool
 a step with the binary cross-entropy between the model's P(entailment) and that checkpoint's
 (computed once, ``<out>/keep_entailment.npy``): the model keeps version 3's entailment decisions
 on FActScore-like pairs while the targeted rows move neutral against contradiction (a spurious
@@ -54,19 +58,34 @@ from experiments.nli_training.labels import ALLOWED, CLASSES  # noqa: E402
 from experiments.nli_training.train import set_loss  # noqa: E402
 
 
-def capability_weights(rows: list[dict], passage_share: float) -> list[float]:
-    """Sampling weights: each capability gets the same total weight; within it, passage rows
-    (``group`` ``targeted:passage:…``) get ``passage_share`` of it where there are any."""
-    groups: dict[tuple[str, bool], int] = defaultdict(int)
+def capability_weights(rows: list[dict], passage_share: float, forms_share: float = 0.5) -> list[float]:
+    """Sampling weights: each source (a capability, or a capability's positives) gets the same
+    total weight; within it, passage rows (``group`` ``targeted:passage:…``) get
+    ``passage_share`` where there are any, and of the rest the rows of ``forms.py``
+    (``targeted:forms``) get ``forms_share`` where there are template rows beside them — so
+    that the many fillings of a few templates do not crowd out the many wordings."""
+
+    def kind(row: dict) -> str:
+        group = row["group"]
+        return (
+            "passage" if group.startswith("targeted:passage") else "forms" if group == "targeted:forms" else "template"
+        )
+
+    groups: dict[tuple[str, str], int] = defaultdict(int)
     for row in rows:
-        groups[(row["source"], row["group"].startswith("targeted:passage"))] += 1
-    capabilities = {source for source, _ in groups}
+        groups[(row["source"], kind(row))] += 1
+    sources = {source for source, _ in groups}
     weights = []
     for row in rows:
-        passage = row["group"].startswith("targeted:passage")
-        has_passages = groups[(row["source"], True)] > 0
-        share = (passage_share if passage else 1 - passage_share) if has_passages else 1.0
-        weights.append(share / groups[(row["source"], passage)] / len(capabilities))
+        source, k = row["source"], kind(row)
+        present = {g for (s, g) in groups if s == source}
+        shares = {"passage": passage_share if "passage" in present else 0.0}
+        rest = 1.0 - shares["passage"]
+        if {"forms", "template"} <= present:
+            shares["forms"], shares["template"] = rest * forms_share, rest * (1 - forms_share)
+        else:
+            shares["forms"] = shares["template"] = rest
+        weights.append(shares[k] / groups[(source, k)] / len(sources))
     return weights
 
 
@@ -115,6 +134,23 @@ def main() -> None:
     )
     parser.add_argument("--keep-rows", type=int, default=16)
     parser.add_argument("--keep-weight", type=float, default=1.0)
+    parser.add_argument(
+        "--factcg-rows",
+        type=int,
+        default=1,
+        help="FactCG document pairs (bundle.factcg_rows: the whole document, set loss) every --factcg-every steps; "
+        "0 for none",
+    )
+    parser.add_argument("--factcg-every", type=int, default=2)
+    parser.add_argument("--factcg-max-length", type=int, default=320, help="tokens per FactCG pair (320)")
+    parser.add_argument("--data-dir", type=Path, default=Path(__file__).resolve().parents[2].parent / "shared" / "data")
+    parser.add_argument(
+        "--train-word-embeddings",
+        action="store_true",
+        help="train the word-embedding table too (by default it is frozen: about half of the parameters, and "
+        "most of the backward and optimiser work on CPU)",
+    )
+    parser.add_argument("--val-bags", type=int, default=200, help="in-domain validation bags measured (seeded)")
     parser.add_argument("--bf16", action="store_true", help="bf16 autocast (CPUs with AMX / AVX-512-BF16)")
     parser.add_argument("--resume", action="store_true")
     parser.add_argument("--limit", type=int, help="smoke runs: only the first N rows of each source")
@@ -140,6 +176,8 @@ def main() -> None:
     bags = indomain["bags"]["train"]
     val_rows = random.Random(0).sample(mix["validation"], min(args.val_rows, len(mix["validation"])))
     val_bags = indomain["bags"]["validation"]
+    if args.val_bags and args.val_bags < len(val_bags):
+        val_bags = random.Random(1).sample(val_bags, args.val_bags)
     suite_rows = targeted["validation"]
     if args.limit:
         replay, aimed, bags = replay[: args.limit], aimed[: args.limit], bags[: args.limit // 8 + 1]
@@ -151,8 +189,21 @@ def main() -> None:
 
     tokenizer, model = load_model(args.init, "cpu")
     encoder = Encoder(tokenizer, args.max_length, True)
+    factcg_train: list[dict] = []
+    if args.factcg_rows:
+        from experiments.nli_training.bundle import factcg_rows, heldout_keys
+
+        # the training rows of the GPU bundle's FactCG stream (its validation claims stay out)
+        factcg_args = argparse.Namespace(
+            data_dir=args.data_dir, factcg_max_length=args.factcg_max_length, factcg_validation=0.1
+        )
+        factcg_train, _, _ = factcg_rows(factcg_args, heldout_keys(mix), tokenizer)
+        factcg_train = factcg_train[: args.limit or None]
     replay_enc = encoder.encode([(r["premise"], r["hypothesis"]) for r in replay])
     aimed_enc = encoder.encode([(r["premise"], r["hypothesis"]) for r in aimed])
+    factcg_encoder = Encoder(tokenizer, args.factcg_max_length, True)
+    factcg_enc = factcg_encoder.encode([(r["premise"], r["hypothesis"]) for r in factcg_train])
+    allowed_factcg = torch.tensor([ALLOWED[r["label"]] for r in factcg_train]) if factcg_train else None
     bag_enc = encoder.encode([(p, b["atom"]) for b in bags for p in b["premises"]])
     bag_rows, k = [], 0
     for b in bags:
@@ -187,9 +238,14 @@ def main() -> None:
         val_rows=len(val_rows),
         val_bags=len(val_bags),
         suite_rows=len(suite_rows),
+        factcg=len(factcg_train),
     )
 
-    optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
+    if not args.train_word_embeddings:
+        model.base_model.embeddings.word_embeddings.weight.requires_grad_(False)
+    trained = [p for p in model.parameters() if p.requires_grad]
+    log(phase="parameters", trained=sum(p.numel() for p in trained), total=sum(p.numel() for p in model.parameters()))
+    optimizer = torch.optim.AdamW(trained, lr=args.lr, weight_decay=0.01)
     rng = random.Random(args.seed)
     step = 0
     ckpt = out / "last.pt"
@@ -247,6 +303,10 @@ def main() -> None:
                 supported = torch.tensor([bags[b]["label"] == "S" for b in picked])
                 logits = model(**encoder.collate(bag_enc, rows, "cpu")).logits
                 loss = loss + bag_loss(logits, torch.tensor(owner), supported)
+            if factcg_enc and args.factcg_rows and step % args.factcg_every == 0:
+                picked = rng.sample(range(len(factcg_enc)), min(args.factcg_rows, len(factcg_enc)))
+                logits = model(**factcg_encoder.collate(factcg_enc, picked, "cpu")).logits.float()
+                loss = loss + set_loss(logits, allowed_factcg[picked])
             if len(keep_enc):
                 kept = rng.sample(range(len(keep_enc)), min(args.keep_rows, len(keep_enc)))
                 p_entailed = torch.softmax(model(**encoder.collate(keep_enc, kept, "cpu")).logits.float(), -1)[:, 0]
@@ -254,7 +314,7 @@ def main() -> None:
                     p_entailed.clamp(1e-6, 1 - 1e-6), keep_target[kept]
                 )
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(trained, 1.0)
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         step += 1

@@ -40,6 +40,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from experiments.nli_training import forms
 from experiments.nli_training.data import content_words
 from experiments.nli_training.mix import normalise
 from experiments.nli_training.sources import Example
@@ -618,6 +619,7 @@ def generate(
     seed: int = 13,
     excluded_topics: set[str] | None = None,
     suite: dict[str, Any] | None = None,
+    form_samples: int = 2,
 ) -> dict[str, Any]:
     """``train`` rows (targeted pairs), ``validation`` rows (the suite's train part over its own
     hand-written people), and a summary by capability and variant."""
@@ -647,14 +649,39 @@ def generate(
     check_not_heldout(items + validation, templates, guard)
     validation_keys = {(v.premise, v.hypothesis) for v in validation}
     items = [i for i in behaviour.unique_items(items) if (i.premise, i.hypothesis) not in validation_keys]
+    examples = [as_example(i) for i in items]
     summary = Counter(f"{i.capability} / {i.variant}" for i in items)
+    if form_samples:
+        # many wordings of the same facts, each negative balanced by positives of its form
+        form_rows = forms.generate_rows(invented, PLACES, relatives, seed=seed, samples=form_samples)
+        form_items = [
+            Item(r.capability, f"forms: {r.variant}", r.premise, r.hypothesis, "train", "forms") for r in form_rows
+        ]
+        check_not_heldout([i for i in form_items], [], guard)
+        seen = {(e.premise, e.hypothesis) for e in examples} | validation_keys
+        for row in form_rows:
+            if (row.premise, row.hypothesis) in seen:
+                continue
+            seen.add((row.premise, row.hypothesis))
+            examples.append(
+                Example(
+                    row.premise,
+                    row.hypothesis,
+                    row.label,
+                    f"targeted_{row.capability}",
+                    group="targeted:forms",
+                    synthetic=True,
+                )
+            )
+            summary[f"{row.capability} / forms: {row.variant}"] += 1
     return {
-        "train": [as_example(i).as_dict() for i in items],
+        "train": [e.as_dict() for e in examples],
         "validation": [as_example(i).as_dict() | {"capability": i.capability} for i in validation],
         "summary": dict(sorted(summary.items())),
         "config": {
             "people": people,
             "samples": samples,
+            "form_samples": form_samples,
             "seed": seed,
             "excluded_topics": sorted(excluded_topics or []),
         },
@@ -669,6 +696,12 @@ def main() -> None:
     parser.add_argument("--no-passages", action="store_true", help="template rows only")
     parser.add_argument("--people", type=int, default=600, help="invented people (default: %(default)s)")
     parser.add_argument("--samples", type=int, default=3, help="fillings of each template (default: %(default)s)")
+    parser.add_argument(
+        "--form-samples",
+        type=int,
+        default=2,
+        help="fillings of forms.py's wordings per person, 0 for none (default: %(default)s)",
+    )
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument(
         "--exclude-topics-from", type=Path, help="indomain.py's output: its validation topics make no rows"
@@ -683,6 +716,7 @@ def main() -> None:
         samples=args.samples,
         seed=args.seed,
         excluded_topics=excluded,
+        form_samples=args.form_samples,
     )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(result, ensure_ascii=False))

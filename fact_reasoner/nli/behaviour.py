@@ -17,26 +17,28 @@ word_for_word        the claim is a sentence of the premise                     
 paraphrase           inversions ("the capital of X is Y" / "Y is the capital    entailment      ≥ 0.95
                      city of X"), nominalisations ("discovered" / "was the
                      discoverer of"), active / passive, synonyms
-part                 the claim is one part of a sentence or of a conjunction    entailment      ≥ 0.90
-role_swap            roles or subjects swapped, someone else did it             not entailment  ≥ 0.90
-substitution         a year, number, place, nationality or name changed         contradiction   ≥ 0.95
-negation             the claim negates the premise (or the premise the claim)   contradiction   ≥ 0.95
-other_attribute      the same person, another attribute (what they did vs when  neutral         ≥ 0.90
+part                 the claim is one part of a sentence or of a conjunction    entailment      ≥ 0.85
+role_swap            roles or subjects swapped, someone else did it             not entailment  ≥ 0.85
+substitution         a year, number, place, nationality or name changed         contradiction   ≥ 0.85
+negation             the claim negates the premise (or the premise the claim)   contradiction   ≥ 0.85
+other_attribute      the same person, another attribute (what they did vs when  neutral         ≥ 0.85
                      they were born): must *not* be a contradiction
-someone_else         the premise is about someone else only                     neutral         ≥ 0.90
+someone_else         the premise is about someone else only                     neutral         ≥ 0.85
 hedged               a hedged premise ("is believed to", "possibly") against    neutral         ≥ 0.80
                      a categorical claim
 ===================  ==========================================================  ==============  =========
 
 and over every item whose expected label is neutral, the **spurious-contradiction rate** (the
-judge's label is contradiction — what becomes a factor against a true atom in the graph) must
-be ≤ 5 %. The thresholds of word for word, paraphrase, substitution, negation, role swaps and
-spurious contradictions are issue #34's; the others are ours: a part of a sentence is as
-plainly entailed as a paraphrase but harder to see in a long sentence (0.90); the two neutral
-capabilities carry the spurious-contradiction limit besides; whether a hedge ("is believed
-to") supports a plain claim is the one convention here on which careful annotators differ, so
-its bar is lower (0.80). "not entailment" accepts neutral or contradiction: a swapped role is
-often contradicted, always not entailed.
+label is contradiction — a factor against a true atom in the graph) must be ≤ 5 %. These are
+the ship rule of issue #42: a user's verdict rests on what becomes a factor, so the thresholds
+apply to the suite **through the graph** (:func:`through_graph`: the judge's label as the
+default graph uses it — the relation floor, ``contradictions same-attribute``, ``entailments``
+— an item is entailment or contradiction only where it would be a factor of that kind);
+the judge alone is reported beside it. A word-for-word sentence and a paraphrase must be seen
+(0.95); the rest 0.85; whether a hedge ("is believed to") supports a plain claim is the one
+convention here on which careful annotators differ, so its bar is lower (0.80). "not
+entailment" accepts neutral or contradiction: a swapped role is often contradicted, always not
+entailed.
 
 **Two parts** (``--part``), with different templates *and* different facts and people:
 
@@ -88,6 +90,7 @@ __all__ = [
     "score_results",
     "suite_items",
     "template_items",
+    "through_graph",
 ]
 
 SUITE_FILE = Path(__file__).with_name("behaviour_suite.json")
@@ -116,12 +119,12 @@ CAPABILITIES: dict[str, Capability] = {
     for c in (
         Capability("word_for_word", ("entailment",), 0.95, "the claim is a sentence of the premise"),
         Capability("paraphrase", ("entailment",), 0.95, "inversion, nominalisation, active/passive, synonym"),
-        Capability("part", ("entailment",), 0.90, "one part of a sentence or of a conjunction"),
-        Capability("role_swap", NOT_ENTAILED, 0.90, "roles or subjects swapped, someone else did it"),
-        Capability("substitution", ("contradiction",), 0.95, "a year, number, place, nationality or name changed"),
-        Capability("negation", ("contradiction",), 0.95, "the claim negates the premise or the premise the claim"),
-        Capability("other_attribute", ("neutral",), 0.90, "the same person, another attribute"),
-        Capability("someone_else", ("neutral",), 0.90, "the premise is about someone else only"),
+        Capability("part", ("entailment",), 0.85, "one part of a sentence or of a conjunction"),
+        Capability("role_swap", NOT_ENTAILED, 0.85, "roles or subjects swapped, someone else did it"),
+        Capability("substitution", ("contradiction",), 0.85, "a year, number, place, nationality or name changed"),
+        Capability("negation", ("contradiction",), 0.85, "the claim negates the premise or the premise the claim"),
+        Capability("other_attribute", ("neutral",), 0.85, "the same person, another attribute"),
+        Capability("someone_else", ("neutral",), 0.85, "the premise is about someone else only"),
         Capability("hedged", ("neutral",), 0.80, "a hedged premise against a categorical claim"),
     )
 }
@@ -658,6 +661,37 @@ def judge_items(
     return results
 
 
+def through_graph(results: Sequence[ItemResult], options: Any = None) -> list[ItemResult]:
+    """Each judged item as the factor graph uses it: the item's claim as the one atom, its
+    premise as the one context, the judge's label and probability as the relation, built by
+    :func:`fact_reasoner.graph.build_graph` with ``options`` (a
+    :class:`~fact_reasoner.graph_options.GraphOptions`; the defaults when None). The label
+    becomes the factor's relation, or ``neutral`` where no factor is made (the reason in
+    ``reason``); a failed judgement stays ``failed``."""
+    from ..graph import GraphOptions, build_graph, plan_graph
+    from ..schema import Atom, Context, Relation, RelationType
+
+    options = options or GraphOptions()
+    out = []
+    for result in results:
+        if result.label == "failed":
+            out.append(result)
+            continue
+        plan = plan_graph(
+            [Atom(id="a", text=result.item.hypothesis)],
+            [Context(id="c", text=result.item.premise)],
+            options.version if options.version != 1 else 2,
+        )
+        probability = result.probabilities.get(result.label, 1.0) if result.probabilities else 1.0
+        relation = Relation(source="c", target="a", relation=RelationType(result.label), probability=probability)
+        built = build_graph(plan, [relation], options.model_copy(update={"version": plan.version}))
+        factors = built.factor_relations
+        label = factors[0].relation.value if factors else "neutral"
+        reason = built.unused_relations[0].reason if built.unused_relations else None
+        out.append(ItemResult(result.item, label, result.probabilities, reason))
+    return out
+
+
 @dataclass
 class Row:
     """Accuracy of a group of items (a capability or one of its variants)."""
@@ -827,7 +861,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=13, help="seed of the templates' choices (default: %(default)s)")
     parser.add_argument("--json", type=Path, help="write the scores and every item's verdict here")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    add_config_arguments(parser, groups=("models", "cache"))
+    add_config_arguments(parser, groups=("models", "cache", "graph"))
     args = parser.parse_args(argv)
     config = config_from_args(args, parser)
 
@@ -856,17 +890,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         bar.close()
     identity = getattr(backend, "identity", config.models.nli)
-    report: dict[str, Any] = {"judge": identity, "part": args.part, "passages": factscore_dir is not None, "parts": {}}
+    graphed = through_graph(results, config.graph)
+    report: dict[str, Any] = {
+        "judge": identity,
+        "part": args.part,
+        "passages": factscore_dir is not None,
+        "graph": config.graph.model_dump(mode="json"),
+        "parts": {},
+        "judge_alone": {},
+    }
     status = 0
     for part in PARTS if args.part == "all" else (args.part,):
-        score = score_results([r for r in results if r.item.part == part])
         passages = "with" if factscore_dir is not None else "without"
-        print(format_report(score, f"\n=== {part} part ({passages} passage items) — judge: {identity}"))
+        alone = score_results([r for r in results if r.item.part == part])
+        print(format_report(alone, f"\n=== {part} part ({passages} passage items) — judge alone: {identity}"))
+        score = score_results([r for r in graphed if r.item.part == part])
+        print(format_report(score, f"\n=== {part} part ({passages} passage items) — through the graph: {identity}"))
         report["parts"][part] = score.as_dict()
+        report["judge_alone"][part] = alone.as_dict()
         status = status or (0 if score.passed else 1)
     if args.json:
         report["items"] = [
-            asdict(r.item) | {"label": r.label, "probabilities": r.probabilities, "reason": r.reason} for r in results
+            asdict(r.item)
+            | {"label": r.label, "probabilities": r.probabilities, "reason": r.reason}
+            | {"graph_label": g.label, "graph_reason": g.reason}
+            for r, g in zip(results, graphed)
         ]
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")

@@ -38,7 +38,18 @@ How a pair is judged:
    ``experiments/nli_training/calibrate.py``), else 1. The factor graph multiplies these
    probabilities, so an over-confident model (``T > 1`` fitted) would otherwise let one
    passage's contradiction outweigh another's entailment.
-5. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
+5. **Short passages of several sentences** (``sentences``): a passage that fits one window is
+   judged whole by default (``off``). With ``all``, such a passage of two or more sentences is
+   judged sentence by sentence instead — a sentence that opens with a pronoun ("It is 330
+   metres tall.") together with the sentence before it — and combined as windows are, except
+   that a sentence's contradiction counts only where the sentence speaks about the claim's
+   attribute (:func:`fact_reasoner.frames.same_attribute`; elsewhere its contradiction mass
+   counts as neutral): entailment from the best sentence, contradiction only from a sentence
+   that can disagree. With ``contradictions`` only the pairs the whole passage calls
+   contradiction are re-judged so (cheap: most pairs are not). Why: judged whole, "The Eiffel
+   Tower is … in Paris, designed by … Gustave Eiffel and completed in 1889. It is 330 metres
+   tall." was called a contradiction of "The Eiffel Tower was completed in 1889." (0.58).
+6. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
    under the backend's identity (model fingerprint, window length).
 """
 
@@ -180,7 +191,11 @@ class CrossEncoderNLI:
         max_tokens_per_batch: int = 4096,
         max_windows: int | None = None,
         temperature: float | None = None,
+        sentences: Literal["off", "contradictions", "all"] = "off",
     ):
+        if sentences not in ("off", "contradictions", "all"):
+            raise ValueError(f"sentences must be off, contradictions or all, not {sentences!r}")
+        self.sentences = sentences
         if batch_size < 1:
             raise ValueError("batch_size must be ≥ 1")
         self.model_path = str(model_path) if model_path is not None else str(shipped_model_path())
@@ -251,6 +266,11 @@ class CrossEncoderNLI:
             raise ValueError(f"temperature must be a positive number, not {temperature!r}")
         self.temperature = float(temperature)
         self.model_id = self._model.fingerprint
+        own = config.get("fact_reasoner", {}) if isinstance(config.get("fact_reasoner"), dict) else {}
+        version = own.get("version")
+        self.description = f"cross-encoder {own.get('name') or folder.name}" + (
+            f" version {version}" if version else ""
+        )
         plain = len(self.tokenizer.encode("a", add_special_tokens=False).ids)
         self._special_tokens = len(self.tokenizer.encode("a", "a").ids) - 2 * plain  # [CLS] … [SEP] … [SEP]
 
@@ -259,7 +279,11 @@ class CrossEncoderNLI:
         windows = f":max_windows={self.max_windows}" if self.max_windows else ""
         # T = 1 keeps the identity (and so the cached verdicts) of models without calibration
         temperature = f":T={self.temperature:g}" if self.temperature != 1.0 else ""
-        return f"cross-encoder:{self.model_id}:max_length={self.max_length}{windows}{temperature}:{PROMPT_VERSION}"
+        sentences = f":sentences={self.sentences}" if self.sentences != "off" else ""
+        return (
+            f"cross-encoder:{self.model_id}:max_length={self.max_length}{windows}{temperature}{sentences}"
+            f":{PROMPT_VERSION}"
+        )
 
     # -- windows ------------------------------------------------------------------------
 
@@ -366,7 +390,30 @@ class CrossEncoderNLI:
         return [windows[i] for i in sorted(ranked[: self.max_windows])]
 
     def _score(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
-        """Per pair: the window-combined probabilities."""
+        """Per pair: the window-combined probabilities (and, with ``sentences``, those of a
+        short passage's sentences)."""
+        by_sentence = {
+            i: units
+            for i, (premise, hypothesis) in enumerate(pairs)
+            if self.sentences != "off" and len(units := self.sentence_units(premise, hypothesis)) > 1
+        }
+        whole = [i for i in range(len(pairs)) if self.sentences != "all" or i not in by_sentence]
+        results: list[dict[str, float] | None] = [None] * len(pairs)
+        for i, probabilities in zip(whole, self._score_windows([pairs[i] for i in whole])):
+            results[i] = probabilities
+        if self.sentences == "contradictions":
+            by_sentence = {
+                i: units
+                for i, units in by_sentence.items()
+                if _arg_max(results[i]) == "contradiction"  # type: ignore[arg-type]
+            }
+        for i, probabilities in zip(
+            by_sentence, self._score_sentences([(pairs[i][1], u) for i, u in by_sentence.items()])
+        ):
+            results[i] = probabilities
+        return results  # type: ignore[return-value]
+
+    def _score_windows(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
         items: list[tuple[str, str]] = []
         owner: list[int] = []
         for i, (premise, hypothesis) in enumerate(pairs):
@@ -378,6 +425,39 @@ class CrossEncoderNLI:
             grouped[i].append(p)
         return [combine_windows(windows) for windows in grouped]
 
+    def sentence_units(self, premise: str, hypothesis: str) -> list[str]:
+        """The units a short passage is judged by with ``sentences``: its sentences, one that
+        opens with a pronoun joined to the sentence before it; a single unit (the passage
+        itself) when it has one sentence or does not fit one window."""
+        if len(self.premise_windows(premise, hypothesis)) > 1:
+            return [premise]
+        sentences = [premise[a:b].strip() for a, b in sentence_spans(premise)]
+        units = []
+        for k, sentence in enumerate(sentences):
+            opens = sentence.split(maxsplit=1)[0].lower() if sentence.split() else ""
+            units.append(f"{sentences[k - 1]} {sentence}" if k and opens in _PRONOUN_OPENERS else sentence)
+        return units if len(units) > 1 else [premise]
+
+    def _score_sentences(self, jobs: list[tuple[str, list[str]]]) -> list[dict[str, float]]:
+        """``(hypothesis, units)`` → combined probabilities: ``e = max e_u``, ``c = max c_u`` over
+        the units that speak about the hypothesis's attribute (elsewhere ``c_u`` counts as
+        neutral), ``n = min n_u``, renormalised (:func:`combine_windows`)."""
+        from ..frames import SAME_ATTRIBUTE, same_attribute
+
+        items = [(unit, hypothesis) for hypothesis, units in jobs for unit in units]
+        probabilities = iter(self._probabilities(items))
+        out = []
+        for hypothesis, units in jobs:
+            judged = []
+            for unit in units:
+                p = dict(next(probabilities))
+                if p["contradiction"] and same_attribute(hypothesis, unit) not in SAME_ATTRIBUTE:
+                    p["neutral"] += p["contradiction"]
+                    p["contradiction"] = 0.0
+                judged.append(p)
+            out.append(combine_windows(judged))
+        return out
+
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
         """Judge (premise, hypothesis) pairs; output order = input order."""
         results = judge_scored(pairs, self._score)
@@ -386,6 +466,14 @@ class CrossEncoderNLI:
 
     def stats(self) -> dict[str, int]:
         return {"pairs_scored": self.pairs_scored, "windows_scored": self.windows_scored}
+
+
+#: words that refer back: a sentence opening with one is judged with the sentence before it
+_PRONOUN_OPENERS = frozenset("he she it they his her its their this these that those there".split())
+
+
+def _arg_max(probabilities: dict[str, float]) -> str:
+    return max(probabilities, key=lambda label: probabilities[label])
 
 
 def _truncating(tokenizer: Any, max_length: int) -> Any:
@@ -475,4 +563,6 @@ def make_cross_encoder(config: "PipelineConfig") -> CrossEncoderNLI:
     ``config.models.nli_model``: a model folder or a cached hub id; None → the shipped model.
     ``config.models.threads`` sets the CPU threads.
     """
-    return CrossEncoderNLI(config.models.nli_model, threads=config.models.threads)
+    return CrossEncoderNLI(
+        config.models.nli_model, threads=config.models.threads, sentences=getattr(config.models, "nli_sentences", "off")
+    )

@@ -77,6 +77,20 @@ NLI_MODEL = Option(
     ),
     after="nli",
 )
+NLI_SENTENCES = Option(
+    "nli_sentences",
+    Literal["off", "contradictions", "all"],
+    option(
+        "off",
+        "cross-encoder: judge a short passage of several sentences sentence by sentence (a sentence that opens "
+        "with a pronoun together with the one before it): entailment from the best sentence, contradiction only "
+        "from a sentence about the claim's attribute; `contradictions` re-judges so only the pairs the whole "
+        "passage calls contradiction, `all` every such pair, `off` judges the passage whole",
+        only_when=("nli", ["auto", "cross-encoder", "cascade"]),
+        omit_default=True,
+    ),
+    after="nli_model",
+)
 CASCADE_OPTIONS = (
     Option(
         "nli_cascade_second",
@@ -207,7 +221,7 @@ NLI_BACKENDS.register(
     _make_cross_encoder,
     description="the shipped MiniLM NLI model (ONNX Runtime: fast)",
     extras=CROSS_ENCODER_EXTRAS,
-    options=(NLI_MODEL,),
+    options=(NLI_MODEL, NLI_SENTENCES),
     builtin=True,
 )
 NLI_BACKENDS.register(
@@ -215,7 +229,7 @@ NLI_BACKENDS.register(
     _make_cascade,
     description="the cross-encoder, and a second judge (--nli-cascade-second) for the pairs it is unsure of",
     extras=CROSS_ENCODER_EXTRAS,
-    options=(NLI_MODEL, *CASCADE_OPTIONS),
+    options=(NLI_MODEL, NLI_SENTENCES, *CASCADE_OPTIONS),
     check=_check_cascade,
     builtin=True,
 )
