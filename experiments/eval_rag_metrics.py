@@ -11,7 +11,7 @@
 
 Seconds per sample are wall-clock for the whole metric computation (atoms, NLI, inference).
 
-    nice -n 19 .venv/bin/python -m experiments.eval_rag_metrics --halubench 40 --wikieval \
+    nice -n 19 .venv-dev/bin/python -m experiments.eval_rag_metrics --halubench 40 --wikieval \
         --atomizer sentence --max-context-words 300 --out experiments/results/rag_metrics.json
 """
 

@@ -16,7 +16,7 @@ Queries: the atom text, and the topic (person) + atom text (FActScore's own quer
 With the topic filter a random ranking of the person's n passages gets E[R@k] = min(k, n)/n,
 reported as ``random``.
 
-    nice -n 19 .venv/bin/python -m experiments.eval_retrieval --out experiments/results/retrieval_dev.json
+    nice -n 19 .venv-dev/bin/python -m experiments.eval_retrieval --out experiments/results/retrieval_dev.json
 """
 
 from __future__ import annotations

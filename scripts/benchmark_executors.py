@@ -2,9 +2,9 @@
 (not a test; prints a table).
 
     D=../shared/data/factscore_bios_dev
-    .venv/bin/python -m experiments.prepare_factscore --generations $D/ChatGPT.jsonl \\
+    .venv-dev/bin/python -m experiments.prepare_factscore --generations $D/ChatGPT.jsonl \\
         --passages $D/passages_bm25_ChatGPT_dev.jsonl --out runs/bios.jsonl
-    .venv/bin/python -m scripts.benchmark_executors runs/bios.jsonl --limit 40     # FR2, --nli align
+    .venv-dev/bin/python -m scripts.benchmark_executors runs/bios.jsonl --limit 40     # FR2, --nli align
 
 The workload is the real one: each configuration assesses the same records (FR2, the fast
 ``align`` NLI, the native engine) with an empty model-call cache of its own, so every NLI pair

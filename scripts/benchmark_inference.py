@@ -1,8 +1,8 @@
 """Benchmark of the inference engines on FR1/FR2/FR3 graphs (not a test; prints tables).
 
-    nice -n 19 .venv/bin/python -m scripts.benchmark_inference               # the main table
-    nice -n 19 .venv/bin/python -m scripts.benchmark_inference --accuracy    # default vs exact, many seeds
-    nice -n 19 .venv/bin/python -m scripts.benchmark_inference --cover-timing  # exact enumeration cost
+    nice -n 19 .venv-dev/bin/python -m scripts.benchmark_inference               # the main table
+    nice -n 19 .venv-dev/bin/python -m scripts.benchmark_inference --accuracy    # default vs exact, many seeds
+    nice -n 19 .venv-dev/bin/python -m scripts.benchmark_inference --cover-timing  # exact enumeration cost
 
 Graphs are built the product's way: random atoms, contexts and NLI ``Relation`` objects
 (``fact_reasoner.synthetic``) through ``plan_graph``/``build_graph``; "build s" is the

@@ -1,8 +1,8 @@
 """How long the embedded LLM default takes, cold, against an earlier version in the same run.
 
-    .venv/bin/python -m scripts.benchmark_llm --baseline <git ref> [--case quick-start paragraph] \
+    .venv-dev/bin/python -m scripts.benchmark_llm --baseline <git ref> [--case quick-start paragraph] \
         [--args "--version 3"] [--repeats 1] [--json out.json]
-    .venv/bin/python -m scripts.benchmark_llm --threads-check [--repeats 2]
+    .venv-dev/bin/python -m scripts.benchmark_llm --threads-check [--repeats 2]
 
 Cases (each one record, its passages supplied, so nothing is retrieved):
 

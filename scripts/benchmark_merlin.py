@@ -16,7 +16,7 @@ max |ΔP| against exact marginals for:
 It also records whether merlin's ``status`` would have been false (Z underflow) without the
 bridge's table rescaling. Usage::
 
-    MERLIN_PATH=/path/to/merlin nice -n 19 .venv/bin/python -m scripts.benchmark_merlin \
+    MERLIN_PATH=/path/to/merlin nice -n 19 .venv-dev/bin/python -m scripts.benchmark_merlin \
         [--repeats 3] [--out results.jsonl] [--quick]
 
 Without a merlin binary, ``--reference`` uses the Python reference solver instead (exact by

@@ -1,6 +1,6 @@
 """Pairs per second of each NLI judge, side by side in one run, each in a cold process.
 
-    .venv/bin/python -m scripts.benchmark_nli [--pairs 320] [--threads 2] \
+    .venv-dev/bin/python -m scripts.benchmark_nli [--pairs 320] [--threads 2] \
         [--judge cross-encoder --judge cross-encoder:runs/nli/int8 --judge align --judge llm]
 
 The pairs are real (atom, passage) pairs: the first ``--pairs`` of FActScore's ChatGPT atoms with

@@ -1,6 +1,6 @@
 """The command-line reference of the documentation site, generated from the commands' parsers.
 
-    .venv/bin/python -m scripts.cli_reference > cli.md
+    .venv-dev/bin/python -m scripts.cli_reference > cli.md
 
 Nothing here is written by hand: each command registered in
 :data:`fact_reasoner.commands.COMMANDS` builds its parser (the same one ``--help-all`` prints),

@@ -1,8 +1,8 @@
 """How long Ctrl-C takes to stop a dataset run, and what the run kept (not a test; prints a
 table).
 
-    .venv/bin/python -m scripts.measure_interrupt                       # this checkout
-    .venv/bin/python -m scripts.measure_interrupt --code /tmp/before    # another checkout's code
+    .venv-dev/bin/python -m scripts.measure_interrupt                       # this checkout
+    .venv-dev/bin/python -m scripts.measure_interrupt --code /tmp/before    # another checkout's code
 
 Two runs of ``fact-reasoner`` in a process of their own, each sent one SIGINT while a model
 call is in flight:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the test environment from scratch: what scripts/run_tests.sh (and CI) checks against.
-#   - a fresh virtual environment in $VENV (default .venv; cleared every time, so a pass means a
+#   - a fresh virtual environment in $VENV (default .venv-dev, never the quick start's .venv; cleared every time, so a pass means a
 #     fresh machine passes);
 #   - every version pinned by constraints.txt, so a green run can be reproduced; a distribution
 #     the file does not pin (a dependency added since it was written) stops the set-up, naming it
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
-VENV=${VENV:-.venv}
+VENV=${VENV:-.venv-dev}
 CONSTRAINTS=${CONSTRAINTS-constraints.txt}
 pin=()
 if [ -n "$CONSTRAINTS" ]; then

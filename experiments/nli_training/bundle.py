@@ -1,14 +1,14 @@
 """The GPU bundle (issue #38): build it on CPU, bring back what one GPU call trained, check it.
 
     # 1. build (CPU, a few minutes), in the checkout whose tree the device call sends
-    .venv/bin/python -m experiments.nli_training.bundle build --out runs/gpu_bundle
+    .venv-dev/bin/python -m experiments.nli_training.bundle build --out runs/gpu_bundle
     # 2. the device call (GPU.md gives the exact one): gpu_train.py on the bundle
     # 3. join the parts that came back into a checkpoint folder, and check them
-    .venv/bin/python -m experiments.nli_training.bundle reassemble /work/.device/…/out --out runs/gpu/best
+    .venv-dev/bin/python -m experiments.nli_training.bundle reassemble /work/.device/…/out --out runs/gpu/best
     # 4. export (fp16-rows) → calibrate → held-out sets → behaviour suite → biographies → quick
     #    start → paired bootstrap → speed, beside the shipped model, with the ship rule of version 4
     #    (issue #42) checked line by line
-    .venv/bin/python -m experiments.nli_training.bundle evaluate runs/gpu/best --work runs/gpu/eval
+    .venv-dev/bin/python -m experiments.nli_training.bundle evaluate runs/gpu/best --work runs/gpu/eval
 
 **What a bundle holds** (``manifest.json`` and ``data.npz.xz``, nothing else): the rows already
 tokenised for the shipped model's tokenizer — token ids as uint16 end to end with a length per

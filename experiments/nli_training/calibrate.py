@@ -1,6 +1,6 @@
 """Fit the cross-encoder's temperature on validation rows and measure calibration before/after.
 
-    .venv/bin/python -m experiments.nli_training.calibrate --model fact_reasoner/models/nli-minilm-l6 \
+    .venv-dev/bin/python -m experiments.nli_training.calibrate --model fact_reasoner/models/nli-minilm-l6 \
         --mix runs/nli/mix.json --indomain runs/nli/indomain.json [--write]
 
 The factor graph multiplies the judge's probabilities, so they must mean what they say.

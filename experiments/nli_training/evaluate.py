@@ -1,10 +1,10 @@
 """Evaluate an NLI backend on the held-out sets of the training mix (never trained on).
 
     # the shipped cross-encoder (default), a trained checkpoint or an exported folder
-    .venv/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json [--nli-model DIR]
+    .venv-dev/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json [--nli-model DIR]
     # the other judges on exactly the same pairs
-    .venv/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json --nli align --sets factscore
-    .venv/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json --nli llm --sets factscore
+    .venv-dev/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json --nli align --sets factscore
+    .venv-dev/bin/python -m experiments.nli_training.evaluate --mix runs/nli_ce/mix.json --nli llm --sets factscore
 
 Measures (``--sets``, default all):
 
@@ -22,7 +22,7 @@ Measures (``--sets``, default all):
 Every set also writes its per-item outputs (gold and predicted labels or probabilities), so
 that two judges can be compared item by item:
 
-    .venv/bin/python -m experiments.nli_training.evaluate compare NEW.json OLD.json
+    .venv-dev/bin/python -m experiments.nli_training.evaluate compare NEW.json OLD.json
 
 prints, per set and measure, both values and the paired bootstrap of NEW − OLD (1,000
 resamples of the items, seed 13; :func:`fact_reasoner.scores.paired_bootstrap`) with its 95 %

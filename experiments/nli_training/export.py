@@ -1,6 +1,6 @@
 """Make the shipped model from a trained checkpoint: an int8 ONNX graph, its tokenizer, its config.
 
-    .venv/bin/python -m experiments.nli_training.export runs/nli_ce/final fact_reasoner/models/nli-minilm-l6 \
+    .venv-dev/bin/python -m experiments.nli_training.export runs/nli_ce/final fact_reasoner/models/nli-minilm-l6 \
         --max-length 256 --check-mix runs/nli_ce/mix.json
 
 1. The checkpoint's BERT weights become an ONNX graph (:func:`fact_reasoner.onnx_bert.build_bert_onnx`:

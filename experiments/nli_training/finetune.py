@@ -1,7 +1,7 @@
 """Fine-tune the cross-encoder on targeted behavioural pairs with replay of the mix and the
 in-domain bags, from a checkpoint (version 3: ``from_onnx.py``), on CPU, resumable.
 
-    .venv/bin/python -m experiments.nli_training.finetune --init runs/nli/v3_hf \
+    .venv-dev/bin/python -m experiments.nli_training.finetune --init runs/nli/v3_hf \
         --mix runs/nli/mix.json --indomain runs/nli/indomain.json --targeted runs/nli/targeted.json \
         --out runs/nli/ft [--steps 1500] [--resume]
 
@@ -58,12 +58,16 @@ from experiments.nli_training.labels import ALLOWED, CLASSES  # noqa: E402
 from experiments.nli_training.train import set_loss  # noqa: E402
 
 
-def capability_weights(rows: list[dict], passage_share: float, forms_share: float = 0.5) -> list[float]:
-    """Sampling weights: each source (a capability, or a capability's positives) gets the same
-    total weight; within it, passage rows (``group`` ``targeted:passage:…``) get
-    ``passage_share`` where there are any, and of the rest the rows of ``forms.py``
-    (``targeted:forms``) get ``forms_share`` where there are template rows beside them — so
-    that the many fillings of a few templates do not crowd out the many wordings."""
+def capability_weights(
+    rows: list[dict], passage_share: float, forms_share: float = 0.5, positive_share: float = 0.5
+) -> list[float]:
+    """Sampling weights: each capability gets the same total weight, and the positives that
+    balance a negative capability (source ``…_positive``) ``positive_share`` of that; within a
+    source, passage rows (``group`` ``targeted:passage:…``) get ``passage_share`` where there are
+    any, and of the rest the rows of ``forms.py`` (``targeted:forms``) get ``forms_share`` where
+    there are template rows beside them — so that the many fillings of a few templates do not
+    crowd out the many wordings. With the defaults, half the targeted rows a step expects
+    entailment (word for word, paraphrase, part and the positives) and half do not."""
 
     def kind(row: dict) -> str:
         group = row["group"]
@@ -85,7 +89,8 @@ def capability_weights(rows: list[dict], passage_share: float, forms_share: floa
             shares["forms"], shares["template"] = rest * forms_share, rest * (1 - forms_share)
         else:
             shares["forms"] = shares["template"] = rest
-        weights.append(shares[k] / groups[(source, k)] / len(sources))
+        scale = positive_share if source.endswith("_positive") else 1.0
+        weights.append(scale * shares[k] / groups[(source, k)] / len(sources))
     return weights
 
 

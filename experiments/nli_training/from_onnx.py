@@ -1,6 +1,6 @@
 """Turn a shipped cross-encoder (``model.onnx`` built by ``export.py``) back into a trainable folder.
 
-    .venv/bin/python -m experiments.nli_training.from_onnx fact_reasoner/models/nli-minilm-l6 runs/shipped_hf
+    .venv-dev/bin/python -m experiments.nli_training.from_onnx fact_reasoner/models/nli-minilm-l6 runs/shipped_hf
 
 The shipped folder is the one checkpoint that survives a lost machine (it is committed), so
 training resumes from it: this reads the graph's initializers (fp16 weights stored transposed,

@@ -1,6 +1,6 @@
 """In-domain supervision for the judge: FActScore atoms as bags of (passage window, atom) pairs.
 
-    .venv/bin/python -m experiments.nli_training.indomain --mix-config experiments/nli_training/mix.json \
+    .venv-dev/bin/python -m experiments.nli_training.indomain --mix-config experiments/nli_training/mix.json \
         --out runs/indomain.json
 
 What the engine judges is an atom against each retrieved passage, and what FActScore's labels say

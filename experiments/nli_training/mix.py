@@ -1,6 +1,6 @@
 """The training mix: every set's loader, caps, held-out parts, de-duplication and synthetic rows.
 
-    .venv/bin/python -m experiments.nli_training.mix --config experiments/nli_training/mix.json \
+    .venv-dev/bin/python -m experiments.nli_training.mix --config experiments/nli_training/mix.json \
         --out runs/nli_mix.json
 
 prints the mix (pairs per set and label, synthetic rows, held-out sets) and writes one JSON file

@@ -1,6 +1,6 @@
 """Stage 2's mix: the claim-vs-evidence rows of a stage-1 mix, for a short domain fine-tune.
 
-    .venv/bin/python -m experiments.nli_training.stage2_mix runs/nli_ce/mix.json \
+    .venv-dev/bin/python -m experiments.nli_training.stage2_mix runs/nli_ce/mix.json \
         --config experiments/nli_training/config_stage2.json --out runs/nli_ce/mix_stage2.json
 
 Stage 1 teaches NLI from all sets; stage 2 spends one short epoch, at a low learning rate, on what

@@ -1,7 +1,7 @@
 """Targeted training pairs for the behavioural capabilities (issue #34), from the suite's
 ``train`` part only — never its held-out part.
 
-    .venv/bin/python -m experiments.nli_training.targeted --out runs/nli/targeted.json \
+    .venv-dev/bin/python -m experiments.nli_training.targeted --out runs/nli/targeted.json \
         [--people 600] [--samples 3] [--exclude-topics-from runs/nli/indomain.json]
 
 What it makes (each row an ``Example``: premise, hypothesis, label, ``source`` =

@@ -1,7 +1,7 @@
 """Fine-tune an encoder into a 3-way NLI cross-encoder on the shared training mix (resumable).
 
     # build the mix (mix.py) and train on CPU in the background; rerun with --resume after a stop
-    nice -n 10 .venv/bin/python -m experiments.nli_training.train \
+    nice -n 10 .venv-dev/bin/python -m experiments.nli_training.train \
         --config experiments/nli_training/config.json --out runs/nli_ce [--resume]
 
 Labels: each training row allows a set of classes — one of entailment / neutral /

@@ -1,6 +1,6 @@
 """Train the ``align`` NLI classifier (fact_reasoner/nli/align.py) on the project's data.
 
-    .venv/bin/python -m experiments.nli_training.train_align \\
+    .venv-dev/bin/python -m experiments.nli_training.train_align \\
         --config experiments/nli_training/config_align.json --out fact_reasoner/models/nli-align
 
 1. Builds the same splits as the cross-encoder recipe (``data.build``; fixed seed, held-out

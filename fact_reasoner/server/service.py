@@ -34,6 +34,7 @@ from .. import runner
 from ..config import PipelineConfig
 from ..errors import FactReasonerError, NoEvidence, RecordFailed, SetupError
 from ..io import NumberedRecord, describe_validation_error, numbered_keys
+from ..nli.base import describe_judge
 from ..nli.cache import CachedNLI
 from ..stages import Stages
 from ..version import __version__
@@ -192,7 +193,8 @@ class AssessmentService:
             from ..cache import ModelCache
 
             self.cache = ModelCache.in_dir(config.cache.cache_dir)
-        self.judge_name = None
+        self.judge_name: str | None = None
+        self.judge_identity: str | None = None
         self.batcher: MicroBatchNLI | None = None
         if nli_backend is None and config.models.nli != "precomputed":
             from ..nli.factory import make_model_nli, resolve_nli
@@ -202,7 +204,8 @@ class AssessmentService:
             nli_backend = make_model_nli(judge_config, self.base.llm)  # loaded once, now
         if nli_backend is not None:
             self.batcher = MicroBatchNLI(nli_backend, wait_seconds=batch_wait_seconds, max_pairs=batch_max_pairs)
-            self.judge_name = self.batcher.identity
+            self.judge_name = describe_judge(nli_backend)  # what a person calls it, not its cache identity
+            self.judge_identity = self.batcher.identity
         self.stages = {
             "engine": SharedStage("infer", lambda: self.base.engine),
             "llm": SharedStage("llm", self.base.llm),
@@ -406,6 +409,7 @@ class AssessmentService:
             "version": __version__,
             "pipeline": self.config.pipeline.name,
             "judge": self.judge_name or "the records' own relations (--nli precomputed)",
+            "judge_identity": self.judge_identity,
             "engine": self.config.engine.name,
             "retrieval": self.config.retrieval.service_type,
             "settings": self.config.settings(),

@@ -514,24 +514,46 @@ def test_an_empty_response_is_an_input_error(tmp_path):
     )
 
 
-def test_atoms_without_contexts_are_warned_once_and_counted(tmp_path, caplog, capsys):
-    from fact_reasoner import pipeline
-
+def test_a_record_without_evidence_fails_before_any_model_runs_and_is_not_scored(tmp_path, capsys):
+    """No evidence, no score: a record with no contexts and no retriever fails with one line
+    naming the missing stage (in .errors.jsonl, exit 1), the others are scored, and the
+    summary's means are over the scored ones only, with their count."""
     rows = _example()
-    for row in rows:
-        row["contexts"], row["relations"] = [], []
-        for atom in row["atoms"]:
+    empty = dict(rows[0], contexts=[], relations=[])
+    missing = {key: value for key, value in rows[0].items() if key not in ("contexts", "relations")}
+    for record in (empty, missing):
+        for atom in record["atoms"]:
             atom.pop("contexts", None)
-    source = write_jsonl(tmp_path / "in.jsonl", rows + [_example(1)[0]])
-    pipeline._warned.clear()  # this process may have warned in another test
-    with caplog.at_level("WARNING", logger="fact_reasoner"):
-        code = main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--version", "2"])
-    assert code == 0
-    warnings = [r.getMessage() for r in caplog.records if "has no contexts" in r.getMessage()]
-    assert len(warnings) == 1  # two such records, one warning
+    source = write_jsonl(tmp_path / "in.jsonl", [empty, missing, rows[1]])
+    code = main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--version", "2"])
+    assert code == 1
+    captured = capsys.readouterr()
+    assert f"{source}:1: no evidence: the record has an empty `contexts` list and no retriever is set" in captured.err
+    assert f"{source}:2: no evidence: the record has no `contexts`" in captured.err
+    errors = read_jsonl(tmp_path / "out" / "in.fr2.errors.jsonl")
+    assert [e["line"] for e in errors] == [1, 2]
+    assert [r["source_line"] for r in read_jsonl(tmp_path / "out" / "in.fr2.jsonl")] == [3]
     summary = json.loads((tmp_path / "out" / "in.fr2.summary.json").read_text())
-    assert summary["records_without_contexts"] == 2
-    assert "records_without_contexts" in capsys.readouterr().err
+    assert summary["num_scored_records"] == 1 and summary["failed_records"] == 2
+    assert "records_without_contexts" not in summary
+    assert "mean_factuality_score        0.8000 (over 1 record(s))" in captured.err
+    assert "nan" not in captured.err
+
+
+def test_a_record_without_evidence_is_refused_by_the_python_api_and_the_baselines():
+    from fact_reasoner import FactReasoner, PipelineConfig
+    from fact_reasoner.errors import NoEvidence
+    from fact_reasoner.pipelines import make_pipeline
+
+    record = {key: value for key, value in _example(1)[0].items() if key not in ("contexts", "relations")}
+    for atom in record["atoms"]:
+        atom.pop("contexts", None)
+    with pytest.raises(NoEvidence, match="no retriever is set"):
+        FactReasoner(PipelineConfig(use_cache=False)).assess(record)
+    with pytest.raises(NoEvidence, match="no retriever is set"):
+        make_pipeline(PipelineConfig(use_cache=False, pipeline="factscore", nli="precomputed")).assess(
+            record | {"relations": []}
+        )
 
 
 def test_an_output_file_whose_parent_is_a_file_is_one_line(tmp_path):

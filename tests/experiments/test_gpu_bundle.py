@@ -279,33 +279,62 @@ def test_the_onnx_reader_gives_what_onnx_gives(tmp_path):
         assert read[tensor.name].dtype == numpy_helper.to_array(tensor).dtype
 
 
-def test_the_summary_checks_the_ship_rule_measure_by_measure(tmp_path):
-    def outputs(name: str, factscore_bal: float, fr2_mae: float, passed: bool) -> None:
-        heldout = {
-            "factscore": {"max_entailment_gt_0.5": {"balanced_accuracy": factscore_bal}, "auroc_max_entailment": 0.78},
-            "wice_dev": {"balanced_accuracy": 0.58, "auroc": 0.68},
-            "mnli_mismatched": {"accuracy": 0.65, "n": 2000},
-            "snli_test": {"accuracy": 0.74},
-            "fever_dev": {"accuracy": 0.88},
-        }
-        (tmp_path / f"heldout_{name}.json").write_text(json.dumps(heldout))
-        header = "assessor,tier,records,balanced_accuracy,mae\n"
-        (tmp_path / f"bios_{name}.csv").write_text(header + f"FR2,all,14,0.68,{fr2_mae}\nFR2,rare,2,0.1,0.9\n")
-        capability = {"threshold": 0.95, "accuracy": 0.97 if passed else 0.5, "passed": passed}
+def test_the_summary_checks_the_ship_rule_line_by_line(tmp_path):
+    """Issue #42's rule: the quick start right, the suite through the graph at its thresholds and
+    the judge alone no worse per capability, FR2 balanced accuracy no lower and MAE at most 0.01
+    higher, every held-out bootstrap interval reaching 0, pairs/s at least 0.85 ×."""
+
+    def outputs(name: str, *, passed: bool = True, alone: float = 0.9, fr2=(0.70, 0.09), penicillin: str = "NS"):
+        capability = {"threshold": 0.85, "accuracy": 0.97 if passed else 0.5, "passed": passed}
         suite = {"capabilities": {"negation": capability}, "spurious_contradiction": 0.01}
         suite["spurious_contradiction_limit"] = 0.05
-        (tmp_path / f"behaviour_{name}.json").write_text(json.dumps({"parts": {"heldout": suite}}))
+        judged = {"capabilities": {"negation": {**capability, "accuracy": alone}}}
+        report = {"parts": {"heldout": suite}, "judge_alone": {"heldout": judged}}
+        (tmp_path / f"behaviour_{name}.json").write_text(json.dumps(report))
+        header = "assessor,tier,records,precision,balanced_accuracy,mae\n"
+        (tmp_path / f"bios_{name}.csv").write_text(header + f"FR2,all,14,0.7,{fr2[0]},{fr2[1]}\n")
+        rows = tmp_path / f"quickstart_{name}" / "short_answer.fr3.jsonl"
+        rows.parent.mkdir(exist_ok=True)
+        atoms = list(bundle.QUICK_START_EXPECTED)
+        verdicts = ["S", "S", penicillin]
+        row = {"atoms": [{"id": f"a{i}", "text": t} for i, t in enumerate(atoms)]}
+        row["predictions"] = {f"a{i}": v for i, v in enumerate(verdicts)}
+        rows.write_text(json.dumps(row) + "\n")
 
-    outputs("shipped", 0.717, 0.088, False)
-    outputs("trained", 0.730, 0.080, True)
+    def bootstrap(high: float) -> None:
+        row = {"set": "factscore", "measure": "auroc", "n": 505, "new": 0.79, "old": 0.78, "difference": 0.01}
+        row |= {"low": -0.01, "high": high, "level": 0.95, "resamples": 1000, "seed": 13, "not_worse": high >= 0}
+        (tmp_path / "bootstrap.json").write_text(json.dumps([row]))
+
+    def speed(trained: float) -> None:
+        rows = [
+            {"judge": "cross-encoder:shipped", "pairs_per_s": 60.0},
+            {"judge": "cross-encoder:x", "pairs_per_s": trained},
+        ]
+        (tmp_path / "speed.json").write_text(json.dumps(rows))
+
+    outputs("shipped", passed=False, alone=0.5, fr2=(0.70, 0.088), penicillin="S")
+    outputs("trained", alone=0.9, fr2=(0.71, 0.095))
+    bootstrap(0.03)
+    speed(55.0)
     summary = bundle.summarise(tmp_path, compare=True)
-    assert "| FActScore held-out atoms: balanced accuracy | 0.7170 | 0.7300 | no worse: ok |" in summary
-    assert "Measured on: MNLI 2000, biographies 14." in summary
-    assert "Ship rule of version 4: MET" in summary
-    outputs("trained", 0.730, 0.090, True)  # FR2's precision error grew: worse, not shippable
-    summary = bundle.summarise(tmp_path, compare=True)
-    assert "| held-out biographies, FR2: MAE of precision | 0.0880 | 0.0900 | WORSE |" in summary
-    assert "Ship rule of version 4: NOT MET" in summary
-    outputs("trained", 0.730, 0.080, False)  # a capability under its threshold
-    assert "NOT MET" in bundle.summarise(tmp_path, compare=True)
+    assert "| Marie Curie discovered penicillin. | NS | S | NS |" in summary
+    assert "| negation | 0.85 | 0.5000 | 0.9700 | met | 0.5000 | 0.9000 | no worse |" in summary
+    assert "| factscore | auroc | 505 |" in summary and "ratio trained / shipped: 0.92" in summary
+    assert "Ship rule of version 4: MET" in summary  # MAE 0.095 ≤ 0.088 + 0.01
+    for broken in (
+        lambda: outputs("trained", fr2=(0.71, 0.099)),  # MAE more than 0.01 worse
+        lambda: outputs("trained", fr2=(0.69, 0.09)),  # FR2 balanced accuracy lower
+        lambda: outputs("trained", alone=0.4),  # the judge alone worse on a capability
+        lambda: outputs("trained", passed=False),  # a capability under its threshold through the graph
+        lambda: outputs("trained", penicillin="S"),  # the quick start wrong
+        lambda: bootstrap(-0.001),  # worse beyond chance on a held-out set
+        lambda: speed(50.0),  # slower than 0.85 ×
+    ):
+        broken()
+        assert "Ship rule of version 4: NOT MET" in bundle.summarise(tmp_path, compare=True)
+        outputs("trained", alone=0.9, fr2=(0.71, 0.095))
+        bootstrap(0.03)
+        speed(55.0)
+    assert "MET" in bundle.summarise(tmp_path, compare=True)
     assert "NOT MET" in bundle.summarise(tmp_path, compare=False)  # nothing to compare with

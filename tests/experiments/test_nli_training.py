@@ -189,3 +189,33 @@ def test_int8_embedding_rows_shrinks_the_table_and_restores_each_row_within_half
     step = np.abs(table).max(axis=1) / 127.0
     assert np.all(np.abs(restored - table) <= step[:, None] / 2 + 1e-7)
     assert np.all(restored[7] == 0.0)
+
+
+def test_evaluate_compare_bootstraps_each_measure_from_the_per_item_outputs(tmp_path):
+    """``evaluate compare NEW OLD``: every set both files hold, each measure's paired bootstrap of
+    NEW − OLD, recomputed from the items the files list; different items are refused."""
+    from experiments.nli_training.evaluate import compare, compare_markdown
+
+    gold = [True, False] * 50
+    good = [g if i % 10 else not g for i, g in enumerate(gold)]  # 90 % right
+
+    def files(scores, labels):
+        return {
+            "factscore": {"gold_supported": gold, "max_entailment": [0.9 if s else 0.1 for s in scores]},
+            "mnli_mismatched": {"gold": labels, "predicted_labels": labels[:-5] + ["neutral"] * 5},
+        }
+
+    labels = ["entailment", "contradiction"] * 50
+    new, old = files(good, labels), files([True] * 100, labels)
+    rows = compare(new, old, resamples=200)
+    factscore = {r["measure"]: r for r in rows if r["set"] == "factscore"}
+    assert factscore["balanced_accuracy"]["new"] == 0.9 and factscore["balanced_accuracy"]["old"] == 0.5
+    assert factscore["balanced_accuracy"]["low"] > 0 and factscore["balanced_accuracy"]["not_worse"]
+    mnli = next(r for r in rows if r["set"] == "mnli_mismatched")
+    assert mnli["difference"] == 0.0 and mnli["not_worse"]  # same predictions: no difference
+    backwards = compare(old, new, resamples=200)
+    assert not next(r for r in backwards if r["measure"] == "balanced_accuracy")["not_worse"]
+    assert "| factscore | balanced_accuracy | 100 | 0.9000 | 0.5000 | +0.4000 |" in compare_markdown(rows, "a", "b")
+    old["factscore"]["gold_supported"] = gold[::-1]
+    with pytest.raises(SystemExit, match="different items"):
+        compare(new, old)

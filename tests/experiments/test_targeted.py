@@ -5,6 +5,7 @@ int8 graph back into the weights it quantised."""
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 import sys
@@ -91,6 +92,44 @@ def test_capability_weights_give_each_capability_the_same_share():
     assert sum(weights[:90]) == pytest.approx(0.5)
     assert sum(weights[90:100]) == pytest.approx(0.5 * 0.6)
     assert sum(weights[100:]) == pytest.approx(0.5 * 0.4)
+
+
+def test_capability_weights_split_forms_and_templates_and_halve_the_positives():
+    from experiments.nli_training.finetune import capability_weights
+
+    rows = [{"source": "targeted_role_swap", "group": "targeted:t"}] * 80
+    rows += [{"source": "targeted_role_swap", "group": "targeted:forms"}] * 20
+    rows += [{"source": "targeted_role_swap_positive", "group": "targeted:forms"}] * 10
+    weights = capability_weights(rows, passage_share=0.3)
+    total = sum(weights)
+    # the negatives' templates and forms share their capability's weight; the positives get half
+    assert sum(weights[:80]) / total == pytest.approx(sum(weights[80:100]) / total)
+    assert sum(weights[100:]) / total == pytest.approx(0.5 * sum(weights[:100]) / total)
+
+
+def test_forms_balance_every_negative_with_positives_of_its_form():
+    from experiments.nli_training import forms
+
+    rng = random.Random(3)
+    people = targeted.invented_people(30, rng, set())
+    relatives = [p["name"] for p in targeted.invented_people(12, random.Random(4), set())]
+    rows = forms.generate_rows(people, targeted.PLACES, relatives, seed=3, samples=1)
+    by = {}
+    for row in rows:
+        by.setdefault(row.capability, []).append(row)
+    for negative in ("role_swap", "substitution", "negation", "other_attribute", "someone_else", "hedged"):
+        assert by[negative] and by[negative + "_positive"], negative
+        assert {r.label for r in by[negative + "_positive"]} == {"entailment"}
+        assert "entailment" not in {r.label for r in by[negative]}
+    # a positive repeats its negative's form: the same premise, the true value
+    substituted = {r.premise for r in by["substitution"]}
+    assert substituted & {r.premise for r in by["substitution_positive"]}
+    # date formats: the life dates in brackets entail the birth and death years
+    dates = [r for r in by["part"] if r.variant == "dates in brackets"]
+    assert any("born in" in r.hypothesis for r in dates) and any("died in" in r.hypothesis for r in dates)
+    # another attribute is never a premise that states the claimed value
+    for row in by["other_attribute"]:
+        assert row.hypothesis not in row.premise
 
 
 def _row(premise: str, hypothesis: str, label: str, source: str = "snli", **extra) -> dict:

@@ -277,3 +277,51 @@ def test_module_docstring_lists_every_capability_and_threshold():
         assert capability.name in doc
         assert f"≥ {capability.threshold:.2f}" in doc
     assert Path(behaviour.SUITE_FILE).is_file()
+
+
+def test_through_the_graph_an_item_counts_only_as_the_factor_it_would_be():
+    """The ship rule's view: the floor makes a weak label neutral, a contradiction about another
+    attribute is no factor, and with ``entailments same-subject`` neither is an entailment from a
+    passage about someone else; a failed judgement stays failed."""
+    from fact_reasoner.graph_options import GraphOptions
+
+    def result(capability: str, premise: str, claim: str, label: str, p: float) -> ItemResult:
+        rest = (1 - p) / 2
+        probabilities = {"entailment": rest, "neutral": rest, "contradiction": rest} | {label: p}
+        return ItemResult(Item(capability, "v", premise, claim, "heldout", "t"), label, probabilities)
+
+    results = [
+        result("part", "Ada Lovelace was born in London in 1815.", "Ada Lovelace was born in 1815.", "entailment", 0.9),
+        result(
+            "part", "Ada Lovelace was born in London in 1815.", "Ada Lovelace was born in 1815.", "entailment", 0.45
+        ),
+        result(
+            "other_attribute",
+            "Albert Einstein died in Princeton in 1955.",
+            "Albert Einstein was born in 1879.",
+            "contradiction",
+            0.8,
+        ),
+        result(
+            "substitution",
+            "Albert Einstein was born in Ulm in 1879.",
+            "Albert Einstein was born in 1880.",
+            "contradiction",
+            0.8,
+        ),
+        result(
+            "role_swap",
+            "Penicillin was discovered by Alexander Fleming.",
+            "Marie Curie discovered penicillin.",
+            "entailment",
+            0.88,
+        ),
+        ItemResult(Item("negation", "v", "a", "b", "heldout", "t"), "failed", {}, "model error"),
+    ]
+    graphed = behaviour.through_graph(results)
+    assert [g.label for g in graphed] == ["entailment", "neutral", "neutral", "contradiction", "entailment", "failed"]
+    assert graphed[1].reason == "below the floor" and graphed[2].reason == "another attribute"
+    subject = behaviour.through_graph(results, GraphOptions(entailments="same-subject"))
+    assert subject[4].label == "neutral" and subject[4].reason == "another subject"
+    score = behaviour.score_results(graphed)
+    assert {c.capability.name: c.total.accuracy for c in score.capabilities}["part"] == 0.5

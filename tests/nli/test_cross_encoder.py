@@ -275,3 +275,43 @@ def test_max_windows_scores_only_the_windows_that_share_words_with_the_hypothesi
     one.judge([(premise, hypothesis)])
     assert one.windows_scored == 1
     assert "max_windows=1" in one.identity and "max_windows" not in every.identity  # cached apart
+
+
+def test_a_short_passage_is_judged_sentence_by_sentence_with_sentences(tiny_model, monkeypatch):
+    """``sentences``: entailment from the best sentence; a sentence's contradiction counts only
+    where it speaks about the claim's attribute; a pronoun sentence is judged with the one before
+    it; ``contradictions`` re-judges only what the whole passage calls contradiction. The model's
+    numbers are scripted per unit, so only the combining is tested."""
+    premise = "The Eiffel Tower was completed in 1889. It is 330 metres tall."
+    claim = "The Eiffel Tower was completed in 1889."
+    first, second = "The Eiffel Tower was completed in 1889.", premise  # "It …" joined to the one before
+    scripted = {
+        premise: {"entailment": 0.2, "neutral": 0.22, "contradiction": 0.58},  # judged whole
+        first: {"entailment": 0.83, "neutral": 0.12, "contradiction": 0.05},
+    }
+
+    def scripted_probabilities(self, items):
+        return [dict(scripted[window]) for window, _ in items]
+
+    monkeypatch.setattr(CrossEncoderNLI, "_probabilities", scripted_probabilities)
+    whole = CrossEncoderNLI(tiny_model, max_length=64)
+    assert whole.judge([(premise, claim)])[0].label.value == "contradiction"
+    for mode in ("all", "contradictions"):
+        backend = CrossEncoderNLI(tiny_model, max_length=64, sentences=mode)
+        assert backend.sentence_units(premise, claim) == [first, second]
+        (judged,) = backend.judge([(premise, claim)])
+        # the joined unit's 0.58 contradiction is about the same values (1889 agrees): neutral mass
+        assert judged.label.value == "entailment" and judged.probability > 0.5
+        assert "sentences=" + mode in backend.identity
+    # a contradiction from a sentence about the attribute stays one
+    scripted[first] = {"entailment": 0.05, "neutral": 0.1, "contradiction": 0.85}
+    (judged,) = CrossEncoderNLI(tiny_model, max_length=64, sentences="all").judge(
+        [(premise, "The Eiffel Tower was completed in 1890.")]
+    )
+    assert judged.label.value == "contradiction"
+    # "contradictions" leaves a pair the whole passage does not call contradiction as it was
+    scripted[premise] = {"entailment": 0.7, "neutral": 0.2, "contradiction": 0.1}
+    (kept,) = CrossEncoderNLI(tiny_model, max_length=64, sentences="contradictions").judge([(premise, claim)])
+    assert kept.probabilities == pytest.approx(scripted[premise])
+    with pytest.raises(ValueError, match="sentences must be"):
+        CrossEncoderNLI(tiny_model, sentences="some")

@@ -144,7 +144,9 @@ def test_a_bad_value_is_refused_naming_the_setting(served):
 def test_info_names_the_judge_and_the_settings_a_request_may_change(served):
     client, service = served
     info = client.get("/v1/info").json()
-    assert info["judge"].startswith("cross-encoder:") and info["engine"] == "native"
+    # the judge by the name a person uses (model and version), its cache identity apart
+    assert info["judge"].startswith("cross-encoder nli-minilm-l6") and info["engine"] == "native"
+    assert info["judge_identity"].startswith("cross-encoder:nli-minilm-l6@")
     names = {s["name"] for s in info["request_settings"]["assess"]}
     assert {"version", "top_k", "nli_mode", "coherence", "k"} <= names
     assert not names & {"store", "cache_dir", "nli_model", "model", "merlin_path", "nli", "engine", "threads"}
@@ -328,6 +330,21 @@ def test_a_failing_stage_is_named_and_nothing_is_scored(tmp_path, monkeypatch):
         assert error["stage"] == "nli" and "crashed" in error["message"]
         assert "factuality_score" not in response.text
     service.close()
+
+
+def test_a_record_without_evidence_gets_422_naming_the_missing_stage(served):
+    """No evidence, no score: a record with no contexts and no retriever is the request's own
+    error (422, stage ``retrieve``), not a 200 with a precision of 0."""
+    client, _ = served
+    record = small_records(1)[0]
+    record = {key: value for key, value in record.items() if key not in ("contexts", "relations")}
+    for atom in record.get("atoms") or []:
+        atom.pop("contexts", None)
+    response = client.post("/v1/assess", json=record)
+    assert response.status_code == 422
+    error = response.json()["error"]
+    assert error["code"] == "no_evidence" and error["stage"] == "retrieve"
+    assert "no retriever is set" in error["message"] and "factuality_score" not in response.text
 
 
 def test_a_record_to_atomize_without_a_language_model_names_the_stage(tmp_path, monkeypatch):

@@ -169,25 +169,35 @@ function showEvidence(index) {
   $("evidence").hidden = false;
   $("evidence-title").textContent = `Evidence for “${atom.text}” (${atom.prediction}, P = ${atom.probability.toFixed(3)})`;
   const links = new Map(atom.evidence.map((e) => [e.context, e]));
+  // what the judge said but the graph did not use (another attribute, another subject, below the floor)
+  const unused = new Map((atom.unused_evidence || []).map((e) => [e.context, e]));
   const known = new Map(state.contexts.map((c) => [c.id, c]));
-  const ids = [...atom.evidence.map((e) => e.context), ...state.contexts.map((c) => c.id).filter((id) => !links.has(id))];
+  const ids = [
+    ...atom.evidence.map((e) => e.context),
+    ...(atom.unused_evidence || []).map((e) => e.context).filter((id) => !links.has(id)),
+    ...state.contexts.map((c) => c.id).filter((id) => !links.has(id) && !unused.has(id)),
+  ];
+  const verb = (relation) => (relation === "entailment" ? "supports" : relation === "contradiction" ? "contradicts" : relation);
   const list = $("passages-list");
   list.replaceChildren();
   for (const id of ids) {
     const link = links.get(id);
+    const left = link ? null : unused.get(id);
     const li = document.createElement("li");
-    li.className = "passage " + (link ? link.relation : "none");
+    li.className = "passage " + (link ? link.relation : left ? "unused" : "none");
     li.dataset.context = id;
     const head = document.createElement("div");
     const relation = document.createElement("span");
     relation.className = "relation";
     relation.textContent = link
-      ? `${link.relation === "entailment" ? "supports" : link.relation === "contradiction" ? "contradicts" : link.relation} (p = ${link.probability.toFixed(3)})`
-      : "neutral: no factor";
+      ? `${verb(link.relation)} (p = ${link.probability.toFixed(3)})`
+      : left
+        ? `not used: the judge says it ${left.relation === "entailment" ? "entails" : "contradicts"} (p = ${left.probability.toFixed(3)}), ${left.reason}`
+        : "the judge: neutral (no factor)";
     head.append(relation, document.createTextNode(" · passage " + id));
     const body = document.createElement("p");
     const context = known.get(id);
-    if (context) body.append(highlighted(context.text, atom.text, link ? link.relation : null));
+    if (context) body.append(highlighted(context.text, atom.text, link ? link.relation : left ? "unused" : null));
     else body.textContent = "(retrieved: its text is not part of the row)";
     li.append(head, body);
     list.append(li);

@@ -1,0 +1,90 @@
+"""The verdicts a small run prints in the terminal (``fact_reasoner.report.terminal`` and the
+``assess`` command): each claim, its verdict and posterior, the passage that decided it, and
+"no evidence" with what the graph left out and why."""
+
+from __future__ import annotations
+
+import json
+
+from fact_reasoner.cli import main
+from fact_reasoner.report.terminal import SHOW_AT_MOST, claim_lines, excerpt, verdict_counts_line
+from tests.helpers import REPO_ROOT
+
+EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
+
+
+def _row() -> dict:
+    return {
+        "source_line": 3,
+        "topic": "Marie Curie",
+        "factuality_score": 0.5,
+        "atoms": [
+            {
+                "id": "a0",
+                "text": "Marie Curie was a physicist.",
+                "probability": 0.87,
+                "prediction": "S",
+                "evidence": [
+                    {"context": "c1", "relation": "contradiction", "probability": 0.6},
+                    {"context": "c0", "relation": "entailment", "probability": 0.93},
+                ],
+            },
+            {
+                "id": "a1",
+                "text": "Marie Curie discovered penicillin.",
+                "probability": 0.5,
+                "prediction": "NS",
+                "evidence": [],
+                "no_evidence": True,
+                "unused_evidence": [
+                    {"context": "c2", "relation": "entailment", "probability": 0.88, "reason": "another subject"}
+                ],
+            },
+        ],
+        "ungrounded_atoms": [{"id": "a2", "text": "She was born in 1815.", "reason": "not in the response: '1815'"}],
+    }
+
+
+def test_each_claim_shows_its_verdict_and_the_passage_that_decided_it():
+    texts = {
+        "c0": "Marie Curie was a Polish and naturalised-French physicist and chemist who conducted research.",
+        "c2": "Penicillin was discovered in 1928 by the Scottish physician Alexander Fleming.",
+    }
+    lines = claim_lines(_row(), texts.get)
+    assert lines[0] == "line 3 · Marie Curie · precision 0.50 (1 of 2 claim(s) S)"
+    assert lines[1] == "  S    0.87  Marie Curie was a physicist."
+    # an S claim is explained by its strongest entailment, not by the stronger-looking contradiction
+    assert lines[2].strip() == 'entailed by c0 "Marie Curie was a Polish and naturalised-French physicist and…" (0.93)'
+    assert lines[3] == "  NS ✗ 0.50  Marie Curie discovered penicillin."
+    assert lines[4].strip() == (
+        'no evidence (not used: c2 "Penicillin was discovered in 1928 by the Scottish physician…" '
+        "entails it 0.88, another subject)"
+    )
+    assert lines[5] == "  --   not judged  She was born in 1815. [not in the response: '1815']"
+
+
+def test_the_counts_line_separates_no_evidence_from_ns_on_evidence():
+    summary = {"num_atoms": 5, "num_supported_atoms": 2, "num_unsupported_atoms": 1, "num_no_evidence_atoms": 2}
+    assert verdict_counts_line(summary) == "claims 5: S 2 · NS on evidence 1 · no evidence 2"
+    assert excerpt("one two three", 2) == "one two…"
+
+
+def test_a_small_run_prints_its_claims_and_a_quiet_or_large_one_does_not(tmp_path, capsys):
+    out = tmp_path / "out"
+    assert main(["--input-file", str(EXAMPLE), "--output-dir", str(out), "--version", "2"]) == 0
+    printed = capsys.readouterr()
+    assert "line 1 · Marie Curie · precision" in printed.out
+    assert "  NS ✗ 0.08  Marie Curie was born in Vienna." in printed.out
+    assert "judge the records' own relations · graph FR2" in printed.err
+    assert "claims 14: S 10 · NS on evidence 3 · no evidence 1" in printed.err
+    assert (
+        main(["--input-file", str(EXAMPLE), "--output-dir", str(out), "--version", "2", "--quiet", "--overwrite"]) == 0
+    )
+    assert capsys.readouterr().out == ""
+    many = tmp_path / "many.jsonl"
+    record = json.loads(EXAMPLE.read_text().splitlines()[1])
+    many.write_text("".join(json.dumps(record | {"input": f"q{i}"}) + "\n" for i in range(SHOW_AT_MOST + 1)))
+    assert main(["--input-file", str(many), "--output-dir", str(out), "--version", "2"]) == 0
+    assert "· precision" not in capsys.readouterr().out
+    assert main(["--input-file", str(many), "--output-dir", str(out), "--version", "2", "--show", "--overwrite"]) == 0
+    assert capsys.readouterr().out.count("· precision") == SHOW_AT_MOST + 1
