@@ -32,11 +32,19 @@ Standing alone (:func:`unresolved_reference`)
     whatever "it" turns out to be. An atom has an *unresolved reference* when it contains a
     third-person pronoun (:data:`PRONOUNS`) and no proper name comes before that pronoun in
     the atom ("Ada Lovelace published her notes" is resolved; "Her notes were published" and
-    "It lies in Nepal" are not). A description ("The film won an award") is not counted: it
+    "It lies in Nepal" are not), an object pronoun anywhere ("George Mallory climbed it",
+    "Marie Curie married him": not the atom's subject, which would be "himself"), or a
+    demonstrative ("This album went gold", "That year he moved"). A description ("The film won an award") is not counted: it
     often names its subject well enough ("The company was founded by Kang Ji-hwan").
     :func:`needs_revision` says which atoms the reviser must see at all: those with a pronoun
     anywhere, those that open with a description or name nothing, and those whose name is
     part of a longer name in the response ("Curie" where the response says "Marie Curie").
+
+Not an atom (:func:`claimless_clause`)
+    A passive whose participle needs a complement and has none ("The Great Wall of China was
+    built.", "… was built mainly.") states no fact; judged, it is "supported" by any passage
+    about the wall. Such a clause is set aside, listed in the row's ``fragment_atoms`` with the
+    reason and counted (``counters.fragment_atoms``), like an ungrounded atom.
 """
 
 from __future__ import annotations
@@ -52,12 +60,14 @@ from .schema import Atom
 __all__ = [
     "NOT_NAMES",
     "PRONOUNS",
+    "FRAGMENT_FIELD",
     "UNGROUNDED_FIELD",
     "AtomCheck",
     "atom_marks",
     "CheckedAtoms",
     "check_atom",
     "check_atoms",
+    "claimless_clause",
     "name_runs",
     "needs_revision",
     "unfaithful_revision",
@@ -205,28 +215,79 @@ def ungrounded_terms(atom: str, *sources: str) -> list[str]:
     return sorted(missing, key=lambda term: order[term])
 
 
+#: pronouns that stand for someone or something other than the atom's own subject even after a
+#: name ("George Mallory climbed it", "Marie married him"): the subject would be "himself"
+OBJECT_PRONOUNS = frozenset("him them it".split())
+#: demonstratives that point to something the atom does not name ("This album", "these works");
+#: "that" only where it opens the atom ("That year …"): elsewhere it is mostly a conjunction
+DEMONSTRATIVES = frozenset("this these those".split())
+
+
 def unresolved_reference(atom: str) -> str | None:
-    """The first third-person pronoun of ``atom`` when no proper name comes before it, else
-    None: the atom does not say who or what it is about.
+    """The first word of ``atom`` that refers to something the atom does not name, else None:
+    a third-person pronoun before any proper name ("It was first climbed in 1953."), an object
+    pronoun anywhere ("George Mallory climbed it.": *it* is not George Mallory), or a
+    demonstrative ("This album sold a million copies.", "That year he moved.").
 
     >>> unresolved_reference("It was first climbed in 1953."), unresolved_reference("Her father was a poet.")
     ('It', 'Her')
+    >>> unresolved_reference("George Mallory climbed it."), unresolved_reference("This album went gold.")
+    ('it', 'This')
     >>> unresolved_reference("Ada Lovelace published her notes.") is None
     True
     """
     named = False
-    for match in _WORD.finditer(atom):
+    for index, match in enumerate(_WORD.finditer(atom)):
         word = match.group()
-        if _fold(word) in PRONOUNS:
-            if not named:
+        folded = _fold(word)
+        if folded in PRONOUNS:
+            if not named or folded in OBJECT_PRONOUNS:
                 return word
             continue
+        if folded in DEMONSTRATIVES or (index == 0 and folded == "that"):
+            return word
         named = named or _is_name(word)
     return None
 
 
+#: participles that say nothing until they say what, when, where or by whom: "The Great Wall
+#: of China was built." states no fact, "… was built by the Ming" does
+_NEEDS_COMPLEMENT = frozenset(
+    """built made founded created designed written born constructed established located situated
+    named called known considered based composed produced directed developed formed raised used
+    completed released published recorded discovered invented""".split()
+)
+_ADVERB = r"(?:mainly|mostly|largely|primarily|originally|later|also|first|then|finally|eventually|initially|partly)"
+_CLAIMLESS = re.compile(
+    rf"^(?P<subject>.+?)\s+(?:was|were|is|are|has been|have been|had been)\s+(?:{_ADVERB}\s+)?"
+    rf"(?P<participle>[a-z]+)(?:\s+{_ADVERB})?\s*[.!]?\s*$"
+)
+
+
+def claimless_clause(atom: str) -> str | None:
+    """Why ``atom`` is a clause without a claim, or None: a passive whose participle needs a
+    complement and has none ("The Great Wall of China was built.", "… was built mainly.").
+
+    >>> claimless_clause("The Great Wall of China was built.")
+    "a clause without a claim: 'was built' says not what, when, where or by whom"
+    >>> claimless_clause("The Great Wall of China was built by the Ming.") is None
+    True
+    >>> claimless_clause("Marie Curie was Polish.") is None
+    True
+    """
+    match = _CLAIMLESS.match(atom.strip())
+    if not match or match.group("participle") not in _NEEDS_COMPLEMENT:
+        return None
+    verb = re.search(r"(?:was|were|is|are|has been|have been|had been)\s", atom)
+    phrase = f"{verb.group().strip()} {match.group('participle')}" if verb else match.group("participle")
+    return f"a clause without a claim: {phrase!r} says not what, when, where or by whom"
+
+
 #: words a revision may drop: the references it resolves
 _REPLACEABLE = PRONOUNS | frozenset("the a an this that these those".split())
+#: words a revision may add wherever a reference becomes explicit: "Its height" → "The height
+#: of Mount Everest"
+_CONNECTORS = frozenset("of the a an".split())
 
 
 def _content_words(text: str) -> list[str]:
@@ -248,9 +309,11 @@ def unfaithful_revision(original: str, revised: str, response: str) -> str | Non
     >>> unfaithful_revision("She discovered radium.", "Marie Curie discovered radium.", "Marie Curie was a chemist.")
     >>> unfaithful_revision("Her notes were read.", "Ada's notes influenced computing.", "Ada wrote notes.")
     "adds 'influenced', 'computing'; drops 'were', 'read'"
+    >>> unfaithful_revision("Its height is 8,849 metres.", "The height of Mount Everest is 8,849 metres.",
+    ...                     "Mount Everest is the highest mountain. Its height is 8,849 metres.")
     """
     before, after = _content_words(original), _content_words(revised)
-    known = set(_content_words(response)) | set(before)
+    known = set(_content_words(response)) | set(before) | _CONNECTORS
     added = list(dict.fromkeys(w for w in after if w not in known))
     kept = set(after)
     dropped = list(dict.fromkeys(w for w in before if w not in kept and w not in _REPLACEABLE))
@@ -326,6 +389,8 @@ def check_atom(atom: str, response: str, question: str | None = None) -> AtomChe
 
 #: the output field that lists the atoms not judged because they are ungrounded
 UNGROUNDED_FIELD = "ungrounded_atoms"
+#: the output field that lists the clauses set aside because they state nothing
+FRAGMENT_FIELD = "fragment_atoms"
 
 
 @dataclass(frozen=True)
@@ -342,17 +407,28 @@ class CheckedAtoms:
     judged: list[Atom]
     ungrounded: list[Atom] = field(default_factory=list)
     checked: bool = True
+    #: clauses without a claim (:func:`claimless_clause`): not atoms, not judged, each with its
+    #: ``fragment_reason``
+    fragments: list[Atom] = field(default_factory=list)
 
     def counters(self) -> dict[str, int]:
-        """``ungrounded_atoms`` (excluded or kept) and ``unresolved_atoms``; none when nothing
-        was checked."""
+        """``ungrounded_atoms`` (excluded or kept), ``unresolved_atoms`` and ``fragment_atoms``;
+        none when nothing was checked."""
         if not self.checked:
             return {}
         every = [*self.judged, *self.ungrounded]
         return {
             "ungrounded_atoms": sum(1 for a in every if getattr(a, "ungrounded_reason", None)),
             "unresolved_atoms": sum(1 for a in every if getattr(a, "unresolved_reference", None)),
+            "fragment_atoms": len(self.fragments),
         }
+
+    def listed_fragments(self) -> list[dict[str, str]]:
+        """The clauses set aside as the output lists them: id, text, original, reason."""
+        return [
+            {"id": a.id, "text": a.text, "original": a.original or a.text, "reason": a.fragment_reason}  # type: ignore[attr-defined]
+            for a in self.fragments
+        ]
 
     def listed(self) -> list[dict[str, str]]:
         """The excluded atoms as the output lists them: id, text, original, reason."""
@@ -368,7 +444,12 @@ def check_atoms(atoms: Sequence[Atom], response: str, question: str | None, *, k
     is judged and marked."""
     judged: list[Atom] = []
     ungrounded: list[Atom] = []
+    fragments: list[Atom] = []
     for atom in atoms:
+        claimless = claimless_clause(atom.text)
+        if claimless:  # not an atom: there is nothing to judge
+            fragments.append(atom.model_copy(update={"fragment_reason": claimless}))
+            continue
         check = check_atom(atom.text, response, question)
         marks: dict[str, str] = {}
         if check.reason:
@@ -377,7 +458,7 @@ def check_atoms(atoms: Sequence[Atom], response: str, question: str | None, *, k
             marks["unresolved_reference"] = check.unresolved
         marked = atom.model_copy(update=marks) if marks else atom
         (ungrounded if check.reason and not keep_ungrounded else judged).append(marked)
-    return CheckedAtoms(judged, ungrounded)
+    return CheckedAtoms(judged, ungrounded, fragments=fragments)
 
 
 #: the marks an atom can carry into its output verdict (:func:`check_atoms`, the atomizer's and

@@ -27,7 +27,7 @@ from .coherence import check_coherence_judged, coherence_counters, coherence_sco
 from .config import PipelineConfig
 from .errors import NoEvidence, RecordFailed
 from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
-from .grounding import UNGROUNDED_FIELD, CheckedAtoms, atom_marks
+from .grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
@@ -199,6 +199,8 @@ class FactReasoner:
             output = self._output(record, built, inference, k, dataset_median_atoms, record_key, checkworthy)
         if checked.ungrounded:
             setattr(output, UNGROUNDED_FIELD, checked.listed())
+        if checked.fragments:
+            setattr(output, FRAGMENT_FIELD, checked.listed_fragments())
         if self.config.scores.abstention == "on":
             _mark_abstention(output, abstention)
         if selection.merged_contexts:

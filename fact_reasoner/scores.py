@@ -516,6 +516,7 @@ class DatasetSummary:
     # only when the rows' atoms were made and checked here (fact_reasoner.grounding)
     num_ungrounded_atoms: int | None = None
     num_unresolved_atoms: int | None = None
+    num_fragment_atoms: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
@@ -554,8 +555,9 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
     - when the rows' atoms were made by the atomizer and checked (``counters`` has
       ``ungrounded_atoms``, :mod:`fact_reasoner.grounding`): ``num_ungrounded_atoms`` = Σ_r of
       the row's ungrounded atoms (not judged, listed in ``ungrounded_atoms``; with
-      ``--keep-ungrounded-atoms`` judged and marked) and ``num_unresolved_atoms`` = Σ_r of its
-      atoms with an unresolved reference. An atom that is not judged is in no other figure:
+      ``--keep-ungrounded-atoms`` judged and marked), ``num_unresolved_atoms`` = Σ_r of its
+      atoms with an unresolved reference and ``num_fragment_atoms`` = Σ_r of the clauses set
+      aside as stating nothing (listed in ``fragment_atoms``). An atom that is not judged is in no other figure:
       ``num_atoms`` counts the judged atoms.
 
     Against gold labels (atoms labelled S or NS; unlabelled atoms are ignored), over the G rows
@@ -600,6 +602,7 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
             summary,
             num_ungrounded_atoms=int(sum(c["ungrounded_atoms"] for c in checked)),
             num_unresolved_atoms=int(sum(c.get("unresolved_atoms", 0) for c in checked)),
+            num_fragment_atoms=int(sum(c.get("fragment_atoms", 0) for c in checked)),
         )
     gold = [g for g in (GoldAtoms.of(row) for row in rows) if g.truths]
     if not gold:

@@ -35,7 +35,7 @@ EPILOG = """\
 examples:
   fact-reasoner --version 3 --input-file fact_reasoner/examples/bios_with_relations.jsonl --output-dir out
   fact-reasoner --version 2 --input_file data.jsonl --output_dir out --engine pgmpy --paper-tables
-  fact-reasoner --input-file data.jsonl --paper-tables --contradictions any --min-relation-probability 0   # the paper's graph
+  fact-reasoner --input-file data.jsonl --graph paper   # the paper's graph: Table 1, every relation, context prior 0.99
   fact-reasoner --pipeline factscore --pipeline-judge nli --input-file fact_reasoner/examples/bios_with_relations.jsonl
   fact-reasoner --query "Who was Marie Curie?" --response "Marie Curie was a physicist." --contexts ctx.jsonl
   fact-reasoner --input-file data.jsonl --nli cross-encoder --fail-under 0.8   # CI gate: exit 3 below 0.8
@@ -67,6 +67,7 @@ SUMMARY_KEYS = (
     "num_uncheckable_atoms",
     "num_ungrounded_atoms",
     "num_unresolved_atoms",
+    "num_fragment_atoms",
     "failed_records",
     "seconds",
 )

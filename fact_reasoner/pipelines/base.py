@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, run
 
 from ..errors import RecordFailed
 from ..graph import deduplicate_by_text
-from ..grounding import UNGROUNDED_FIELD, atom_marks
+from ..grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, atom_marks
 from ..llm.base import ChatRequest, LLMBackend, LLMError
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import (
@@ -291,8 +291,9 @@ class _RecordCounts:
     """What one record cost, beside the stages' own counters."""
 
     counts: dict[str, int] = field(default_factory=dict)
-    #: the atoms set aside as ungrounded, as the output lists them
+    #: the atoms set aside as ungrounded, and the clauses without a claim, as the output lists them
     ungrounded: list[dict[str, str]] = field(default_factory=list)
+    fragments: list[dict[str, str]] = field(default_factory=list)
 
     def add(self, key: str, amount: int = 1) -> None:
         self.counts[key] = self.counts.get(key, 0) + amount
@@ -366,6 +367,7 @@ class BaselinePipeline:
         for key, amount in checked.counters().items():
             self.counts.add(key, amount)
         self.counts.ungrounded = checked.listed()
+        self.counts.fragments = checked.listed_fragments()
         return deduplicate_by_text(checked.judged).kept
 
     def row_fields(self, record: InputRecord) -> dict[str, Any]:
@@ -471,6 +473,8 @@ class BaselinePipeline:
             ]
         if self.counts.ungrounded:
             extra[UNGROUNDED_FIELD] = self.counts.ungrounded
+        if self.counts.fragments:
+            extra[FRAGMENT_FIELD] = self.counts.fragments
         if evidence.retrieved:
             extra["contexts"] = [c.model_dump(mode="json", exclude_none=True) for c in evidence.retrieved.values()]
         return OutputRecord(

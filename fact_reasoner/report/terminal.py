@@ -84,8 +84,8 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
                 detail += " (not used: " + "; ".join(shown) + ")"
         marks = [f"{key.replace('_', ' ')}: {atom[key]}" for key in ("unresolved_reference",) if atom.get(key)]
         lines.append("             " + detail + (f" [{'; '.join(marks)}]" if marks else ""))
-    for ungrounded in row.get("ungrounded_atoms") or []:
-        lines.append(f"  --   not judged  {ungrounded.get('text', '')} [{ungrounded.get('reason', 'ungrounded')}]")
+    for left_out in [*(row.get("ungrounded_atoms") or []), *(row.get("fragment_atoms") or [])]:
+        lines.append(f"  --   not judged  {left_out.get('text', '')} [{left_out.get('reason', 'not judged')}]")
     return lines
 
 
@@ -97,7 +97,11 @@ def verdict_counts_line(summary: Mapping[str, Any]) -> str:
         f"no evidence {summary.get('num_no_evidence_atoms', 0)}",
     ]
     if summary.get("num_ungrounded_atoms") is not None:
-        parts.append(f"not judged {summary['num_ungrounded_atoms']} (ungrounded)")
+        fragments = summary.get("num_fragment_atoms") or 0
+        parts.append(
+            f"not judged {summary['num_ungrounded_atoms'] + fragments} "
+            f"({summary['num_ungrounded_atoms']} ungrounded, {fragments} stating nothing)"
+        )
     if summary.get("num_unresolved_atoms"):
         parts.append(f"{summary['num_unresolved_atoms']} judged with an unresolved reference")
     return f"claims {summary.get('num_atoms', 0)}: " + " · ".join(parts)

@@ -124,7 +124,7 @@ def test_check_atoms_sets_ungrounded_atoms_aside_and_marks_the_rest():
             "reason": "not in the response: 'London', '1815'",
         }
     ]
-    assert checked.counters() == {"ungrounded_atoms": 1, "unresolved_atoms": 1}
+    assert checked.counters() == {"ungrounded_atoms": 1, "unresolved_atoms": 1, "fragment_atoms": 0}
     kept = check_atoms(atoms, ADA, None, keep_ungrounded=True)
     assert [a.id for a in kept.judged] == ["a0", "a1", "a2"] and kept.ungrounded == []
     assert kept.counters()["ungrounded_atoms"] == 2  # 1953 is not in ADA alone
@@ -235,3 +235,76 @@ def test_atoms_the_record_carries_are_not_checked():
     row = FactReasoner(PipelineConfig(version=1, nli="precomputed", use_cache=False)).assess(record)
     assert row.num_atoms == 1 and "ungrounded_atoms" not in row.counters
     assert summarize_rows([row.model_dump(mode="json")]).num_ungrounded_atoms is None
+
+
+# -- #43.5: atoms that stand alone, clauses that state nothing, revisions that only resolve --------
+
+
+@pytest.mark.parametrize(
+    "atom, word",
+    [
+        ("George Mallory climbed it.", "it"),
+        ("Marie Curie married him in 1895.", "him"),
+        ("The Beatles toured with them.", "them"),
+        ("This album sold a million copies.", "This"),
+        ("Kang Ji-hwan starred in these films.", "these"),
+        ("That year, Kang Ji-hwan moved to Seoul.", "That"),
+    ],
+)
+def test_object_pronouns_and_demonstratives_are_unresolved(atom, word):
+    from fact_reasoner.grounding import unresolved_reference
+
+    assert unresolved_reference(atom) == word
+
+
+@pytest.mark.parametrize(
+    "atom",
+    [
+        "Ada Lovelace published her notes.",
+        "Marie Curie said that radium glowed.",
+        "The Great Wall of China was built by the Ming dynasty.",
+        "Mount Everest was first climbed in 1953.",
+    ],
+)
+def test_atoms_that_name_what_they_are_about_stay_resolved(atom):
+    from fact_reasoner.grounding import unresolved_reference
+
+    assert unresolved_reference(atom) is None
+
+
+def test_a_clause_without_a_claim_is_set_aside_not_judged():
+    from fact_reasoner.grounding import check_atoms, claimless_clause
+
+    assert claimless_clause("The Great Wall of China was built.")
+    assert claimless_clause("The Great Wall of China was built mainly.")
+    assert claimless_clause("The wall was mainly built.")
+    for claim in (
+        "The Great Wall of China was built in the 7th century BC.",
+        "Marie Curie was born in Warsaw.",
+        "Marie Curie was Polish.",
+        "The tower was completed in 1889.",
+    ):
+        assert claimless_clause(claim) is None, claim
+    atoms = [Atom(id="a0", text="The Great Wall of China was built."), Atom(id="a1", text="The wall is long.")]
+    checked = check_atoms(atoms, "The Great Wall of China was built. The wall is long.", None, keep_ungrounded=False)
+    assert [a.id for a in checked.judged] == ["a1"]
+    assert checked.listed_fragments() == [
+        {
+            "id": "a0",
+            "text": "The Great Wall of China was built.",
+            "original": "The Great Wall of China was built.",
+            "reason": "a clause without a claim: 'was built' says not what, when, where or by whom",
+        }
+    ]
+    assert checked.counters()["fragment_atoms"] == 1
+
+
+def test_a_revision_that_only_makes_a_reference_explicit_is_accepted():
+    from fact_reasoner.grounding import unfaithful_revision
+
+    response = "Mount Everest is the highest mountain. Its height is 8,849 metres."
+    assert (
+        unfaithful_revision("Its height is 8,849 metres.", "The height of Mount Everest is 8,849 metres.", response)
+        is None
+    )
+    assert unfaithful_revision("Its height is 8,849 metres.", "The height of Mount Everest is 9,000 metres.", response)
