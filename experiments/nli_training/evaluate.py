@@ -278,6 +278,12 @@ def main() -> None:
     parser.add_argument("--max-length", type=int, help="cross-encoder window (tokens)")
     parser.add_argument("--runtime", default="auto", choices=("auto", "onnx", "torch"), help="cross-encoder runtime")
     parser.add_argument("--max-windows", type=int, help="cross-encoder: score only the N windows sharing most words")
+    parser.add_argument(
+        "--nli-sentences",
+        choices=("off", "contradictions", "all"),
+        default="off",
+        help="cross-encoder: judge short passages sentence by sentence (CrossEncoderNLI's `sentences`)",
+    )
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")
     parser.add_argument("--max-pairs", type=int, help="only the first N rows of each 3-way / 2-way set")
     parser.add_argument(
@@ -312,6 +318,7 @@ def main() -> None:
                 threads=args.threads,
                 runtime=args.runtime,
                 max_windows=args.max_windows,
+                sentences=args.nli_sentences,
             )
             return CachedNLI(model)  # memo only: each distinct pair once
         config = PipelineConfig(
