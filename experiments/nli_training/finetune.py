@@ -59,7 +59,11 @@ from experiments.nli_training.train import set_loss  # noqa: E402
 
 
 def capability_weights(
-    rows: list[dict], passage_share: float, forms_share: float = 0.5, positive_share: float = 0.5
+    rows: list[dict],
+    passage_share: float,
+    forms_share: float = 0.5,
+    positive_share: float = 0.5,
+    boost: dict[str, float] | None = None,
 ) -> list[float]:
     """Sampling weights: each capability gets the same total weight, and the positives that
     balance a negative capability (source ``…_positive``) ``positive_share`` of that; within a
@@ -67,7 +71,9 @@ def capability_weights(
     any, and of the rest the rows of ``forms.py`` (``targeted:forms``) get ``forms_share`` where
     there are template rows beside them — so that the many fillings of a few templates do not
     crowd out the many wordings. With the defaults, half the targeted rows a step expects
-    entailment (word for word, paraphrase, part and the positives) and half do not."""
+    entailment (word for word, paraphrase, part and the positives) and half do not. ``boost``
+    multiplies a capability's weight (``{"role_swap": 3}``: the capability a run learns
+    slowest), not its positives'."""
 
     def kind(row: dict) -> str:
         group = row["group"]
@@ -89,7 +95,7 @@ def capability_weights(
             shares["forms"], shares["template"] = rest * forms_share, rest * (1 - forms_share)
         else:
             shares["forms"] = shares["template"] = rest
-        scale = positive_share if source.endswith("_positive") else 1.0
+        scale = positive_share if source.endswith("_positive") else (boost or {}).get(source.removeprefix("targeted_"), 1.0)
         weights.append(scale * shares[k] / groups[(source, k)] / len(sources))
     return weights
 
@@ -126,6 +132,11 @@ def main() -> None:
     parser.add_argument("--bags", type=int, default=4)
     parser.add_argument("--bag-every", type=int, default=1)
     parser.add_argument("--passage-share", type=float, default=0.3)
+    parser.add_argument(
+        "--boost",
+        default="",
+        help="capability=factor,… multiplies a capability's share of the targeted rows (e.g. role_swap=3)",
+    )
     parser.add_argument("--max-length", type=int, default=128)
     parser.add_argument("--eval-every", type=int, default=150)
     parser.add_argument("--val-rows", type=int, default=600, help="mix validation rows (seeded sample)")
@@ -217,7 +228,8 @@ def main() -> None:
     val_enc = encoder.encode([(r["premise"], r["hypothesis"]) for r in val_rows])
     val_bag_enc = encoder.encode([(p, b["atom"]) for b in val_bags for p in b["premises"]])
     suite_enc = encoder.encode([(r["premise"], r["hypothesis"]) for r in suite_rows])
-    weights = capability_weights(aimed, args.passage_share)
+    boost = {k: float(v) for k, _, v in (item.partition("=") for item in args.boost.split(",") if item)}
+    weights = capability_weights(aimed, args.passage_share, boost=boost)
     keep_enc: list[dict] = []
     keep_target = torch.zeros(0)
     if args.keep_entailment_of:

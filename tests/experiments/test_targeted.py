@@ -105,6 +105,10 @@ def test_capability_weights_split_forms_and_templates_and_halve_the_positives():
     # the negatives' templates and forms share their capability's weight; the positives get half
     assert sum(weights[:80]) / total == pytest.approx(sum(weights[80:100]) / total)
     assert sum(weights[100:]) / total == pytest.approx(0.5 * sum(weights[:100]) / total)
+    # a boost multiplies the capability, not its positives
+    boosted = capability_weights(rows, passage_share=0.3, boost={"role_swap": 3})
+    assert sum(boosted[:100]) == pytest.approx(3 * sum(weights[:100]))
+    assert sum(boosted[100:]) == pytest.approx(sum(weights[100:]))
 
 
 def test_forms_balance_every_negative_with_positives_of_its_form():
