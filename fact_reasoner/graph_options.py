@@ -94,16 +94,6 @@ class GraphOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     title: ClassVar[str] = "factor graph"
 
-    preset: GraphPreset = option(
-        "default",
-        "a set of graph settings at once: `paper` is the FactReasoner paper's graph (Table 1 factor tables, every "
-        "entailment and contradiction a factor whatever its probability, context prior 0.99 as the paper's text "
-        "says; IBM's code uses 0.9); a graph setting given beside it wins",
-        dest="graph_preset",
-        flags=["--graph"],
-        omit_default=True,
-    )
-
     version: Version = option(3, "FR1 (per-atom contexts), FR2 (all contexts) or FR3 (FR2 + context-context)")
     factor_tables: FactorTables = option(
         "priors",
@@ -150,6 +140,15 @@ class GraphOptions(BaseModel):
         "also apply the rules for the judge's noise (--min-relation-probability, --contradictions same-attribute, "
         "--entailments same-subject) to the relations a record supplies; by default supplied relations are data, "
         "used as given",
+        omit_default=True,
+    )
+    preset: GraphPreset = option(
+        "default",
+        "a set of graph settings at once: `paper` is the FactReasoner paper's graph (Table 1 factor tables, every "
+        "entailment and contradiction a factor whatever its probability, context prior 0.99 as the paper's text "
+        "says; IBM's code uses 0.9); a graph setting given beside it wins",
+        dest="graph_preset",
+        flags=["--graph"],
         omit_default=True,
     )
     # Coherence (atom–atom factors, fact_reasoner/coherence.py). Declared only_when themselves

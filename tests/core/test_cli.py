@@ -314,7 +314,7 @@ def test_quick_start_summary_agrees_with_its_record(tmp_path, capsys, monkeypatc
     assert summary["mean_factuality_score"] == row["factuality_score"]
     printed = capsys.readouterr().err
     assert re.search(r"^  k +1$", printed, re.M), printed
-    assert re.search(r"^  mean_f1_k +0\.8000$", printed, re.M), printed
+    assert re.search(r"^  mean_f1_k +0\.8000 \(over 1 record\(s\)\)$", printed, re.M), printed
 
 
 def test_summary_keeps_each_records_k_when_the_input_median_differs(tmp_path):

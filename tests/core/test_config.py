@@ -25,6 +25,10 @@ OTHER_VALUES = {
     "atom_prior": "0.4",
     "min_relation_probability": "0.3",
     "contradictions": "any",
+    "entailments": "same-subject",
+    "filter_supplied_relations": None,
+    "graph_preset": "paper",
+    "nli_sentences": "contradictions",
     "coherence": None,
     "coherence_min_similarity": "0.6",
     "coherence_pairs": "similar",
@@ -106,9 +110,14 @@ def test_every_setting_has_a_flag_that_sets_it():
         group_before = getattr(default, flag.group).model_dump()
         group_after = getattr(config, flag.group).model_dump()
         assert group_after[flag.field] != group_before[flag.field], flag.dest
-        # nothing else moved
-        others = {k: v for k, v in group_after.items() if k != flag.field}
-        assert others == {k: v for k, v in group_before.items() if k != flag.field}, flag.dest
+        # nothing else moved — but a preset, which moves what it names
+        from fact_reasoner.graph_options import PAPER_GRAPH
+
+        moved = set(PAPER_GRAPH) if flag.dest == "graph_preset" else set()
+        others = {k: v for k, v in group_after.items() if k != flag.field and k not in moved}
+        assert others == {k: v for k, v in group_before.items() if k != flag.field and k not in moved}, flag.dest
+        for key in moved:
+            assert group_after[key] == PAPER_GRAPH[key], key
 
 
 def test_flags_left_out_keep_the_declared_defaults_and_help_comes_from_the_declaration(capsys):

@@ -35,7 +35,12 @@ def mixed_input(tmp_path: Path) -> Path:
     fails)."""
     good = EXAMPLE.read_text().splitlines()
     lacking_atoms = json.dumps(
-        {"input": "Who was Marie Curie?", "output": "A physicist.", "contexts": [], "relations": []}
+        {
+            "input": "Who was Marie Curie?",
+            "output": "A physicist.",
+            "contexts": [{"id": "c0", "text": "Marie Curie was a physicist."}],
+            "relations": [],
+        }
     )
     path = tmp_path / "mixed.jsonl"
     path.write_text("\n".join([good[0], '{"input": "x"', good[1], lacking_atoms]) + "\n")

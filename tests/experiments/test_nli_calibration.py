@@ -97,3 +97,27 @@ def test_set_nll_counts_a_two_way_label_as_either_class():
     # "not entailment" allows neutral or contradiction: probability 2/3
     assert set_nll(logits, np.array([ALLOWED["not_entailment"]], dtype=float), 1.0) == pytest.approx(-np.log(2 / 3))
     assert set_nll(logits, np.array([ALLOWED["entailment"]], dtype=float), 1.0) == pytest.approx(np.log(3))
+
+
+def test_the_precision_temperature_moves_fr2_predicted_precision_towards_gold():
+    """``--fit-on precision``: the pairs' logits once, then FR2 re-assessed per temperature
+    through the default graph; the temperature kept is the one whose predicted precision is
+    nearest gold record by record, and the curve reports each point."""
+    from experiments.nli_training.calibrate import RecordPairs, fit_precision_temperature
+
+    record = {
+        "output": "x",
+        "atoms": [
+            {"id": "a0", "text": "Marie Curie was born in 1867.", "label": "S"},
+            {"id": "a1", "text": "Marie Curie was born in Vienna.", "label": "NS"},
+            {"id": "a2", "text": "Marie Curie liked cycling.", "label": "NS"},
+        ],
+        "contexts": [{"id": "c0", "title": "Marie Curie", "text": PAIRS[0][0]}],
+    }
+    pairs = RecordPairs(CrossEncoderNLI(shipped_model_path(), temperature=1.0), [record])
+    assert pairs.logits.shape == (3, 3)  # one window per FR2 pair
+    best, curve = fit_precision_temperature(pairs, [0.5, 1.0, 4.0])
+    assert [point["temperature"] for point in curve] == [0.5, 1.0, 4.0]
+    errors = {point["temperature"]: (point["mae"], abs(point["gap"])) for point in curve}
+    assert errors[best] == min(errors.values())  # the smallest MAE, then the smallest gap
+    assert all(point["mean_gold_precision"] == pytest.approx(1 / 3, abs=1e-4) for point in curve)

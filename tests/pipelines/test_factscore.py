@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from fact_reasoner.errors import RecordFailed
@@ -106,13 +104,16 @@ def test_the_nli_judge_takes_the_largest_entailment_probability_of_the_atoms_pas
     assert result.settings["pipeline"] == {"name": "factscore", "judge": "nli"}
 
 
-def test_an_atom_without_passages_is_not_supported_without_asking():
+def test_a_record_without_passages_is_not_scored_and_the_model_is_not_asked():
+    """No evidence, no score: scored, the claim would be NS and the record's precision 0 for
+    nothing checked."""
+    from fact_reasoner.errors import NoEvidence
+
     record = eiffel(contexts=[], relations=None, atoms=[{"id": "a0", "text": "The Eiffel Tower is in Paris."}])
     with ScriptedServer(["True"]) as server:
-        result = make_pipeline(served_config("factscore", server.base_url)).assess(record)
+        with pytest.raises(NoEvidence, match="no retriever is set"):
+            make_pipeline(served_config("factscore", server.base_url)).assess(record)
     assert server.requests == []
-    assert result.atoms[0].prediction.value == "NS" and result.counters["atoms_without_evidence"] == 1
-    assert result.factuality_score == 0.0 and not math.isnan(result.factuality_score)
 
 
 @pytest.mark.parametrize(
