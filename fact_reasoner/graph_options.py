@@ -128,12 +128,11 @@ class GraphOptions(BaseModel):
         "the paper)",
     )
     entailments: EntailmentRule = option(
-        "any",
+        "same-subject",
         "which atom-context entailments become factors: `same-subject` (only where the passage or its title names "
         "the atom's subject, e.g. not 'Penicillin was discovered by Alexander Fleming' for 'Marie Curie discovered "
         "penicillin'; the others count as neutral: counters.entailments_other_subject) or `any` (every one, as the "
         "paper)",
-        omit_default=True,
     )
     filter_supplied_relations: bool = option(
         False,

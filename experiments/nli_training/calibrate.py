@@ -134,7 +134,6 @@ class BagWindows:
     def scores(self, temperature: float) -> np.ndarray:
         """Per bag: ``max`` over its pairs of the window-combined P(entailment) at ``temperature``."""
         from fact_reasoner.nli.cross_encoder import combine_windows, softmax
-        from fact_reasoner.schema import Relation
 
         probs = softmax(self.logits, temperature)
         windows: list[list[dict[str, float]]] = [[] for _ in self.bag_of_pair]
@@ -211,9 +210,7 @@ class RecordPairs:
         for (index, premise, hypothesis), pair_windows in zip(self.pairs, windows):
             judgement = NLIJudgement.from_probabilities(combine_windows(pair_windows))
             relations[index].append(
-                Relation(
-                    source=premise, target=hypothesis, relation=judgement.label, probability=judgement.probability
-                )
+                Relation(source=premise, target=hypothesis, relation=judgement.label, probability=judgement.probability)
             )
         config = PipelineConfig(
             version=2, nli="precomputed", use_cache=False, filter_supplied_relations=True, **self.graph

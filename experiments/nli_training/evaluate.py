@@ -281,7 +281,7 @@ def main() -> None:
     parser.add_argument(
         "--nli-sentences",
         choices=("off", "contradictions", "all"),
-        default="off",
+        default="contradictions",
         help="cross-encoder: judge short passages sentence by sentence (CrossEncoderNLI's `sentences`)",
     )
     parser.add_argument("--sets", default=",".join(SETS), help=f"comma-separated, from {', '.join(SETS)}")

@@ -95,7 +95,9 @@ def capability_weights(
             shares["forms"], shares["template"] = rest * forms_share, rest * (1 - forms_share)
         else:
             shares["forms"] = shares["template"] = rest
-        scale = positive_share if source.endswith("_positive") else (boost or {}).get(source.removeprefix("targeted_"), 1.0)
+        scale = (
+            positive_share if source.endswith("_positive") else (boost or {}).get(source.removeprefix("targeted_"), 1.0)
+        )
         weights.append(scale * shares[k] / groups[(source, k)] / len(sources))
     return weights
 

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 import threading
+import time
 from pathlib import Path
 from typing import Any
 

@@ -38,15 +38,15 @@ How a pair is judged:
    ``experiments/nli_training/calibrate.py``), else 1. The factor graph multiplies these
    probabilities, so an over-confident model (``T > 1`` fitted) would otherwise let one
    passage's contradiction outweigh another's entailment.
-5. **Short passages of several sentences** (``sentences``): a passage that fits one window is
-   judged whole by default (``off``). With ``all``, such a passage of two or more sentences is
+5. **Short passages of several sentences** (``sentences``): with ``off`` a passage that fits
+   one window is judged whole. With ``all``, such a passage of two or more sentences is
    judged sentence by sentence instead — a sentence that opens with a pronoun ("It is 330
    metres tall.") together with the sentence before it — and combined as windows are, except
    that a sentence's contradiction counts only where the sentence speaks about the claim's
    attribute (:func:`fact_reasoner.frames.same_attribute`; elsewhere its contradiction mass
    counts as neutral): entailment from the best sentence, contradiction only from a sentence
-   that can disagree. With ``contradictions`` only the pairs the whole passage calls
-   contradiction are re-judged so (cheap: most pairs are not). Why: judged whole, "The Eiffel
+   that can disagree. With ``contradictions`` (the default) only the pairs the whole passage
+   calls contradiction are re-judged so (cheap: most pairs are not). Why: judged whole, "The Eiffel
    Tower is … in Paris, designed by … Gustave Eiffel and completed in 1889. It is 330 metres
    tall." was called a contradiction of "The Eiffel Tower was completed in 1889." (0.58).
 6. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
@@ -191,7 +191,7 @@ class CrossEncoderNLI:
         max_tokens_per_batch: int = 4096,
         max_windows: int | None = None,
         temperature: float | None = None,
-        sentences: Literal["off", "contradictions", "all"] = "off",
+        sentences: Literal["off", "contradictions", "all"] = "contradictions",
     ):
         if sentences not in ("off", "contradictions", "all"):
             raise ValueError(f"sentences must be off, contradictions or all, not {sentences!r}")
@@ -564,5 +564,7 @@ def make_cross_encoder(config: "PipelineConfig") -> CrossEncoderNLI:
     ``config.models.threads`` sets the CPU threads.
     """
     return CrossEncoderNLI(
-        config.models.nli_model, threads=config.models.threads, sentences=getattr(config.models, "nli_sentences", "off")
+        config.models.nli_model,
+        threads=config.models.threads,
+        sentences=getattr(config.models, "nli_sentences", "contradictions"),
     )

@@ -81,13 +81,13 @@ NLI_SENTENCES = Option(
     "nli_sentences",
     Literal["off", "contradictions", "all"],
     option(
-        "off",
+        "contradictions",
         "cross-encoder: judge a short passage of several sentences sentence by sentence (a sentence that opens "
         "with a pronoun together with the one before it): entailment from the best sentence, contradiction only "
         "from a sentence about the claim's attribute; `contradictions` re-judges so only the pairs the whole "
-        "passage calls contradiction, `all` every such pair, `off` judges the passage whole",
+        "passage calls contradiction (about as fast as `off`), `all` every such pair (about 0.8x the pairs/s), "
+        "`off` judges the passage whole",
         only_when=("nli", ["auto", "cross-encoder", "cascade"]),
-        omit_default=True,
     ),
     after="nli_model",
 )

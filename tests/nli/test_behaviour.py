@@ -318,10 +318,11 @@ def test_through_the_graph_an_item_counts_only_as_the_factor_it_would_be():
         ),
         ItemResult(Item("negation", "v", "a", "b", "heldout", "t"), "failed", {}, "model error"),
     ]
-    graphed = behaviour.through_graph(results)
-    assert [g.label for g in graphed] == ["entailment", "neutral", "neutral", "contradiction", "entailment", "failed"]
+    graphed = behaviour.through_graph(results)  # the default graph: same-subject entailments
+    assert [g.label for g in graphed] == ["entailment", "neutral", "neutral", "contradiction", "neutral", "failed"]
     assert graphed[1].reason == "below the floor" and graphed[2].reason == "another attribute"
-    subject = behaviour.through_graph(results, GraphOptions(entailments="same-subject"))
-    assert subject[4].label == "neutral" and subject[4].reason == "another subject"
+    assert graphed[4].reason == "another subject"
+    anyone = behaviour.through_graph(results, GraphOptions(entailments="any"))
+    assert anyone[4].label == "entailment" and anyone[4].reason is None
     score = behaviour.score_results(graphed)
     assert {c.capability.name: c.total.accuracy for c in score.capabilities}["part"] == 0.5

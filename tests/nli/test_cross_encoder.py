@@ -294,7 +294,7 @@ def test_a_short_passage_is_judged_sentence_by_sentence_with_sentences(tiny_mode
         return [dict(scripted[window]) for window, _ in items]
 
     monkeypatch.setattr(CrossEncoderNLI, "_probabilities", scripted_probabilities)
-    whole = CrossEncoderNLI(tiny_model, max_length=64)
+    whole = CrossEncoderNLI(tiny_model, max_length=64, sentences="off")
     assert whole.judge([(premise, claim)])[0].label.value == "contradiction"
     for mode in ("all", "contradictions"):
         backend = CrossEncoderNLI(tiny_model, max_length=64, sentences=mode)
