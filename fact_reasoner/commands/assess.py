@@ -89,7 +89,7 @@ def add_dataset_arguments(parser: CommandParser, *, verb: str, outputs: str) -> 
     data.add_argument("--output-file", "--output_file", type=Path, metavar="FILE", help="write results here instead")
     data.add_argument("--dataset-name", "--dataset_name", help="a label stored in the summary")
     data.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
-    data.add_argument("--limit", type=positive_int, help=f"{verb} at most this many records (≥ 1)")
+    data.add_argument("--limit", type=positive_int, metavar="N", help=f"{verb} at most this many records (≥ 1)")
     data.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     return data
 

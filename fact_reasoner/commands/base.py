@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 from ..cli_options import add_config_arguments, config_flags, config_from_args
 from ..config import PipelineConfig, field_owners, group_model
 from ..config_file import ConfigFile, read_config_file, to_toml
+from ..fields import describe_problem
 from ..gate import GATE_FAILED, evaluate_gate
 from ..registry import Registry
 from ..runner import RunReport
@@ -122,6 +123,8 @@ class CommandParser(argparse.ArgumentParser):
     def _metavar(action: argparse.Action) -> str:
         if action.metavar:
             return str(action.metavar)
+        if getattr(action.type, "metavar", None):  # a kind of number (cli_options.number)
+            return str(action.type.metavar)  # type: ignore[union-attr]
         listed = ",".join(str(c) for c in action.choices or ())
         if action.choices and len(listed) <= 14:
             return "{" + listed + "}"
@@ -397,9 +400,7 @@ def _check_file_settings(file: ConfigFile, settings: dict[str, dict[str, Any]]) 
         problem = error.errors()[0]
         location = [str(part) for part in problem["loc"]]
         group, key = (location + ["", ""])[:2]
-        value = problem.get("input")
-        shown = f" {value!r}:" if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
-        raise file.error(group or None, key, f"{'.'.join(location[:2])}:{shown} {problem['msg']}") from None
+        raise file.error(group or None, key, f"{'.'.join(location[:2])}: {describe_problem(problem)}") from None
 
 
 def _plain(value: Any) -> Any:

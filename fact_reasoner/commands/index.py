@@ -12,6 +12,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ..cli_options import number
+from ..fields import Count, CountOrZero, Size, Threads
 from .base import Command, CommandParser
 
 EPILOG = """\
@@ -43,19 +45,26 @@ class Index(Command):
         parser.add_argument(
             "--chunk-size",
             "--chunk_size",
-            type=int,
+            type=number(Size),
             default=1000,
+            metavar="N",
             help="maximum characters per chunk, whole sentences (default 1000)",
         )
         parser.add_argument(
             "--chunk-overlap",
             "--chunk_overlap",
-            type=int,
+            type=number(CountOrZero),
             default=200,
+            metavar="N",
             help="characters of trailing sentences repeated in the next chunk (default 200)",
         )
         parser.add_argument(
-            "--batch-size", "--batch_size", type=int, default=64, help="embedding batch size (default 64)"
+            "--batch-size",
+            "--batch_size",
+            type=number(Count),
+            default=64,
+            metavar="N",
+            help="embedding batch size (default 64)",
         )
         parser.add_argument(
             "--no-dense",
@@ -69,7 +78,8 @@ class Index(Command):
         )
         parser.add_argument(
             "--threads",
-            type=int,
+            type=number(Threads),
+            metavar="N",
             help="torch threads for embedding (default: torch's own; 1 is faster on a busy machine)",
         )
         parser.add_argument(
@@ -85,12 +95,10 @@ class Index(Command):
         from ..retrieval.factscore_db import build_topic_store, is_factscore_db
         from ..retrieval.store import build_index
 
-        if args.chunk_size <= 0 or not 0 <= args.chunk_overlap < args.chunk_size:
-            print("error: need --chunk-size > 0 and 0 <= --chunk-overlap < --chunk-size", file=sys.stderr)
-            return 2
-        if args.batch_size <= 0:
-            print("error: --batch-size must be positive", file=sys.stderr)
-            return 2
+        if args.chunk_overlap >= args.chunk_size:
+            parser.error(
+                f"argument --chunk-overlap: must be < --chunk-size ({args.chunk_size}), got {args.chunk_overlap}"
+            )
         databases = [path for path in args.corpus if is_factscore_db(path)]
         if databases:
             if len(args.corpus) > 1:

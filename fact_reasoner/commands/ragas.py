@@ -14,9 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import runner
-from ..cli_options import positive_int
+from ..cli_options import number, positive_int
 from ..config import PipelineConfig
 from ..errors import RecordFailed
+from ..fields import Probability, Weight
 from .base import Command, CommandParser, finish_run, output_problems
 
 DEFAULT_METRICS = "faithfulness,factual_correctness,context_precision,context_recall,answer_relevance,ragas_score"
@@ -249,7 +250,7 @@ class Ragas(Command):
             help="JSONL results, resumed on rerun (default: <input>.ragas.jsonl); failures: <output>.errors.jsonl",
         )
         parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the per-sample score table as CSV")
-        parser.add_argument("--limit", type=positive_int, help="evaluate at most this many samples (≥ 1)")
+        parser.add_argument("--limit", type=positive_int, metavar="N", help="evaluate at most this many samples (≥ 1)")
         parser.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
         parser.add_argument(
             "--atomizer",
@@ -263,14 +264,18 @@ class Ragas(Command):
         )
         parser.add_argument(
             "--no-claims-score",
-            type=float,
+            type=number(Probability),
             default=float("nan"),
-            help="faithfulness of a response without claims (default NaN; axion uses 1.0)",
+            metavar="X",
+            help="faithfulness of a response without claims, in [0, 1] (default: none, the sample is not "
+            "scored; axion uses 1.0)",
         )
         parser.add_argument(
             "--fc-mode", default="F1", choices=("F1", "PRECISION", "RECALL"), help="factual correctness mode"
         )
-        parser.add_argument("--beta", type=float, default=1.0, help="factual correctness F-beta (default 1)")
+        parser.add_argument(
+            "--beta", type=number(Weight), default=1.0, metavar="X", help="factual correctness F-beta, > 0 (default 1)"
+        )
         parser.add_argument(
             "--context-precision-mode", default="average_precision", choices=("average_precision", "mean")
         )

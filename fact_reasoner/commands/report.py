@@ -7,7 +7,9 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..cli_options import number
 from ..errors import OutputError
+from ..fields import Count
 from .base import Command, CommandParser
 
 
@@ -31,8 +33,16 @@ class Report(Command):
             help="the input records the results came from (for context texts), same file as the run",
         )
         parser.add_argument("--title", default="FactReasoner report", help="the page's title (default: %(default)s)")
-        parser.add_argument("--max-records", type=int, help="show only the first N responses in detail")
-        parser.add_argument("--max-evidence", type=int, default=8, help="contexts listed per atom (default 8)")
+        parser.add_argument(
+            "--max-records", type=number(Count), metavar="N", help="show only the first N responses in detail (≥ 1)"
+        )
+        parser.add_argument(
+            "--max-evidence",
+            type=number(Count),
+            default=8,
+            metavar="N",
+            help="contexts listed per atom (≥ 1; default 8)",
+        )
 
     def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
         """Read the result files, write the HTML page. A results or input file that cannot be

@@ -403,4 +403,4 @@ def test_ragas_cli_refuses_an_impossible_context_prior(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["ragas", "--input-file", "unused.jsonl", "--context-prior", "1.5"])
     assert stop.value.code == 2
-    assert "argument --context-prior: 1.5: Input should be less than 1" in capsys.readouterr().err
+    assert "argument --context-prior: must be < 1, got 1.5" in capsys.readouterr().err

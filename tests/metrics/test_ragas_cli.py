@@ -330,8 +330,8 @@ def test_empty_input_is_refused(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--limit", "0"], "argument --limit: 0 is below 1"),
-        (["--limit", "-3"], "argument --limit: -3 is below 1"),
+        (["--limit", "0"], "argument --limit: must be ≥ 1, got 0"),
+        (["--limit", "-3"], "argument --limit: must be ≥ 1, got -3"),
         (["--metrics", ""], "argument --metrics: no metric named"),
         (["--metrics", "faithfulness,relevancy"], "unknown metric 'relevancy'"),
         (["--csv", "{tmp}"], "argument --csv: {tmp} is a directory"),
