@@ -181,6 +181,19 @@ def read_contexts(path: str | Path) -> list[Context]:
     return contexts
 
 
+def read_json_values(path: str | Path) -> Iterator[RawRow | RecordError]:
+    """Each top-level value of a JSONL file, or each element of a JSON list (a ``.json`` file
+    holding one value gives that value), with the line it starts on; a part that cannot be
+    decoded is a :class:`RecordError` naming file and line, and reading goes on (the rules of
+    :func:`read_rows`). An empty file gives nothing. For the files that are not records: a
+    corpus (``fact-reasoner index``), result files (``fact-reasoner report``)."""
+    path = Path(path)
+    data = _without_bom(path.read_bytes())
+    if not data.strip():
+        return
+    yield from _json_values(str(path), data, json_file=path.suffix.lower() == ".json")
+
+
 def _without_bom(data: bytes) -> bytes:
     return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
 

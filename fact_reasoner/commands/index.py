@@ -19,9 +19,11 @@ from .base import Command, CommandParser
 EPILOG = """\
 Inputs: .jsonl (one {"text", "title"?, "topic"?, "id"?} per line), .json ({topic: [{title,
 text}]} or a list of objects), anything else as plain UTF-8 text (one document per file,
-paragraphs separated by blank lines). Rerunning adds new chunks only (ids are content hashes);
+paragraphs separated by blank lines). A line that cannot be read is reported as file:line and
+the other documents are indexed. Rerunning adds new chunks only (ids are content hashes);
 another --chunk-size / --chunk-overlap is refused unless --rebuild (which replaces the collection).
 The store then serves --service-type chroma, bm25 and hybrid with the same --store/--collection.
+exit status: 0 done, 1 a line could not be read (the others are indexed), 2 nothing was indexed
 
 FActScore's Wikipedia file (enwiki-20230401.db, an SQLite table documents(title, text)) is read
 on its own, streaming, into passages per article (FActScore's own passages of <= 256 words);
@@ -127,11 +129,18 @@ class Index(Command):
                 threads=args.threads,
                 progress=not args.quiet,
                 rebuild=args.rebuild,
+                on_unreadable=lambda failure: print(f"error: {failure}", file=sys.stderr),
             )
         except (CorpusError, RetrievalError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
         print(json.dumps(report.as_dict(), indent=2))
+        if report.unreadable:
+            print(
+                f"failed: {report.unreadable} unreadable line(s), listed above; the other documents are indexed",
+                file=sys.stderr,
+            )
+            return 1
         return 0
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from ..cli_options import number
 from ..errors import OutputError
 from ..fields import Count
+from ..io import RecordError
 from .base import Command, CommandParser
 
 
@@ -19,7 +20,8 @@ class Report(Command):
     description = (
         "Write one self-contained HTML page (tables, plots, atoms coloured by posterior, evidence) of the "
         "result files of fact-reasoner (assess) and fact-reasoner correct. Runs of one FR version with "
-        "different judges or settings are told apart by them."
+        "different judges or settings are told apart by them. A line that cannot be read is named as "
+        "file:line and left out (exit status 1); the page is made of the others."
     )
     usage = "fact-reasoner report RESULTS.jsonl [RESULTS.jsonl …] -o REPORT.html [options]"
     basic = ("results", "output", "input_file", "title", "max_records")
@@ -45,17 +47,32 @@ class Report(Command):
         )
 
     def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
-        """Read the result files, write the HTML page. A results or input file that cannot be
-        used raises :class:`~fact_reasoner.errors.InputError` (one line, exit 2)."""
+        """Read the result files, write the HTML page. A line that cannot be read is printed as
+        ``error: file:line: problem``, the page is made of the others and the exit status is 1;
+        a results or input file that cannot be used at all raises
+        :class:`~fact_reasoner.errors.InputError` (one line, exit 2)."""
         from ..report import build_report
 
-        page = build_report(args.results, args.input_file, args.title, args.max_records, args.max_evidence)
+        unreadable: list[RecordError] = []
+        try:
+            page = build_report(
+                args.results, args.input_file, args.title, args.max_records, args.max_evidence, failures=unreadable
+            )
+        finally:
+            for failure in unreadable:
+                print(f"error: {failure}", file=sys.stderr)
         try:
             args.output.parent.mkdir(parents=True, exist_ok=True)
             args.output.write_text(page, encoding="utf-8")
         except OSError as error:  # a directory where the page goes, a file where its folder goes
             raise OutputError(f"cannot write the report: {error.strerror or error}", path=args.output) from None
         print(f"wrote {args.output} ({len(page.encode('utf-8')) / 1e6:.1f} MB)", file=sys.stderr)
+        if unreadable:
+            print(
+                f"failed: {len(unreadable)} unreadable line(s), listed above; the page shows the others",
+                file=sys.stderr,
+            )
+            return 1
         return 0
 
 

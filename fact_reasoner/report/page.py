@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import RecordError
 from ..scores import GoldAtoms
 from .plots import PLOTS
 from .rows import group_rows, judge_of, read_rows, restrict_to_common
@@ -129,13 +130,17 @@ class ContextTexts:
         return self.by_record.get(record_key, {}).get(context_id)
 
     @classmethod
-    def from_input(cls, path: Path) -> "ContextTexts":
+    def from_input(cls, path: Path, failures: list[RecordError] | None = None) -> "ContextTexts":
+        """The context texts of the input records; a record that cannot be read is appended to
+        ``failures`` (when given) and the others are read."""
         from ..io import NumberedRecord, read_records
 
         texts = cls()
         for item in read_records(path):
             if isinstance(item, NumberedRecord):
                 texts.add(item.key, [c.model_dump() for c in item.record.contexts or []])
+            elif failures is not None:
+                failures.append(item)
         return texts
 
 
@@ -434,11 +439,15 @@ def build_report(
     title: str = "FactReasoner report",
     max_records: int | None = None,
     evidence_limit: int = 8,
+    failures: list[RecordError] | None = None,
 ) -> str:
-    """The HTML text of the report (see the module docstring)."""
-    named = read_rows(results)
+    """The HTML text of the report (see the module docstring). With a ``failures`` list, a line
+    of a results file or of ``input_file`` that cannot be read is appended there (``file:line:
+    problem``) and the page is made of the others, saying how many were left out; without one,
+    a bad results line raises :class:`~fact_reasoner.errors.InputError`."""
+    named = read_rows(results, failures)
     groups = group_rows(named)
-    texts = ContextTexts.from_input(input_file) if input_file is not None else ContextTexts()
+    texts = ContextTexts.from_input(input_file, failures) if input_file is not None else ContextTexts()
     input_keys = set(texts.by_record)
     keys: list[str] = []
     by_key: dict[str, dict[str, dict[str, Any]]] = {}
@@ -467,6 +476,13 @@ def build_report(
         f"<h1>{esc(title)}</h1>",
         f'<div class="meta">{len(keys)} responses · assessors: {esc(_assessors_with_judges(groups))} · files: '
         f"{esc(', '.join(str(p) for p in results))} · generated {esc(_dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}</div>",
+    ]
+    if failures:
+        parts.append(
+            f'<p class="note">{len(failures)} line(s) of these files could not be read and are left out: '
+            f"{esc('; '.join(str(f) for f in failures[:5]))}{' …' if len(failures) > 5 else ''}</p>"
+        )
+    parts += [
         "<h2>Summary</h2>",
     ]
     if has_gold:
