@@ -31,6 +31,7 @@ from fact_reasoner.metrics import (
     evaluate,
     letter_grade,
     mean_relevance,
+    non_answer,
     uncertainty_match,
 )
 from fact_reasoner.metrics.atoms import AtomStore
@@ -250,6 +251,54 @@ def test_context_recall_and_precision_on_shared_graph():
     assert ContextPrecision(mode="mean").score(sample, context).score == 0.5
     assert context.nli.backend_pairs == 4  # 2 claims × 2 contexts judged once, shared by both metrics
     assert math.isnan(ContextRecall().score({"retrieved_contexts": [noise]}, context).score)
+
+
+def test_context_precision_without_a_reference_is_not_computed_and_says_why():
+    """The docs define relevance through the reference's claims: without a reference the
+    response's claims do not stand in under the same name (#44)."""
+    sample = {"question": "Tell me about Paris.", "response": PARIS, "retrieved_contexts": [PARIS]}
+    result = ContextPrecision().score(sample, ctx([(PARIS, PARIS, "entailment", 0.99)]))
+    assert math.isnan(result.score)
+    assert result.reason == "sample has no reference: a context's relevance is judged by the reference's claims"
+
+
+# --------------------------------------------------------------------------------------------
+# A non-answer is never scored (#44)
+
+
+@pytest.mark.parametrize(
+    ("response", "reason"),
+    [
+        ("...", "the response has no words ('...')"),
+        ("I don't know.", "the response declines to answer"),
+        ("No idea, sorry!", "the response only says it cannot answer ('no idea')"),
+        ("Paris?", "the response only repeats words of the question"),
+    ],
+)
+def test_a_non_answer_gets_no_score_from_any_metric_that_judges_the_answer(response, reason):
+    """With the sentence atomizer, "..." used to become the claim "Tell me about Paris. ...",
+    which the contexts partly supported: faithfulness 0.5 for nothing."""
+    sample = {
+        "question": "Tell me about Paris.",
+        "response": response,
+        "reference": PARIS,
+        "retrieved_contexts": [PARIS],
+    }
+    context = ctx([(PARIS, f"Tell me about Paris. {response}", "entailment", 0.9), (PARIS, PARIS, "entailment", 0.9)])
+    for metric in (Faithfulness(), FactualCorrectness(), RagasScore()):
+        result = metric.score(sample, context)
+        assert math.isnan(result.score) and result.not_answerable is True, metric.name
+        assert result.reason.startswith(f"not answerable: {reason}"), (metric.name, result.reason)
+    # the retrieval metrics judge the contexts, not the answer: computed as usual
+    assert ContextRecall().score(sample, context).score == 1.0
+    # answer classification labels it DON'T KNOW (what it counts), with the reason
+    assert AnswerClassification().score(sample, context).label == "DON'T KNOW"
+
+
+def test_an_answer_is_not_mistaken_for_a_non_answer():
+    for response in ("In Paris.", "Yes.", "Not sure, but probably Paris.", "Paris is the capital of France."):
+        assert non_answer(response, "Tell me about Paris.") is None, response
+    assert non_answer(None, "q") is None and non_answer("", "q") is None  # missing: the sample's problem
 
 
 # --------------------------------------------------------------------------------------------
