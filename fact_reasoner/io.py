@@ -54,11 +54,14 @@ class NumberedRecord:
 
 
 def describe_validation_error(error: ValidationError) -> str:
-    """``field.path: message`` for each problem, e.g. ``atoms.3.text: Field required``."""
+    """``field.path: message`` for each problem, e.g. ``atoms.3.text: Field required``; a
+    problem of the whole record is its message alone (``no response to assess: …``), without
+    pydantic's "Value error, " prefix."""
     parts = []
     for problem in error.errors():
-        location = ".".join(str(x) for x in problem["loc"]) or "record"
-        parts.append(f"{location}: {problem['msg']}")
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        location = ".".join(str(x) for x in problem["loc"])
+        parts.append(f"{location}: {message}" if location else message)
     return "; ".join(parts)
 
 

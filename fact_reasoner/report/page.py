@@ -248,14 +248,23 @@ def _evidence_html(
 
 
 def _correction_html(rid: str, correction: dict[str, Any]) -> str:
-    """The corrected text beside the original, the per-sentence diff, references and changes."""
+    """The corrected text beside the original, the per-sentence diff, references and changes.
+    Precision and length before → after only for a correction that was delivered (corrected or
+    unchanged): a refused one shows the original's alone, the refused text's figures being no
+    improvement anyone received."""
     status = str(correction.get("status"))
     before = correction.get("before") or {}
     after = correction.get("after") or {}
-    scores = (
-        f"Pr {esc(_fmt(before.get('factuality_score')))} → {esc(_fmt(after.get('factuality_score')))}"
-        f" · {esc(before.get('chars'))} → {esc(after.get('chars'))} characters"
-    )
+    if status in ("corrected", "unchanged"):
+        scores = (
+            f"Pr {esc(_fmt(before.get('factuality_score')))} → {esc(_fmt(after.get('factuality_score')))}"
+            f" · {esc(before.get('chars'))} → {esc(after.get('chars'))} characters"
+        )
+    else:
+        scores = (
+            f"Pr {esc(_fmt(before.get('factuality_score')))} · {esc(before.get('chars'))} characters "
+            "(the original: no corrected text was delivered)"
+        )
     reason = f'<p class="status failed">{esc(correction.get("reason"))}</p>' if correction.get("reason") else ""
     if correction.get("method") == "extractive":
         refused = correction.get("refused_rewrite") or {}
@@ -487,7 +496,9 @@ def build_report(
     ]
     if has_gold:
         parts += [
-            '<p class="note">Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; '
+            '<p class="note">claims: every atom judged; gold atoms: those with a gold S/NS label, over which '
+            "F1 (S), acc, bal acc, Brier and ECE are computed; "
+            "Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; "
             "acc: atom accuracy; F1@K: mean of the responses' F1@K, each with the K it was scored with (column K); MAE: mean |Pr − gold Pr|; "
             "Brier: mean (P − y)²; ECE: expected calibration error over 10 equal-width bins.</p>",
             _summary_html(overall),

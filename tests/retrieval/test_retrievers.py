@@ -136,7 +136,12 @@ def test_read_three_formats(tmp_path: Path) -> None:
             "nofield.jsonl:2: missing or non-string 'text'",
             1,
         ),
-        ("ctrl.jsonl", '{"text": "ok"}\n{"text": "tab\there"}\n', "ctrl.jsonl:2: invalid JSON at column 14: Invalid control character", 1),
+        (
+            "ctrl.jsonl",
+            '{"text": "ok"}\n{"text": "tab\there"}\n',
+            "ctrl.jsonl:2: invalid JSON at column 14: Invalid control character",
+            1,
+        ),
         (
             "bad.json",
             '{"topic": [\n {"title": "x", "text": 5}, {"title": "y", "text": "fine"}]}',
@@ -429,3 +434,19 @@ def test_topic_in_query_and_topic_filter(bm25_store) -> None:
     assert [c.title for c in filtered] == ["Ada Lovelace"] and per_atom == {"a0": ["c_a0_0"]}
     # a store indexed without this topic: the filter finds nothing (hence topic_filter is opt-in)
     assert retrieve_for_record(atoms, None, retriever, 5, False, topic="Nobody", topic_filter=True) == ([], {"a0": []})
+
+
+def test_a_retrieved_context_names_the_document_it_came_from(tmp_path: Path) -> None:
+    """The output lists each retrieved context's source (#44: it showed `source: None`): the
+    corpus file and the document's id, and the service that found it."""
+    corpus = write_jsonl(tmp_path / "bios.jsonl", [dict(BIOS[0], id="curie"), BIOS[1]])
+    store = tmp_path / "store"
+    build_index([corpus], store, "bios", dense=False, progress=False)
+    retriever = BM25Retriever(store, "bios")
+    atoms = [Atom(id="a0", text="Marie Curie researched radioactivity."), Atom(id="a1", text="Turing was English.")]
+    contexts, _ = retrieve_for_record(atoms, None, retriever, 1, False)
+    dumped = [c.model_dump(exclude_none=True) for c in contexts]
+    assert [(c["source"], c["retrieval_source"], c["title"]) for c in dumped] == [
+        ("bios.jsonl#curie", "bm25", "Marie Curie"),
+        ("bios.jsonl", "bm25", "Alan Turing"),  # a document without an id: its file
+    ]
