@@ -46,7 +46,8 @@ the same judge before and after.
 
 EPILOG = """\
 example:
-  fact-reasoner correct --input-file bios.jsonl --output-dir out --version 2 --nli cross-encoder
+  fact-reasoner correct --input-file fact_reasoner/examples/bios_with_relations.jsonl \\
+      --output-dir out --version 2 --nli cross-encoder
 """
 
 

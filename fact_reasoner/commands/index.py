@@ -25,6 +25,9 @@ another --chunk-size / --chunk-overlap is refused unless --rebuild (which replac
 The store then serves --service-type chroma, bm25 and hybrid with the same --store/--collection.
 exit status: 0 done, 1 a line could not be read (the others are indexed), 2 nothing was indexed
 
+example:
+  fact-reasoner index --corpus fact_reasoner/examples/corpus.jsonl --store store --collection bios --no-dense
+
 FActScore's Wikipedia file (enwiki-20230401.db, an SQLite table documents(title, text)) is read
 on its own, streaming, into passages per article (FActScore's own passages of <= 256 words);
 serve it with --service-type bm25 --topic-filter: each atom is matched against the passages of

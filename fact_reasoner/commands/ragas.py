@@ -50,8 +50,9 @@ context precision, the similarities) is null without one, with the reason.
 
 EPILOG = """\
 example:
-  fact-reasoner ragas --input-file fact_reasoner/examples/rag_samples.jsonl --metrics faithfulness,context_recall \\
-      --nli cross-encoder --atomizer sentence --output rag.jsonl
+  fact-reasoner ragas --input-file fact_reasoner/examples/rag_samples.jsonl \\
+      --metrics faithfulness,factual_correctness,context_precision,context_recall --nli cross-encoder \\
+      --atomizer sentence --output rag.jsonl --csv rag.csv
 exit status: 0 done, 1 a sample failed, 2 the run could not be done, 3 the gate failed, 130 interrupted
 """
 

@@ -13,6 +13,14 @@ from ..fields import Count
 from ..io import RecordError
 from .base import Command, CommandParser
 
+EPILOG = """\
+example (after `fact-reasoner --input-file fact_reasoner/examples/bios_with_relations.jsonl --output-dir out`
+with --version 2, then --version 3):
+  fact-reasoner report out/bios_with_relations.fr2.jsonl out/bios_with_relations.fr3.jsonl \\
+      --input-file fact_reasoner/examples/bios_with_relations.jsonl -o report.html
+exit status: 0 done, 1 a line could not be read (the page shows the others), 2 no page written
+"""
+
 
 class Report(Command):
     name = "report"
@@ -24,6 +32,7 @@ class Report(Command):
         "file:line and left out (exit status 1); the page is made of the others."
     )
     usage = "fact-reasoner report RESULTS.jsonl [RESULTS.jsonl …] -o REPORT.html [options]"
+    epilog = EPILOG
     basic = ("results", "output", "input_file", "title", "max_records")
 
     def add_arguments(self, parser: CommandParser) -> None:
