@@ -123,8 +123,9 @@ class CommandParser(argparse.ArgumentParser):
     def _metavar(action: argparse.Action) -> str:
         if action.metavar:
             return str(action.metavar)
-        if getattr(action.type, "metavar", None):  # a kind of number (cli_options.number)
-            return str(action.type.metavar)  # type: ignore[union-attr]
+        kind_metavar = getattr(action.type, "metavar", None)  # a kind of number (cli_options.number)
+        if kind_metavar:
+            return str(kind_metavar)
         listed = ",".join(str(c) for c in action.choices or ())
         if action.choices and len(listed) <= 14:
             return "{" + listed + "}"
