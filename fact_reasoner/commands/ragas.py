@@ -279,8 +279,8 @@ class Ragas(Command):
             type=number(Probability),
             default=float("nan"),
             metavar="X",
-            help="faithfulness of a response without claims, in [0, 1] (default: none, the sample is not "
-            "scored; axion uses 1.0)",
+            help="faithfulness of a response without claims, in [0, 1] (default: none, the score is null with "
+            "the reason; axion uses 1.0)",
         )
         parser.add_argument(
             "--fc-mode", default="F1", choices=("F1", "PRECISION", "RECALL"), help="factual correctness mode"

@@ -16,7 +16,9 @@ A response answers nothing (:func:`non_answer`) when it
   convention), or all it says is an uncertainty phrase (:data:`UNCERTAINTY_PHRASES`) with
   filler words ("I have no idea.", "Not sure!");
 - only echoes the question: every word of it is a word of the question ("Hamlet?" to "Who
-  wrote Hamlet?"), so its only claims would come from the question.
+  wrote Hamlet?"), so its only claims would come from the question. Not for a question whose
+  answer may be made of its own words: a yes/no question ("Is the tower in Paris?" — "The tower
+  is in Paris.") or one that offers a choice ("Paris or Rome?" — "Paris.").
 
 A missing or empty response is not a non-answer but a sample without a response
 (:meth:`RagSample.require <fact_reasoner.metrics.sample.RagSample.require>`; the command refuses
@@ -137,6 +139,21 @@ def non_answer(response: str | None, question: str | None = None) -> str | None:
     phrase = _only_uncertainty(response)
     if phrase is not None:
         return f"the response only says it cannot answer ({phrase!r})"
-    if question and set(words) <= set(_words(question)):
+    if question and set(words) <= set(_words(question)) and _asks_for_new_words(question):
         return "the response only repeats words of the question, so its only claims would come from the question"
     return None
+
+
+#: the words a yes/no question opens with: its answer may restate it ("Is it …?" — "It is …")
+_YES_NO_OPENINGS = frozenset(
+    "is are was were am do does did can could will would shall should may might must has have had".split()
+)
+_LABEL = re.compile(r"^\s*(?:question|q)\s*:\s*", re.IGNORECASE)
+
+
+def _asks_for_new_words(question: str) -> bool:
+    """Whether an answer to ``question`` must say something the question does not: not a yes/no
+    question (it opens with an auxiliary verb, after a "Question:" label) and not a choice
+    (it has an "or")."""
+    words = _words(_LABEL.sub("", question))
+    return bool(words) and words[0] not in _YES_NO_OPENINGS and "or" not in words

@@ -298,6 +298,9 @@ def test_a_non_answer_gets_no_score_from_any_metric_that_judges_the_answer(respo
 def test_an_answer_is_not_mistaken_for_a_non_answer():
     for response in ("In Paris.", "Yes.", "Not sure, but probably Paris.", "Paris is the capital of France."):
         assert non_answer(response, "Tell me about Paris.") is None, response
+    # an answer made of the question's own words: a yes/no question restated, a choice made
+    assert non_answer("The Eiffel Tower is in Paris.", "Question: Is the Eiffel Tower in Paris?") is None
+    assert non_answer("Paris.", "Is the Eiffel Tower in Paris or in Rome?") is None
     assert non_answer(None, "q") is None and non_answer("", "q") is None  # missing: the sample's problem
 
 
