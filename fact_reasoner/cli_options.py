@@ -186,6 +186,7 @@ def number(kind: Any, metavar: str | None = None) -> Callable[[str], Any]:
     whole = int in _scalar_types(kind)
 
     def parse(text: str) -> Any:
+        """The number ``text`` says, within its kind's bounds; else one argparse error."""
         try:
             value = int(text) if whole else float(text)
         except ValueError:
