@@ -85,7 +85,7 @@ def rows(path: Path) -> list[dict]:
 
 
 def test_the_ragas_example_runs_and_does_not_score_the_non_answer(tmp_path):
-    require_extra("nli")
+    require_extra("embeddings")  # the cross-encoder: what the [nli] extra installs
     [done] = run_example("ragas", tmp_path)
     written = rows(tmp_path / "rag.jsonl")
     assert len(written) == 4 and (tmp_path / "rag.csv").exists()
@@ -100,7 +100,7 @@ def test_the_ragas_example_runs_and_does_not_score_the_non_answer(tmp_path):
 
 def test_the_index_example_builds_a_store_and_its_contexts_name_their_documents(tmp_path):
     require_extra("retrieval")
-    require_extra("nli")
+    require_extra("embeddings")  # the cross-encoder: what the [nli] extra installs
     run_example("index", tmp_path)
     written = rows(tmp_path / "out" / "bios_without_contexts.fr3.jsonl")
     assert len(written) == 2
@@ -120,7 +120,7 @@ def test_the_correct_example_corrects_both_records(tmp_path):
     """The example of issue #44: it ended `corrected 0, failed 2` when the claims of the
     pronoun sentences were attached to the first sentence. With the embedded model."""
     require_extra("llm")
-    require_extra("nli")
+    require_extra("embeddings")  # the cross-encoder: what the [nli] extra installs
     run_example("correct", tmp_path)
     written = rows(tmp_path / "out" / "bios_with_relations.fr2.corrected.jsonl")
     assert [row["correction"]["status"] for row in written] == ["corrected", "corrected"], [

@@ -154,14 +154,26 @@ def test_faithfulness_verdict_thresholds():
     assert result.details[2].probability == 0.5
 
 
+class NoClaims:
+    """An atomizer that finds no claim in any text."""
+
+    def atomize(self, text, question=None):
+        return []
+
+
 def test_faithfulness_nan_cases_and_no_claims_parameter():
     assert math.isnan(Faithfulness().score({"response": S1}, ctx()).score)  # no contexts
     empty = {"response": "   ", "retrieved_contexts": [CHUNK]}
     assert "response" in Faithfulness().score(empty, ctx()).reason
-    no_claims = {"response": "...", "retrieved_contexts": [CHUNK]}
-    nan_result = Faithfulness().score(no_claims, ctx())
+    # an answer the atomizer finds no claim in (a pleasantry, to an LLM atomizer)
+    no_claims = {"response": "Thanks for asking!", "retrieved_contexts": [CHUNK]}
+    claimless = MetricContext(atomizer=NoClaims(), nli=fixed_nli([]), engine=make_engine("native"), atom_cache=None)
+    nan_result = Faithfulness().score(no_claims, claimless)
     assert math.isnan(nan_result.score) and nan_result.reason == "the response has no claims"
-    assert Faithfulness(no_claims_score=1.0).score(no_claims, ctx()).score == 1.0
+    assert Faithfulness(no_claims_score=1.0).score(no_claims, claimless).score == 1.0
+    # a response without a word is not a response without claims: it answers nothing (#44)
+    nothing = Faithfulness(no_claims_score=1.0).score({"response": "...", "retrieved_contexts": [CHUNK]}, ctx())
+    assert math.isnan(nothing.score) and nothing.reason == "not answerable: the response has no words ('...')"
     failed = Faithfulness().score({"response": S1, "retrieved_contexts": [CHUNK]}, ctx(nli=FailingNLI()))
     assert math.isnan(failed.score) and failed.judged_claims == 0 and failed.total_claims == 1
     assert failed.details[0].verdict == "UNJUDGED" and "unparsable" in failed.details[0].reason
