@@ -31,7 +31,17 @@ from pydantic import ValidationError
 from .config import PipelineConfig, field_dest, group_model
 from .fields import Count, describe_problem
 
-__all__ = ["ConfigFlag", "add_config_arguments", "brief", "config_flags", "config_from_args", "number", "positive_int"]
+__all__ = [
+    "ConfigFlag",
+    "add_config_arguments",
+    "brief",
+    "config_flags",
+    "config_from_args",
+    "number",
+    "positive_int",
+    "real_number",
+    "whole_number",
+]
 
 
 @dataclass(frozen=True)
@@ -112,6 +122,28 @@ def _scalar_types(annotation: Any) -> list[Any]:
     return [annotation]
 
 
+def whole_number(text: str) -> int:
+    """An argparse ``type=``: a whole number, else one error line in the words every numeric
+    flag uses (``'1e20' is not a whole number``); its bounds are the setting's, checked by the
+    settings model."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def real_number(text: str) -> float:
+    """An argparse ``type=``: a number (``0.5``, ``1e-3``), else ``'x' is not a number``."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+whole_number.metavar = "N"  # type: ignore[attr-defined]
+real_number.metavar = "X"  # type: ignore[attr-defined]
+
+
 def _converter(annotation: Any) -> Any:
     """An argparse ``type=`` for the annotation: ints and floats parsed, literals left to pydantic."""
     members = _scalar_types(annotation)
@@ -124,9 +156,12 @@ def _converter(annotation: Any) -> Any:
                 return text
 
         return int_or_word
-    for kind in (int, float, Path):
-        if kind in members:
-            return kind
+    if int in members:
+        return whole_number
+    if float in members:
+        return real_number
+    if Path in members:
+        return Path
     return str
 
 
@@ -265,7 +300,8 @@ def add_config_arguments(
             converter = _converter(flag.annotation)
             if choices and all(isinstance(c, (str, int)) for c in choices):
                 kwargs["choices"] = list(choices)
-                converter = type(choices[0]) if len({type(c) for c in choices}) == 1 else converter
+                kinds = {type(c) for c in choices}
+                converter = (whole_number if kinds == {int} else type(choices[0])) if len(kinds) == 1 else converter
             kwargs["type"] = converter
             if flag.metavar:
                 kwargs["metavar"] = flag.metavar

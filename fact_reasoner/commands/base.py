@@ -123,14 +123,14 @@ class CommandParser(argparse.ArgumentParser):
     def _metavar(action: argparse.Action) -> str:
         if action.metavar:
             return str(action.metavar)
-        kind_metavar = getattr(action.type, "metavar", None)  # a kind of number (cli_options.number)
-        if kind_metavar:
-            return str(kind_metavar)
         listed = ",".join(str(c) for c in action.choices or ())
         if action.choices and len(listed) <= 14:
             return "{" + listed + "}"
         if action.choices:
             return "NAME"
+        kind_metavar = getattr(action.type, "metavar", None)  # a number: N or X (cli_options)
+        if kind_metavar:
+            return str(kind_metavar)
         if action.type is int:
             return "N"
         if action.type is Path:

@@ -258,13 +258,12 @@ EXPECTED_NUMERIC = {
 
 def numeric_options(name: str) -> list[str]:
     """The options of a command that take a number: their argparse type reads one (the settings'
-    int and float flags, K's number-or-word, --fail-under's threshold, the kinds of number)."""
+    whole numbers and numbers, K's number-or-word, --fail-under's threshold, the kinds of number)."""
     found = []
     for action in command(name).build_parser()._actions:
         kind = getattr(action.type, "__name__", "")
-        numeric = (
-            action.type in (int, float) or kind in ("int_or_word", "_threshold") or hasattr(action.type, "metavar")
-        )
+        # a number (N or X: cli_options.whole_number, real_number, number(kind)), K, a threshold
+        numeric = hasattr(action.type, "metavar") or kind in ("int_or_word", "_threshold")
         if action.option_strings and numeric:
             found.append(action.option_strings[0])
     return found
