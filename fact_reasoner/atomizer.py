@@ -25,7 +25,10 @@ format gets one repair round and bounded retries (:mod:`fact_reasoner.llm.struct
 If a sentence still cannot be atomized, the sentence itself becomes one atom carrying
 ``atomizer_failure`` (the reason): the claim stays assessable and the failure visible.
 
-Atom ids are ``a0, a1, …`` in order; ``original`` is the atom as atomized (before revision).
+Atom ids are ``a0, a1, …`` in order; ``original`` is the atom as atomized (before revision);
+``sentence`` the index of the sentence it was made from (:func:`split_sentences` of the
+response), so that ``fact-reasoner correct`` attaches each claim to its own sentence, also one
+that opens with a pronoun ("She was born in Vienna."), whatever the reviser makes of its text.
 """
 
 from __future__ import annotations
@@ -277,16 +280,22 @@ class Atomizer:
                 f"atomizer: {len(transport)} of {len(sentences)} call(s) failed: {transport[0].reason}",
                 unreachable=all(r.unreachable for r in transport),
             )
-        for sentence, result in zip(sentences, results):
+        for index, (sentence, result) in enumerate(zip(sentences, results)):
             if isinstance(result, StructuredFailure):
                 self._counters["failures"] += 1
                 atoms.append(
-                    Atom(id=f"a{len(atoms)}", text=sentence, original=sentence, atomizer_failure=result.reason)
+                    Atom(
+                        id=f"a{len(atoms)}",
+                        text=sentence,
+                        original=sentence,
+                        sentence=index,
+                        atomizer_failure=result.reason,
+                    )
                 )
                 continue
             self._counters["repairs"] += int(result.repaired)
             for text in result.value:
-                atoms.append(Atom(id=f"a{len(atoms)}", text=text, original=text))
+                atoms.append(Atom(id=f"a{len(atoms)}", text=text, original=text, sentence=index))
         self._counters["atoms"] += len(atoms)
         return atoms
 

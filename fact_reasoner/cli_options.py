@@ -7,7 +7,8 @@ description, its choices from a ``Literal`` type or, for a setting that names a 
 (:mod:`fact_reasoner.registry`: the names and their descriptions, read when the parser is
 built), its default from the field (shown in ``--help``, never repeated here). A flag that is not given leaves the setting at its default.
 Values are checked by the config itself; a value it rejects is reported like any argparse
-error, naming the flag: ``argument --context-prior: Input should be less than 1``.
+error, naming the flag: ``argument --context-prior: must be < 1, got 1.5``. A command's own
+numeric flags are held to the same kinds of number (:func:`number`, :mod:`fact_reasoner.fields`).
 
 ``fact-reasoner``, ``fact-reasoner ragas`` and ``experiments/run_biographies.py`` all call
 :func:`add_config_arguments`, each with the groups (or fields) it uses.
@@ -20,7 +21,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,19 @@ from typing import Any
 from pydantic import ValidationError
 
 from .config import PipelineConfig, field_dest, group_model
+from .fields import Count, describe_problem
 
-__all__ = ["ConfigFlag", "add_config_arguments", "brief", "config_flags", "config_from_args"]
+__all__ = [
+    "ConfigFlag",
+    "add_config_arguments",
+    "brief",
+    "config_flags",
+    "config_from_args",
+    "number",
+    "positive_int",
+    "real_number",
+    "whole_number",
+]
 
 
 @dataclass(frozen=True)
@@ -110,6 +122,28 @@ def _scalar_types(annotation: Any) -> list[Any]:
     return [annotation]
 
 
+def whole_number(text: str) -> int:
+    """An argparse ``type=``: a whole number, else one error line in the words every numeric
+    flag uses (``'1e20' is not a whole number``); its bounds are the setting's, checked by the
+    settings model."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
+def real_number(text: str) -> float:
+    """An argparse ``type=``: a number (``0.5``, ``1e-3``), else ``'x' is not a number``."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+whole_number.metavar = "N"  # type: ignore[attr-defined]
+real_number.metavar = "X"  # type: ignore[attr-defined]
+
+
 def _converter(annotation: Any) -> Any:
     """An argparse ``type=`` for the annotation: ints and floats parsed, literals left to pydantic."""
     members = _scalar_types(annotation)
@@ -122,9 +156,12 @@ def _converter(annotation: Any) -> Any:
                 return text
 
         return int_or_word
-    for kind in (int, float, Path):
-        if kind in members:
-            return kind
+    if int in members:
+        return whole_number
+    if float in members:
+        return real_number
+    if Path in members:
+        return Path
     return str
 
 
@@ -172,15 +209,34 @@ def _default_text(flag: ConfigFlag) -> str:
     return f" (default: {flag.default})"
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number ≥ 1 (``--limit``), else one argparse error line."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is below 1")
-    return value
+def number(kind: Any, metavar: str | None = None) -> Callable[[str], Any]:
+    """An argparse ``type=`` for a command's own numeric flag, from one of the kinds of number of
+    :mod:`fact_reasoner.fields` (``number(Count)`` for ``--limit``): the text is read as a whole
+    number or a number, then held to the kind's bounds, so a flag and a setting of the same kind
+    refuse the same values with the same words (``must be ≥ 1, got 0``). Argparse prints the
+    problem as one line naming the flag; a config file's value goes through the same check."""
+    from pydantic import TypeAdapter, ValidationError
+
+    adapter: TypeAdapter[Any] = TypeAdapter(kind)
+    whole = int in _scalar_types(kind)
+
+    def parse(text: str) -> Any:
+        """The number ``text`` says, within its kind's bounds; else one argparse error."""
+        try:
+            value = int(text) if whole else float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {'a whole number' if whole else 'a number'}") from None
+        try:
+            return adapter.validate_python(value)
+        except ValidationError as error:
+            raise argparse.ArgumentTypeError(describe_problem(error.errors()[0])) from None
+
+    parse.metavar = metavar or ("N" if whole else "X")  # type: ignore[attr-defined]
+    return parse
+
+
+#: ``--limit`` and the like: a whole number ≥ 1 (a :data:`~fact_reasoner.fields.Count`)
+positive_int = number(Count)
 
 
 _PARENTHESES = re.compile(r"\s*\([^()]*\)")
@@ -244,7 +300,8 @@ def add_config_arguments(
             converter = _converter(flag.annotation)
             if choices and all(isinstance(c, (str, int)) for c in choices):
                 kwargs["choices"] = list(choices)
-                converter = type(choices[0]) if len({type(c) for c in choices}) == 1 else converter
+                kinds = {type(c) for c in choices}
+                converter = (whole_number if kinds == {int} else type(choices[0])) if len(kinds) == 1 else converter
             kwargs["type"] = converter
             if flag.metavar:
                 kwargs["metavar"] = flag.metavar
@@ -321,7 +378,5 @@ def describe_config_error(error: ValidationError, flags: Mapping[str, ConfigFlag
         location = tuple(str(x) for x in problem["loc"][:2])
         flag = by_location.get(location)  # type: ignore[arg-type]
         name = flag.flags[0] if flag else ".".join(location) or "settings"
-        value = problem.get("input")
-        shown = f" {value!r}:" if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
-        parts.append(f"argument {name}:{shown} {problem['msg']}")
+        parts.append(f"argument {name}: {describe_problem(problem)}")
     return "; ".join(parts)

@@ -46,8 +46,26 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
-from .fields import affects_results, applies, assemble, closed_to, field_dest, omitted, one_of, option
+from .fields import (
+    MAX_COUNT,
+    NUMBER_KIND_ERROR,
+    Cosine,
+    Count,
+    CountOrZero,
+    Probability,
+    Quantity,
+    Threads,
+    affects_results,
+    applies,
+    assemble,
+    closed_to,
+    field_dest,
+    omitted,
+    one_of,
+    option,
+)
 from .graph_options import GraphOptions
 from .registry import Option, registry
 
@@ -149,7 +167,7 @@ class ScoreOptions(_Group):
         "detected by --checkworthy",
         omit_default=True,
     )
-    gamma: Annotated[float, Field(ge=0.0)] = option(
+    gamma: Quantity = option(
         0.0,
         "FActScore's length penalty: a response with |A| < G atoms has its precision multiplied by "
         "exp(1 - G/|A|) (FActScore uses 10; 0: off)",
@@ -157,11 +175,23 @@ class ScoreOptions(_Group):
         omit_default=True,
     )
 
-    @field_validator("k")
+    @field_validator("k", mode="before")
     @classmethod
-    def _positive(cls, value: KRule) -> KRule:
-        if isinstance(value, int) and value < 1:
-            raise ValueError("K must be a positive integer, 'median' or 'half'")
+    def _k_rule(cls, value: Any) -> Any:
+        """K is a count (:data:`~fact_reasoner.fields.Count`: 1 to ``MAX_COUNT``) or a rule's
+        name; anything else is refused in one line, in the words of the other counts."""
+        if isinstance(value, str) and value not in ("median", "half"):
+            try:
+                value = int(value)
+            except ValueError:
+                raise PydanticCustomError(
+                    NUMBER_KIND_ERROR, "must be a whole number ≥ 1, median or half, got {shown}", {"shown": repr(value)}
+                ) from None
+        if isinstance(value, int) and not isinstance(value, bool) and not 1 <= value <= MAX_COUNT:
+            bound = "≥ 1" if value < 1 else f"≤ {MAX_COUNT}"
+            raise PydanticCustomError(
+                NUMBER_KIND_ERROR, "must be {bound} (or median, half), got {value}", {"bound": bound, "value": value}
+            )
         return value
 
 
@@ -252,7 +282,7 @@ class _ModelOptions(_ModelRules):
         "for openai, the server's model name (or FACT_REASONER_MODEL)",
         aliases=("--model_id",),
     )
-    threads: Annotated[int, Field(ge=1)] | None = option(
+    threads: Threads | None = option(
         None,
         "CPU threads for the local models (default: all cores; the local LLM then generates "
         "tokens with as many as the load average leaves idle, at least 1)",
@@ -276,19 +306,19 @@ class _ModelOptions(_ModelRules):
         "Jaccard overlap of words",
         only_when=("nli_mode", "fast"),
     )
-    nli_gate_threshold: Annotated[float, Field(ge=-1.0, le=1.0)] | None = option(
+    nli_gate_threshold: Cosine | None = option(
         None,
         "fast: pairs whose similarity is at least this are judged even when no nearby atom "
         "retrieved the context (default: 0.2 for the embedding gate, 0.1 for the lexical one, which is not measured)",
         only_when=("nli_mode", "fast"),
     )
-    nli_neighbour_window: Annotated[int, Field(ge=0)] = option(
+    nli_neighbour_window: CountOrZero = option(
         1,
         "fast: an atom is also judged against the contexts retrieved for the atoms up to this many "
         "places before or after it",
         only_when=("nli_mode", "fast"),
     )
-    max_failed_pairs: Annotated[float, Field(ge=0.0, le=1.0)] = option(
+    max_failed_pairs: Probability = option(
         0.0,
         "largest share of a record's NLI pairs whose model call may fail (server down, errors after "
         "retries) before the record fails instead of counting them as neutral; unreadable answers "
@@ -329,7 +359,7 @@ class _RetrievalOptions(_RetrievalRules):
         "where contexts come from: a registered retriever or a module:factory path",
         registry="retrievers",
     )
-    top_k: Annotated[int, Field(ge=1)] = option(5, "contexts per atom")
+    top_k: Count = option(5, "contexts per atom")
     topic_filter: bool = option(False, "search only passages whose topic is the record's topic")
     topic_in_query: bool = option(False, "prefix the topic to each atom's query when the atom does not name it")
     retrieve_question: bool = option(False, "also retrieve contexts for the question (ids c_q_<j>)")

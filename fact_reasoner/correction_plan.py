@@ -3,8 +3,9 @@
 Each atom of the assessed response is *kept* (posterior > 0.5, the S rule of
 :func:`~fact_reasoner.scores.predict_label`), *rewritten* (not supported, and a context
 contradicts it with P > 0.5: that context says what is true) or *removed* (not supported, and no
-context says otherwise), and belongs to the sentence whose words it shares most
-(:func:`assign_sentences`). A sentence whose atoms are all kept is kept word for word, one whose
+context says otherwise), and belongs to the sentence it was made from: the atomizer records it
+(``Atom.sentence``); an atom a record supplies without it goes to the sentence whose words it
+shares most, a pronoun read as the response's subject (:func:`attach_atoms`). A sentence whose atoms are all kept is kept word for word, one whose
 atoms are all removed is removed, any other is rewritten (:func:`plan_sentences`). The citations
 (:func:`number_references`, :func:`add_citations`), the evidence shown for a change
 (:func:`evidence_snippet`, :func:`why`) and the check of the corrected text's atoms
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .atomizer import split_sentences
+from .grounding import PRONOUNS
 from .scores import is_supported
 
 __all__ = [
@@ -32,11 +34,14 @@ __all__ = [
     "SentencePlan",
     "add_citations",
     "assign_sentences",
+    "attach_atoms",
     "decide_atom",
     "evidence_snippet",
     "introduced_atoms",
     "number_references",
     "plan_sentences",
+    "resolve_pronouns",
+    "response_subject",
     "strongest",
     "why",
     "word_overlap",
@@ -71,17 +76,64 @@ def word_overlap(claim: str, sentence: str) -> float:
     return len(claim_words & words(sentence)) / len(claim_words)
 
 
-def assign_sentences(claims: Sequence[Sequence[str]], sentences: Sequence[str]) -> list[int]:
+def response_subject(sentences: Sequence[str], topic: str | None = None) -> str:
+    """What a pronoun of the response stands for: the record's ``topic``, else the proper name
+    the first sentence opens with ("Marie Curie was …" → "Marie Curie"; "" when it opens with
+    none)."""
+    if topic and topic.strip():
+        return topic.strip()
+    opening = []
+    for word in (sentences[0] if sentences else "").split():
+        if not word[:1].isupper() or word.lower() in PRONOUNS:
+            break
+        opening.append(word)
+    return " ".join(opening)
+
+
+def resolve_pronouns(sentence: str, subject: str) -> str:
+    """``sentence`` as matched against self-contained atoms: when it has a third-person pronoun
+    ("She was born in Vienna in 1867."), the ``subject`` the response is about is added to it
+    ("She was born in Vienna in 1867. Marie Curie"), as the reviser names it in the atoms."""
+    if subject and words(sentence) & PRONOUNS:
+        return f"{sentence} {subject}"
+    return sentence
+
+
+def assign_sentences(
+    claims: Sequence[Sequence[str]], sentences: Sequence[str], subject: str | None = None
+) -> list[int]:
     """For each atom (given by one or more spellings: its text, its text before revision), the
     index of the sentence with the largest :func:`word_overlap` over its spellings; the first
-    such sentence on a tie. Raises ``ValueError`` when there is no sentence."""
+    such sentence on a tie. With a ``subject`` (:func:`response_subject`), a sentence with a
+    pronoun is read with the subject it stands for (:func:`resolve_pronouns`): the atom "Marie
+    Curie was born in Vienna." belongs to "She was born in Vienna in 1867.", not to the first
+    sentence, which names Marie Curie. The fallback for atoms a record supplies without their
+    ``sentence`` (:func:`attach_atoms`). Raises ``ValueError`` when there is no sentence."""
     if not sentences:
         raise ValueError("no sentence to assign atoms to")
+    read = [resolve_pronouns(sentence, subject or "") for sentence in sentences]
     assigned = []
     for spellings in claims:
-        scores = [max((word_overlap(s, sentence) for s in spellings if s), default=0.0) for sentence in sentences]
+        scores = [max((word_overlap(s, sentence) for s in spellings if s), default=0.0) for sentence in read]
         assigned.append(max(range(len(sentences)), key=lambda i: (scores[i], -i)))
     return assigned
+
+
+def attach_atoms(
+    atoms: Sequence[tuple[int | None, Sequence[str]]], sentences: Sequence[str], topic: str | None = None
+) -> list[int]:
+    """The sentence each atom belongs to: the one the atomizer recorded it was made from (its
+    ``sentence``), or — for an atom without one, such as those a record supplies — the one
+    :func:`assign_sentences` finds by words, pronouns read as the response's subject. ``atoms``
+    are ``(recorded sentence or None, spellings)`` pairs. Raises ``ValueError`` when there is
+    no sentence."""
+    if not sentences:
+        raise ValueError("no sentence to assign atoms to")
+    unknown = [i for i, (recorded, _) in enumerate(atoms) if recorded is None or not 0 <= recorded < len(sentences)]
+    found = dict(
+        zip(unknown, assign_sentences([atoms[i][1] for i in unknown], sentences, response_subject(sentences, topic)))
+    )
+    return [found[i] if i in found else int(recorded or 0) for i, (recorded, _) in enumerate(atoms)]
 
 
 @dataclass(frozen=True)

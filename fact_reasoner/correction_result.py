@@ -14,7 +14,15 @@ from .schema import OutputRecord
 if TYPE_CHECKING:  # pragma: no cover
     from .config import PipelineConfig
 
-__all__ = ["Correction", "Draft", "correction_settings", "correction_summary", "score_fields", "text_size"]
+__all__ = [
+    "Correction",
+    "Draft",
+    "correction_settings",
+    "correction_summary",
+    "failed_corrections",
+    "score_fields",
+    "text_size",
+]
 
 
 @dataclass
@@ -142,6 +150,14 @@ def correction_settings(config: PipelineConfig) -> dict[str, Any]:
     """The settings of a ``correct`` run's rows: the assessment's, and the corrector's prompt
     (a resumed run must have the same)."""
     return config.settings() | {"correction": {"prompt": PROMPT_VERSION}}
+
+
+def failed_corrections(rows: Sequence[Mapping[str, Any]]) -> int:
+    """How many rows hold a refused correction (``status: "failed"``): written, with the reason,
+    and failures all the same (the run's ``failed_records`` and exit status count them)."""
+    return sum(
+        isinstance(row.get("correction"), Mapping) and row["correction"].get("status") == "failed" for row in rows
+    )
 
 
 def correction_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

@@ -9,9 +9,11 @@ every record. One record goes through:
 2. **plan** (pure functions, no model): each atom is *kept* (posterior > 0.5, the S rule of
    :func:`~fact_reasoner.scores.predict_label`), *rewritten* (not supported, and a context
    contradicts it with P > 0.5: that context says what is true) or *removed* (not supported, and
-   no context says otherwise); each atom belongs to the sentence whose words it shares most
-   (:func:`assign_sentences`); a sentence whose atoms are all kept is kept word for word, one
-   whose atoms are all removed is removed, any other is rewritten;
+   no context says otherwise); each atom belongs to the sentence it was made from (recorded by
+   the atomizer; for atoms a record supplies, the sentence whose words it shares most, a
+   pronoun read as the response's subject: :func:`attach_atoms`); a sentence whose atoms are
+   all kept is kept word for word, one whose atoms are all removed is removed, any other is
+   rewritten;
 3. **rewrite** the mixed sentences with the language model (:class:`SentenceRewriter`; the
    prompt is :mod:`fact_reasoner.llm.correction`): keep these facts, correct those with this
    evidence, drop the rest;
@@ -61,6 +63,7 @@ from .correction_plan import (
     SentencePlan,
     add_citations,
     assign_sentences,
+    attach_atoms,
     decide_atom,
     evidence_snippet,
     introduced_atoms,
@@ -152,8 +155,7 @@ class Corrector:
         k: int | str | None,
         median: float | None,
     ) -> Correction:
-        spellings = [[a.text, a.original or ""] for a in before.atoms]
-        where = assign_sentences(spellings, sentences)
+        where = attach_atoms([(a.sentence, [a.text, a.original or ""]) for a in before.atoms], sentences, record.topic)
         decisions = [
             decide_atom(a.id, a.text, a.probability, [e.model_dump(mode="json") for e in a.evidence], s)
             for a, s in zip(before.atoms, where)
@@ -403,6 +405,7 @@ __all__ = [
     "SentenceRewriter",
     "add_citations",
     "assign_sentences",
+    "attach_atoms",
     "correction_settings",
     "correction_summary",
     "decide_atom",

@@ -12,14 +12,132 @@ below, instead of repeating it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .registry import Option
 
 from pydantic import BaseModel, Field, create_model
 
-__all__ = ["affects_results", "applies", "assemble", "closed_to", "field_dest", "omitted", "one_of", "option"]
+__all__ = [
+    "MAX_COUNT",
+    "MAX_SECONDS",
+    "MAX_THREADS",
+    "MAX_WEIGHT",
+    "Cosine",
+    "Count",
+    "CountOrZero",
+    "Milliseconds",
+    "OpenProbability",
+    "Port",
+    "Probability",
+    "Quantity",
+    "Seconds",
+    "SecondsOrZero",
+    "Size",
+    "Threads",
+    "Weight",
+    "affects_results",
+    "applies",
+    "assemble",
+    "checked",
+    "closed_to",
+    "describe_problem",
+    "field_dest",
+    "omitted",
+    "one_of",
+    "option",
+]
+
+# -- what a number may be ------------------------------------------------------------------------
+#
+# Every numeric setting and every numeric flag of every command is one of the kinds below, so
+# that what a count, a size, a probability, a time or a weight may be is said once. A value
+# outside its kind's bounds is refused with one line naming the flag (``argument --beta: must
+# be > 0, got -3``: :func:`describe_problem`); a value within them that cannot matter for the
+# data at hand (a K above every response's atoms, a --top-k nothing is retrieved for) is a
+# one-line warning of the run instead (:mod:`fact_reasoner.runner`).
+
+#: the most of anything countable (records, atoms, contexts, K, a batch, characters, bytes): more
+#: than any input of this program holds, and below 2**31, so the native libraries behind the
+#: stages (llama.cpp, ONNX Runtime, chromadb, bm25s) never receive a number they overflow on
+MAX_COUNT = 1_000_000_000
+#: the most threads or concurrent workers: more cores than any machine this runs on has, while
+#: asking a thread pool for millions of threads would exhaust the machine before any work
+MAX_THREADS = 1024
+#: the longest wait, about 11.6 days: Python's waits raise OverflowError on huge timeouts
+MAX_SECONDS = 1_000_000.0
+#: the largest weight (F-beta's beta): beta**2 stays far from float overflow, where F-beta
+#: would become inf / inf = NaN
+MAX_WEIGHT = 1_000_000.0
+
+#: a number of things, at least one (records, atoms, contexts, K, samples, a batch)
+Count = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+#: a number of things where none means something (retries, a window, a queue beyond the workers)
+CountOrZero = Annotated[int, Field(ge=0, le=MAX_COUNT)]
+#: a size in characters or bytes, at least one
+Size = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+#: threads, processes or requests in flight at once
+Threads = Annotated[int, Field(ge=1, le=MAX_THREADS)]
+#: a probability or a share, in [0, 1]
+Probability = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+#: a time to wait, above zero
+Seconds = Annotated[float, Field(gt=0.0, le=MAX_SECONDS, allow_inf_nan=False)]
+#: a time to wait where zero means "do not wait"
+SecondsOrZero = Annotated[float, Field(ge=0.0, le=MAX_SECONDS, allow_inf_nan=False)]
+#: a short wait in milliseconds, zero allowed
+Milliseconds = Annotated[float, Field(ge=0.0, le=MAX_SECONDS * 1000, allow_inf_nan=False)]
+#: a positive weight (F-beta's beta)
+Weight = Annotated[float, Field(gt=0.0, le=MAX_WEIGHT, allow_inf_nan=False)]
+#: a TCP port; 0 asks the system for a free one
+Port = Annotated[int, Field(ge=0, le=65535)]
+#: a probability strictly between 0 and 1 (a prior: 0 or 1 would make a factor table zero)
+OpenProbability = Annotated[float, Field(gt=0.0, lt=1.0, allow_inf_nan=False)]
+#: a cosine similarity, in [-1, 1]
+Cosine = Annotated[float, Field(ge=-1.0, le=1.0, allow_inf_nan=False)]
+#: a non-negative amount counted in things, fractions allowed (FActScore's γ, in atoms)
+Quantity = Annotated[float, Field(ge=0.0, le=MAX_COUNT, allow_inf_nan=False)]
+
+#: the error type of a validator that words its own bound (``--k``: a number or a word)
+NUMBER_KIND_ERROR = "number_kind"
+_BOUND_WORDS = {"greater_than": ">", "greater_than_equal": "≥", "less_than": "<", "less_than_equal": "≤"}
+_BOUND_KEYS = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
+
+
+def shown_number(value: Any) -> str:
+    """A number as a message shows it: ``-3`` for -3.0, ``1e+20`` for 1e20, an int in full."""
+    if isinstance(value, float):
+        return f"{value:.15g}"
+    return str(value)
+
+
+def checked(kind: Any, value: Any, name: str) -> Any:
+    """``value`` held to a kind of number (``checked(Weight, beta, "beta")``), for the Python
+    API's own parameters: the value as the kind reads it, or ``ValueError`` in the words a flag
+    gets (``beta: must be > 0, got -3``)."""
+    from pydantic import TypeAdapter, ValidationError
+
+    try:
+        return TypeAdapter(kind).validate_python(value)
+    except ValidationError as error:
+        raise ValueError(f"{name}: {describe_problem(error.errors()[0])}") from None
+
+
+def describe_problem(problem: Mapping[str, Any]) -> str:
+    """One of pydantic's errors (``ValidationError.errors()[i]``) in one line, without the flag:
+    ``must be > 0, got -3`` for a bound, ``must be a finite number, got nan``, else the value
+    and pydantic's own words (``'x': Input should be 'llm' or 'nli'``)."""
+    kind = problem.get("type", "")
+    value = problem.get("input")
+    context = problem.get("ctx") or {}
+    if kind in _BOUND_WORDS:
+        return f"must be {_BOUND_WORDS[kind]} {shown_number(context.get(_BOUND_KEYS[kind]))}, got {shown_number(value)}"
+    if kind == "finite_number":
+        return f"must be a finite number, got {shown_number(value)}"
+    if kind == NUMBER_KIND_ERROR:  # a setting's own rule, already in these words
+        return str(problem.get("msg", ""))
+    shown = f"{value!r}: " if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
+    return f"{shown}{problem.get('msg', '')}"
 
 
 def option(

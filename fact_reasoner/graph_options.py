@@ -11,7 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from .fields import option
+from .fields import Cosine, OpenProbability, option
 
 __all__ = [
     "DEFAULT_CLAMP",
@@ -103,17 +103,17 @@ class GraphOptions(BaseModel):
         "target; reproduces the paper)",
         switches={"--use-priors": "priors", "--use_priors": "priors", "--paper-tables": "paper"},
     )
-    context_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(
+    context_prior: OpenProbability = option(
         0.9,
         "prior P(context is true) (IBM's code uses 0.9; the paper's text says 0.99)",
     )
-    atom_prior: Annotated[float, Field(gt=0.0, lt=1.0)] = option(0.5, "prior P(atom is true)")
+    atom_prior: OpenProbability = option(0.5, "prior P(atom is true)")
     clamp: Annotated[float, Field(gt=0.0, lt=0.5)] = option(
         DEFAULT_CLAMP,
         "probabilities are clamped into [clamp, 1 - clamp] so no table has a zero",
         cli=False,
     )
-    min_relation_probability: Annotated[float, Field(ge=0.0, lt=1.0)] = option(
+    min_relation_probability: Annotated[float, Field(ge=0.0, lt=1.0, allow_inf_nan=False)] = option(
         0.5,
         "drop entailments/contradictions whose NLI probability is at most this, as if neutral (0.5: a label the "
         "judge gives no more than even odds, which the tables would read as evidence the other way; 0 keeps "
@@ -160,7 +160,7 @@ class GraphOptions(BaseModel):
         "fields `coherence` and `contradicting_pairs`",
         only_when=("coherence", True),
     )
-    coherence_min_similarity: Annotated[float, Field(ge=-1.0, le=1.0)] = option(
+    coherence_min_similarity: Cosine = option(
         0.3,
         "with --coherence: judge only atom pairs whose sentence-embedding cosine is at least this "
         "(-1 judges every pair; pruned pairs are counted in counters.coherence_pairs_dissimilar)",

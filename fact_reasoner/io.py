@@ -54,11 +54,14 @@ class NumberedRecord:
 
 
 def describe_validation_error(error: ValidationError) -> str:
-    """``field.path: message`` for each problem, e.g. ``atoms.3.text: Field required``."""
+    """``field.path: message`` for each problem, e.g. ``atoms.3.text: Field required``; a
+    problem of the whole record is its message alone (``no response to assess: …``), without
+    pydantic's "Value error, " prefix."""
     parts = []
     for problem in error.errors():
-        location = ".".join(str(x) for x in problem["loc"]) or "record"
-        parts.append(f"{location}: {problem['msg']}")
+        message = str(problem["msg"]).removeprefix("Value error, ")
+        location = ".".join(str(x) for x in problem["loc"])
+        parts.append(f"{location}: {message}" if location else message)
     return "; ".join(parts)
 
 
@@ -179,6 +182,19 @@ def read_contexts(path: str | Path) -> list[Context]:
         except ValidationError as error:
             raise InputError(item.where() + describe_validation_error(error), path=name, line=item.line) from None
     return contexts
+
+
+def read_json_values(path: str | Path) -> Iterator[RawRow | RecordError]:
+    """Each top-level value of a JSONL file, or each element of a JSON list (a ``.json`` file
+    holding one value gives that value), with the line it starts on; a part that cannot be
+    decoded is a :class:`RecordError` naming file and line, and reading goes on (the rules of
+    :func:`read_rows`). An empty file gives nothing. For the files that are not records: a
+    corpus (``fact-reasoner index``), result files (``fact-reasoner report``)."""
+    path = Path(path)
+    data = _without_bom(path.read_bytes())
+    if not data.strip():
+        return
+    yield from _json_values(str(path), data, json_file=path.suffix.lower() == ".json")
 
 
 def _without_bom(data: bytes) -> bytes:

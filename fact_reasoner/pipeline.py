@@ -421,6 +421,7 @@ class FactReasoner:
                 evidence=sorted(evidence[atom.id], key=lambda e: -e.probability),
                 unused_evidence=sorted(unused[atom.id], key=lambda e: -e.probability) or None,
                 no_evidence=not evidence[atom.id] or None,
+                sentence=atom.sentence,
                 **_checkworthy_fields(checkworthy, atom.id),
                 **atom_marks(atom),
             )

@@ -241,6 +241,12 @@ class DatasetJob(ABC):
         """Warnings about the finished run's settings (logged as ``warning:``)."""
         return []
 
+    def failed_rows(self, rows: list[dict[str, Any]]) -> int:
+        """How many written rows are failures all the same (a correction that was refused: its
+        row says why); the summary's ``failed_records`` counts them with the items that failed,
+        so that its counts agree with each other."""
+        return 0
+
 
 @dataclass(kw_only=True)
 class AssessDataset(DatasetJob):
@@ -253,10 +259,15 @@ class AssessDataset(DatasetJob):
     job_state: Any = None
     row_settings: dict[str, Any] | None = None
     summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
+    #: the written rows that are failures all the same (``correct``: a refused correction)
+    count_failed: Callable[[list[dict[str, Any]]], int] | None = None
 
     @property
     def config(self) -> PipelineConfig:
         return self.assessor.config
+
+    def failed_rows(self, rows: list[dict[str, Any]]) -> int:
+        return self.count_failed(rows) if self.count_failed is not None else 0
 
     def read(self) -> list[Any]:
         return list(read_records(self.input_path))
@@ -524,7 +535,7 @@ def _run(job: DatasetJob) -> RunReport:
             output_file=str(out_path),
             dataset_name=job.dataset_name,
             settings=settings,
-            failed_records=len(failures),
+            failed_records=len(failures) + job.failed_rows(current),
             interrupted=interrupted,
             seconds=report.seconds,
             executor=executor.name,

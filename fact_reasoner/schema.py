@@ -49,6 +49,12 @@ class Atom(_Open):
     contexts: list[str] | None = Field(
         default=None, description="ids of the contexts retrieved for this atom (FR1 uses them)"
     )
+    sentence: int | None = Field(
+        default=None,
+        ge=0,
+        description="the response sentence the atom was made from (0-based, as fact_reasoner.atomizer.split_sentences "
+        "splits it): recorded by the atomizer, kept by the reviser; `correct` attaches the atom there",
+    )
 
     @field_validator("label", mode="before")
     @classmethod
@@ -187,13 +193,14 @@ class AtomVerdict(BaseModel):
     evidence: list[EvidenceLink] = Field(default_factory=list)
     unused_evidence: list[UnusedEvidence] | None = None
     no_evidence: bool | None = None
+    sentence: int | None = Field(default=None, description="the response sentence the atom was made from, if known")
 
     @model_serializer(mode="wrap")
     def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
-        """``unused_evidence`` and ``no_evidence`` only where they say something (a row without
-        them reads as before)."""
+        """``unused_evidence``, ``no_evidence`` and ``sentence`` only where they say something (a
+        row without them reads as before)."""
         data = handler(self)
-        for key in ("unused_evidence", "no_evidence"):
+        for key in ("unused_evidence", "no_evidence", "sentence"):
             if data.get(key) is None:
                 data.pop(key, None)
         return data

@@ -11,11 +11,9 @@ when set, under the keyword ``argument`` names.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import Field
-
-from fact_reasoner.fields import option
+from fact_reasoner.fields import Count, Seconds, option
 from fact_reasoner.inference.base import ENGINES
 from fact_reasoner.registry import Option
 
@@ -34,11 +32,11 @@ MERLIN_OPTIONS = (
         option(None, "merlin algorithm (default wmb)"),
         argument="algorithm",
     ),
-    Option("ibound", Annotated[int, Field(ge=1)] | None, option(None, "merlin i-bound (default 6)")),
-    Option("iterations", Annotated[int, Field(ge=1)] | None, option(None, "merlin iterations")),
+    Option("ibound", Count | None, option(None, "merlin i-bound (default 6)")),
+    Option("iterations", Count | None, option(None, "merlin iterations")),
     Option(
         "merlin_timeout",
-        Annotated[float, Field(gt=0)] | None,
+        Seconds | None,
         option(None, "seconds before merlin is stopped", affects_results=False),
         argument="timeout",
     ),

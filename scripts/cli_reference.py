@@ -61,6 +61,8 @@ def _value(action: argparse.Action) -> str:
         shown = "{" + ",".join(str(c) for c in action.choices) + "}"
         if len(shown) > 40:
             shown = "NAME"
+    elif getattr(action.type, "metavar", None):  # a number (fact_reasoner.cli_options): N or X
+        shown = str(action.type.metavar)  # type: ignore[union-attr]
     elif action.type is int:
         shown = "N"
     elif action.type is float:

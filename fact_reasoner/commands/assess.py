@@ -89,7 +89,7 @@ def add_dataset_arguments(parser: CommandParser, *, verb: str, outputs: str) -> 
     data.add_argument("--output-file", "--output_file", type=Path, metavar="FILE", help="write results here instead")
     data.add_argument("--dataset-name", "--dataset_name", help="a label stored in the summary")
     data.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
-    data.add_argument("--limit", type=positive_int, help=f"{verb} at most this many records (≥ 1)")
+    data.add_argument("--limit", type=positive_int, metavar="N", help=f"{verb} at most this many records (≥ 1)")
     data.add_argument("--quiet", action="store_true", help="no progress bar or summary")
     return data
 
@@ -124,6 +124,9 @@ def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[st
     summary = report.summary
     if summary is None:
         return []
+    if not report.rows:  # nothing to summarise: no row of figures that were never computed
+        failed = [f"  failed: listed above and in {report.errors_file}"] if report.failures else []
+        return [f"results: no record written to {report.output_file}", *failed]
     lines = [f"results: {report.output_file}"]
     setting = settings_line(report.rows, judge)
     if setting:
@@ -304,9 +307,7 @@ def run_single(args: argparse.Namespace, assessor: Any) -> int:
     try:
         record = InputRecord(input=args.query or "", output=args.response, topic=args.topic, contexts=contexts)
     except ValidationError as error:  # an empty --response: nothing to assess
-        raise InputError(
-            f"--response: {describe_validation_error(error).replace('record: Value error, ', '')}"
-        ) from None
+        raise InputError(f"--response: {describe_validation_error(error)}") from None
     assessor.preflight([record])
     note = runner.ignored_top_k(assessor.config, [record])
     if note:

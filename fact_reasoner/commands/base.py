@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 from ..cli_options import add_config_arguments, config_flags, config_from_args
 from ..config import PipelineConfig, field_owners, group_model
 from ..config_file import ConfigFile, read_config_file, to_toml
+from ..fields import describe_problem
 from ..gate import GATE_FAILED, evaluate_gate
 from ..registry import Registry
 from ..runner import RunReport
@@ -127,6 +128,9 @@ class CommandParser(argparse.ArgumentParser):
             return "{" + listed + "}"
         if action.choices:
             return "NAME"
+        kind_metavar = getattr(action.type, "metavar", None)  # a number: N or X (cli_options)
+        if kind_metavar:
+            return str(kind_metavar)
         if action.type is int:
             return "N"
         if action.type is Path:
@@ -397,9 +401,7 @@ def _check_file_settings(file: ConfigFile, settings: dict[str, dict[str, Any]]) 
         problem = error.errors()[0]
         location = [str(part) for part in problem["loc"]]
         group, key = (location + ["", ""])[:2]
-        value = problem.get("input")
-        shown = f" {value!r}:" if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
-        raise file.error(group or None, key, f"{'.'.join(location[:2])}:{shown} {problem['msg']}") from None
+        raise file.error(group or None, key, f"{'.'.join(location[:2])}: {describe_problem(problem)}") from None
 
 
 def _plain(value: Any) -> Any:

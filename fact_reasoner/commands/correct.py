@@ -46,7 +46,8 @@ the same judge before and after.
 
 EPILOG = """\
 example:
-  fact-reasoner correct --input-file bios.jsonl --output-dir out --version 2 --nli cross-encoder
+  fact-reasoner correct --input-file fact_reasoner/examples/bios_with_relations.jsonl \\
+      --output-dir out --version 2 --nli cross-encoder
 """
 
 
@@ -58,13 +59,49 @@ def output_file(args: argparse.Namespace, version: int) -> Path:
     return assessed.with_name(assessed.name[: -len(".jsonl")] + ".corrected.jsonl")
 
 
+#: the refused corrections the summary lists one by one (the rest are counted)
+SHOW_REFUSED = 5
+
+
 def summary_lines(report: runner.RunReport) -> list[str]:
-    """The assessment's summary, then the corrections' figures."""
+    """The assessment's summary (its ``failed_records`` counts the refused corrections too),
+    then the corrections: how many were corrected, unchanged or refused (each refused one by
+    line and reason), precision and length before and after (over the records corrected or
+    unchanged), the atoms rewritten and removed. Nothing but the first line when no record was
+    written."""
     lines = assessment_lines(report)
-    for key, value in ((report.summary or {}).get("corrections") or {}).items():
-        shown = "-" if value is None else f"{value:.4f}" if isinstance(value, float) else str(value)
-        lines.append(f"  correction {key:17s} {shown}")
+    counts = (report.summary or {}).get("corrections")
+    if not report.rows or not counts:
+        return lines
+    refused = [row for row in report.rows if (row.get("correction") or {}).get("status") == "failed"]
+    delivered = counts["corrected"] + counts["unchanged"]
+    lines.append(
+        f"  corrections                  corrected {counts['corrected']} · unchanged {counts['unchanged']} · "
+        f"refused {counts['failed']} (failed_records {len(report.failures) + len(refused)}: {len(refused)} refused, "
+        f"{len(report.failures)} not assessed)"
+    )
+    for row in refused[:SHOW_REFUSED]:
+        lines.append(f"  refused: line {row.get('source_line')}: {row['correction'].get('reason')}")
+    if len(refused) > SHOW_REFUSED:
+        lines.append(f"  … and {len(refused) - SHOW_REFUSED} more (correction.reason in each row)")
+    if delivered:
+        lines.append(
+            f"  precision before → after    {_figure(counts['mean_precision_before'])} → "
+            f"{_figure(counts['mean_precision_after'])} (over the {delivered} corrected or unchanged)"
+        )
+        lines.append(
+            f"  characters before → after   {_figure(counts['mean_chars_before'], 0)} → "
+            f"{_figure(counts['mean_chars_after'], 0)}"
+        )
+    lines.append(
+        f"  atoms rewritten · removed    {counts['atoms_rewritten']} · {counts['atoms_removed']}; unsupported after "
+        f"{counts['unsupported_atoms_after']} ({counts['introduced_unsupported_atoms']} introduced)"
+    )
     return lines
+
+
+def _figure(value: float | None, decimals: int = 4) -> str:
+    return "—" if value is None else f"{value:.{decimals}f}"
 
 
 class Correct(Command):
@@ -80,6 +117,7 @@ class Correct(Command):
         add_dataset_arguments(parser, verb="correct", outputs="<input>.fr<version>.corrected.jsonl")
 
     def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
+        from ..correction_result import failed_corrections
         from ..corrector import CorrectJob, Corrector, correction_settings, correction_summary
         from ..pipeline import FactReasoner
 
@@ -104,15 +142,15 @@ class Correct(Command):
             job_state=corrector,
             row_settings=correction_settings(config),
             summarize=correction_summary,
+            count_failed=failed_corrections,
         )
         report = runner.run_dataset(job)
-        counts = (report.summary or {}).get("corrections", {})
         return finish_run(
             report,
             quiet=args.quiet,
             argv=args.argv,
             summary_lines=summary_lines,
-            failed=bool(report.failures or counts.get("failed")),
+            failed=bool(report.failures or failed_corrections(list(report.rows))),
         )
 
 

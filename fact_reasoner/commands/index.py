@@ -12,14 +12,21 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from ..cli_options import number
+from ..fields import Count, CountOrZero, Size, Threads
 from .base import Command, CommandParser
 
 EPILOG = """\
 Inputs: .jsonl (one {"text", "title"?, "topic"?, "id"?} per line), .json ({topic: [{title,
 text}]} or a list of objects), anything else as plain UTF-8 text (one document per file,
-paragraphs separated by blank lines). Rerunning adds new chunks only (ids are content hashes);
+paragraphs separated by blank lines). A line that cannot be read is reported as file:line and
+the other documents are indexed. Rerunning adds new chunks only (ids are content hashes);
 another --chunk-size / --chunk-overlap is refused unless --rebuild (which replaces the collection).
 The store then serves --service-type chroma, bm25 and hybrid with the same --store/--collection.
+exit status: 0 done, 1 a line could not be read (the others are indexed), 2 nothing was indexed
+
+example:
+  fact-reasoner index --corpus fact_reasoner/examples/corpus.jsonl --store store --collection bios --no-dense
 
 FActScore's Wikipedia file (enwiki-20230401.db, an SQLite table documents(title, text)) is read
 on its own, streaming, into passages per article (FActScore's own passages of <= 256 words);
@@ -43,19 +50,26 @@ class Index(Command):
         parser.add_argument(
             "--chunk-size",
             "--chunk_size",
-            type=int,
+            type=number(Size),
             default=1000,
+            metavar="N",
             help="maximum characters per chunk, whole sentences (default 1000)",
         )
         parser.add_argument(
             "--chunk-overlap",
             "--chunk_overlap",
-            type=int,
+            type=number(CountOrZero),
             default=200,
+            metavar="N",
             help="characters of trailing sentences repeated in the next chunk (default 200)",
         )
         parser.add_argument(
-            "--batch-size", "--batch_size", type=int, default=64, help="embedding batch size (default 64)"
+            "--batch-size",
+            "--batch_size",
+            type=number(Count),
+            default=64,
+            metavar="N",
+            help="embedding batch size (default 64)",
         )
         parser.add_argument(
             "--no-dense",
@@ -69,7 +83,8 @@ class Index(Command):
         )
         parser.add_argument(
             "--threads",
-            type=int,
+            type=number(Threads),
+            metavar="N",
             help="torch threads for embedding (default: torch's own; 1 is faster on a busy machine)",
         )
         parser.add_argument(
@@ -85,12 +100,10 @@ class Index(Command):
         from ..retrieval.factscore_db import build_topic_store, is_factscore_db
         from ..retrieval.store import build_index
 
-        if args.chunk_size <= 0 or not 0 <= args.chunk_overlap < args.chunk_size:
-            print("error: need --chunk-size > 0 and 0 <= --chunk-overlap < --chunk-size", file=sys.stderr)
-            return 2
-        if args.batch_size <= 0:
-            print("error: --batch-size must be positive", file=sys.stderr)
-            return 2
+        if args.chunk_overlap >= args.chunk_size:
+            parser.error(
+                f"argument --chunk-overlap: must be < --chunk-size ({args.chunk_size}), got {args.chunk_overlap}"
+            )
         databases = [path for path in args.corpus if is_factscore_db(path)]
         if databases:
             if len(args.corpus) > 1:
@@ -119,11 +132,18 @@ class Index(Command):
                 threads=args.threads,
                 progress=not args.quiet,
                 rebuild=args.rebuild,
+                on_unreadable=lambda failure: print(f"error: {failure}", file=sys.stderr),
             )
         except (CorpusError, RetrievalError) as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
         print(json.dumps(report.as_dict(), indent=2))
+        if report.unreadable:
+            print(
+                f"failed: {report.unreadable} unreadable line(s), listed above; the other documents are indexed",
+                file=sys.stderr,
+            )
+            return 1
         return 0
 
 

@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import Any
 
 from .. import runner
-from ..cli_options import positive_int
+from ..cli_options import number, positive_int
 from ..config import PipelineConfig
 from ..errors import RecordFailed
+from ..fields import Probability, Weight
 from .base import Command, CommandParser, finish_run, output_problems
+
+#: the non-answers the summary lists one by one (the rest are counted)
+SHOW_NOT_ANSWERABLE = 5
 
 DEFAULT_METRICS = "faithfulness,factual_correctness,context_precision,context_recall,answer_relevance,ragas_score"
 
@@ -36,11 +40,19 @@ status is 1. --fail-under METRIC=X (repeatable) makes it a CI gate: exit 3 when 
 is below X (the lowest samples are listed); failed samples fail the gate too. Results are written and fsynced sample by sample; rerunning the same command
 resumes (Ctrl-C keeps what was written). A sample whose metric could not be computed (a
 model call failed) is reported and retried by the next run, never written with a score.
+
+A response that answers nothing (no words, "I don't know" or another refusal, or only words of
+the question) is not scored: its row says `not_answerable` with the reason, every metric that
+judges the answer is null with that reason, and the summary lists it; the retrieval metrics
+are computed as usual. A metric that needs a reference (factual correctness, context recall,
+context precision, the similarities) is null without one, with the reason.
 """
 
 EPILOG = """\
 example:
-  fact-reasoner ragas --input-file samples.jsonl --metrics faithfulness,context_recall --nli cross-encoder
+  fact-reasoner ragas --input-file fact_reasoner/examples/rag_samples.jsonl \\
+      --metrics faithfulness,factual_correctness,context_precision,context_recall --nli cross-encoder \\
+      --atomizer sentence --output rag.jsonl --csv rag.csv
 exit status: 0 done, 1 a sample failed, 2 the run could not be done, 3 the gate failed, 130 interrupted
 """
 
@@ -246,10 +258,11 @@ class Ragas(Command):
             "--output-file",
             type=Path,
             metavar="FILE",
-            help="JSONL results, resumed on rerun (default: <input>.ragas.jsonl); failures: <output>.errors.jsonl",
+            help="JSONL results, resumed on rerun (default: <input>.ragas.jsonl); failures go beside it, its "
+            "last suffix replaced: out.jsonl -> out.errors.jsonl, a.out.jsonl -> a.out.errors.jsonl",
         )
         parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the per-sample score table as CSV")
-        parser.add_argument("--limit", type=positive_int, help="evaluate at most this many samples (≥ 1)")
+        parser.add_argument("--limit", type=positive_int, metavar="N", help="evaluate at most this many samples (≥ 1)")
         parser.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
         parser.add_argument(
             "--atomizer",
@@ -263,14 +276,18 @@ class Ragas(Command):
         )
         parser.add_argument(
             "--no-claims-score",
-            type=float,
+            type=number(Probability),
             default=float("nan"),
-            help="faithfulness of a response without claims (default NaN; axion uses 1.0)",
+            metavar="X",
+            help="faithfulness of a response without claims, in [0, 1] (default: none, the score is null with "
+            "the reason; axion uses 1.0)",
         )
         parser.add_argument(
             "--fc-mode", default="F1", choices=("F1", "PRECISION", "RECALL"), help="factual correctness mode"
         )
-        parser.add_argument("--beta", type=float, default=1.0, help="factual correctness F-beta (default 1)")
+        parser.add_argument(
+            "--beta", type=number(Weight), default=1.0, metavar="X", help="factual correctness F-beta, > 0 (default 1)"
+        )
         parser.add_argument(
             "--context-precision-mode", default="average_precision", choices=("average_precision", "mean")
         )
@@ -336,9 +353,14 @@ def ragas_summary(
     for name in names:
         scores = [row["metrics"][name]["score"] for row in rows]
         values = [v for v in scores if v is not None]
-        mean = f"{sum(values) / len(values):.4f}" if values else "nan"
-        lines.append(f"  {name:24s} mean {mean}  scored {len(values)}  nan {len(scores) - len(values)}")
-    lines.append(f"  samples {len(rows)}  failed {len(report.failures)}")
+        mean = f"{sum(values) / len(values):.4f}" if values else "— (none scored)"
+        lines.append(f"  {name:24s} mean {mean}  scored {len(values)}  not scored {len(scores) - len(values)}")
+    unanswered = [row for row in rows if row.get("not_answerable")]
+    lines.append(f"  samples {len(rows)}  not answerable {len(unanswered)}  failed {len(report.failures)}")
+    for row in unanswered[:SHOW_NOT_ANSWERABLE]:
+        lines.append(f"  not answerable: line {row.get('source_line')}: {row['not_answerable']} (not scored)")
+    if len(unanswered) > SHOW_NOT_ANSWERABLE:
+        lines.append(f"  … and {len(unanswered) - SHOW_NOT_ANSWERABLE} more (the rows' not_answerable)")
     if report.failures:
         lines.append(f"  failed: listed above and in {report.errors_file}")
     return lines

@@ -11,8 +11,9 @@ import argparse
 import os
 from typing import Any
 
-from ..cli_options import positive_int
+from ..cli_options import number
 from ..errors import SetupError
+from ..fields import Count, CountOrZero, Milliseconds, Port, Seconds, SecondsOrZero, Size, Threads
 from .base import Command, CommandParser
 
 DESCRIPTION = """\
@@ -81,7 +82,9 @@ class Serve(Command):
             default="127.0.0.1",
             help="address to listen on (default: %(default)s, this machine only); another needs --api-key or --no-auth",
         )
-        net.add_argument("--port", type=int, default=8000, help="port (default: %(default)s; 0: a free one)")
+        net.add_argument(
+            "--port", type=number(Port), default=8000, metavar="N", help="port (default: %(default)s; 0: a free one)"
+        )
         net.add_argument(
             "--api-key",
             metavar="KEY",
@@ -102,35 +105,35 @@ class Serve(Command):
         work = parser.add_argument_group("how requests are run")
         work.add_argument(
             "--workers",
-            type=positive_int,
+            type=number(Threads),
             default=4,
             metavar="N",
             help="requests worked on at once (threads; default: %(default)s)",
         )
         work.add_argument(
             "--queue-size",
-            type=int,
+            type=number(CountOrZero),
             default=16,
             metavar="N",
             help="requests that may wait beyond --workers; one more gets 503 with Retry-After (default: %(default)s)",
         )
         work.add_argument(
             "--deadline",
-            type=float,
+            type=number(Seconds),
             default=60.0,
             metavar="SECONDS",
             help="a request not answered within this gets 504, never a partial score (default: %(default)s)",
         )
         work.add_argument(
             "--drain-seconds",
-            type=float,
+            type=number(SecondsOrZero),
             default=30.0,
             metavar="SECONDS",
             help="on SIGTERM or Ctrl-C, how long the requests in flight may take to finish (default: %(default)s)",
         )
         work.add_argument(
             "--batch-wait-ms",
-            type=float,
+            type=number(Milliseconds),
             default=5.0,
             metavar="MS",
             help="how long the judge waits for the NLI pairs of other requests to judge them together (default: %(default)s)",
@@ -138,21 +141,21 @@ class Serve(Command):
         limits = parser.add_argument_group("limits of a request")
         limits.add_argument(
             "--max-body-bytes",
-            type=positive_int,
+            type=number(Size),
             default=1_000_000,
             metavar="N",
             help="larger bodies get 413 (default: %(default)s)",
         )
         limits.add_argument(
             "--max-atoms",
-            type=positive_int,
+            type=number(Count),
             default=200,
             metavar="N",
             help="records with more atoms get 422 (default: %(default)s)",
         )
         limits.add_argument(
             "--max-contexts",
-            type=positive_int,
+            type=number(Count),
             default=100,
             help="records or samples with more contexts get 422 (default: %(default)s)",
         )
@@ -181,10 +184,6 @@ class Serve(Command):
                 f"argument --host: {args.host} is not a loopback address: anyone who can reach it could use the "
                 f"server; give --api-key (or ${API_KEY_ENV}), or --no-auth to allow that"
             )
-        if args.queue_size < 0 or args.deadline <= 0 or args.drain_seconds < 0 or args.batch_wait_ms < 0:
-            parser.error("--queue-size, --drain-seconds and --batch-wait-ms must be ≥ 0, --deadline > 0")
-        if not 0 <= args.port <= 65535:
-            parser.error(f"argument --port: {args.port} is not a port (0-65535)")
         try:
             import fastapi  # noqa: F401
             import uvicorn  # noqa: F401

@@ -25,11 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-from pydantic import Field
-
-from ..fields import option
+from ..fields import Count, Threads, option
 from ..registry import Option, Registry
 from .base import Executor, Job, Outcome, Worker, WorkerError, WorkerLost, WorkerStats, describe_error
 from .local import LocalExecutor
@@ -75,12 +73,12 @@ RAY_OPTIONS = (
     ),
     Option(
         "workers",
-        Annotated[int, Field(ge=1)] | None,
+        Threads | None,
         option(None, "ray: number of actors (default: one per CPU of the cluster)", affects_results=False),
     ),
     Option(
         "batch_size",
-        Annotated[int, Field(ge=1)],
+        Count,
         option(
             4,
             "ray: records sent to an actor at a time (larger batches cost less in messages, smaller ones "

@@ -16,12 +16,10 @@ Both share one persistent call cache, ``<config.cache.cache_dir>/model_calls.sql
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
-
-from pydantic import Field
+from typing import TYPE_CHECKING
 
 from ..cache import ModelCache
-from ..fields import option
+from ..fields import CountOrZero, Seconds, option
 from ..registry import Extra, Option, Registry
 from .base import ChatBackend, ChatRequest, ChatResponse, Choice, LLMBackend, LLMError, TokenLogprob, stats_delta
 
@@ -92,13 +90,13 @@ OPENAI_OPTIONS = (
     ),
     Option(
         "llm_timeout",
-        Annotated[float, Field(gt=0)],
+        Seconds,
         option(120.0, "openai backend: seconds to wait for one reply", affects_results=False),
         after="model",
     ),
     Option(
         "llm_retries",
-        Annotated[int, Field(ge=0)],
+        CountOrZero,
         option(
             5,
             "openai backend: retries of a failed call (connection errors, 429, 5xx), with backoff",

@@ -14,6 +14,7 @@ engine, LLM, embedder) come from a :class:`MetricContext`, injected or built fro
 :class:`~fact_reasoner.config.PipelineConfig`.
 """
 
+from .answerable import non_answer
 from .atoms import AtomStore, SentenceAtomizer
 from .classification import AnswerClassification, uncertainty_match
 from .composite import RAGAS_WEIGHTS, RagasScore
@@ -59,5 +60,6 @@ __all__ = [
     "letter_grade",
     "make_metric",
     "mean_relevance",
+    "non_answer",
     "uncertainty_match",
 ]

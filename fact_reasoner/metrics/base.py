@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, ClassVar
 
+from .answerable import non_answer
 from .context import MetricContext
 from .results import ClaimDetail, MetricResult
 from .sample import RagSample
@@ -21,6 +22,9 @@ class Metric:
     name: ClassVar[str] = "metric"
     #: whether a sample without a response cannot be scored by this metric (most judge the answer)
     needs_response: ClassVar[bool] = True
+    #: whether the metric itself says what a non-answer is (answer classification: DON'T KNOW);
+    #: every other metric that judges the answer gives a non-answer no score (:meth:`score`)
+    reports_non_answers: ClassVar[bool] = False
 
     def needs(self) -> frozenset[str]:
         """The pipeline stages the metric uses: ``atoms`` (claims), ``nli``, ``llm``,
@@ -29,7 +33,14 @@ class Metric:
         return frozenset({"atoms", "nli"})
 
     def score(self, sample: RagSample | dict, context: MetricContext | None = None) -> MetricResult:
+        """The metric's result for ``sample``; NaN with the reason ``not answerable: …`` when the
+        metric judges the answer and the response answers nothing
+        (:func:`~fact_reasoner.metrics.answerable.non_answer`): a non-answer is never scored."""
         sample = as_sample(sample)
+        if self.needs_response and not self.reports_non_answers:
+            unanswered = non_answer(sample.response, sample.question)
+            if unanswered is not None:
+                return MetricResult.nan(self.name, f"not answerable: {unanswered}", not_answerable=True)
         context = context or MetricContext()
         return self._score(sample, context)
 

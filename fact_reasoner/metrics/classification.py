@@ -2,18 +2,20 @@
 
 DON'T KNOW when the response contains an uncertainty phrase as whole words (case-insensitive,
 any whitespace, curly apostrophes normalised): "I don't know" abstains, "The author is
-unknown" does not (no phrase is a bare "unknown"). Otherwise the judge decides: by default
+unknown" does not (no phrase is a bare "unknown"); also when the response answers nothing
+(:func:`~fact_reasoner.metrics.answerable.non_answer`: no words, a refusal, an echo of the
+question), with that reason. Otherwise the judge decides: by default
 factual correctness (the same atoms and graphs), CORRECT when its F1 ≥ ``correct_threshold``.
 score: CORRECT 1, WRONG 0, DON'T KNOW 0 (so the mean is accuracy over all answers).
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from .answerable import UNCERTAINTY_PHRASES, non_answer, uncertainty_match
 from .base import Metric
 from .context import MetricContext
 from .correctness import FactualCorrectness
@@ -23,63 +25,14 @@ from .sample import RagSample
 CORRECT, WRONG, DONT_KNOW = "CORRECT", "WRONG", "DON'T KNOW"
 LABELS = (CORRECT, WRONG, DONT_KNOW)
 
-UNCERTAINTY_PHRASES: tuple[str, ...] = (
-    "i don't know",
-    "i do not know",
-    "i dont know",
-    "don't know the answer",
-    "not sure",
-    "i'm not certain",
-    "i am not certain",
-    "i'm unsure",
-    "i am unsure",
-    "no idea",
-    "cannot answer",
-    "can't answer",
-    "unable to answer",
-    "cannot determine",
-    "can't determine",
-    "unable to determine",
-    "cannot be determined",
-    "not enough information",
-    "insufficient information",
-    "no information",
-    "does not provide",
-    "doesn't provide",
-    "does not mention",
-    "doesn't mention",
-    "not mentioned",
-    "not specified",
-    "no answer",
-    "i cannot say",
-    "i can't say",
-    "cannot provide",
-    "unable to provide",
-    "unable to find",
-    "could not find",
-    "couldn't find",
-)
-
-
-def _phrase_pattern(phrase: str) -> str:
-    words = [re.escape(w) for w in phrase.split()]
-    return r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)"
-
-
-def uncertainty_match(text: str, phrases: Iterable[str] = UNCERTAINTY_PHRASES) -> str | None:
-    """The first uncertainty phrase occurring in ``text`` as whole words, or ``None``."""
-    normalised = text.replace("\u2019", "'").replace("\u2018", "'")
-    for phrase in phrases:
-        if re.search(_phrase_pattern(phrase.lower()), normalised, flags=re.IGNORECASE):
-            return phrase
-    return None
-
 
 @dataclass
 class AnswerClassification(Metric):
     """CORRECT, WRONG or DON'T KNOW: an uncertainty phrase, else factual correctness against a threshold."""
 
     name = "answer_classification"
+    #: a non-answer is what this metric labels (DON'T KNOW, with the reason), not a reason to skip it
+    reports_non_answers = True
     phrases: tuple[str, ...] = UNCERTAINTY_PHRASES
     correct_threshold: float = 0.5
     judge: FactualCorrectness = field(default_factory=FactualCorrectness)
@@ -94,6 +47,9 @@ class AnswerClassification(Metric):
         phrase = uncertainty_match(sample.response or "", self.phrases)
         if phrase is not None:
             return MetricResult(name=self.name, score=0.0, label=DONT_KNOW, reason=f"uncertainty phrase {phrase!r}")
+        unanswered = non_answer(sample.response, sample.question)
+        if unanswered is not None:
+            return MetricResult(name=self.name, score=0.0, label=DONT_KNOW, reason=f"not answerable: {unanswered}")
         if not sample.reference:
             return MetricResult.nan(self.name, "no reference to judge the answer against", label=None)
         judged = context.result(self.judge, sample)

@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..fields import Weight, checked
 from .base import Metric, describe, evidence_detail
 from .context import MetricContext
 from .results import ClaimDetail, MetricResult, clamp01
@@ -119,8 +120,7 @@ class FactualCorrectness(Metric):
         self.mode = self.mode.upper()  # type: ignore[assignment]
         if self.mode not in ("F1", "PRECISION", "RECALL"):
             raise ValueError(f"mode must be F1, PRECISION or RECALL, not {self.mode!r}")
-        if not self.beta > 0:
-            raise ValueError("beta must be positive")
+        self.beta = checked(Weight, self.beta, "beta")
 
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
         missing = sample.require("response", "reference")

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import SetupError
 from ..executors import Executor, Job, LocalExecutor, describe_error
 from ..json_safe import json_safe
+from .answerable import non_answer
 from .base import Metric, as_sample
 from .catalog import ALIASES, METRICS, available_metrics, make_metric
 from .classification import AnswerClassification
@@ -42,11 +43,15 @@ class SampleEvaluation:
     seconds: float = 0.0
 
     def row(self) -> dict[str, Any]:
-        """One JSON-able line: the sample's fields, each metric's full result, errors, time."""
+        """One JSON-able line: the sample's fields, ``not_answerable`` (why the response answers
+        nothing, when it does not: :func:`~fact_reasoner.metrics.answerable.non_answer`; the
+        metrics that judge the answer are then NaN), each metric's full result, errors, time."""
         sample = self.sample.model_dump(exclude_none=True) if self.sample else {}
+        unanswered = non_answer(self.sample.response, self.sample.question) if self.sample else None
         return {
             "index": self.index,
             **sample,
+            **({"not_answerable": unanswered} if unanswered is not None else {}),
             "metrics": {name: r.model_dump(mode="json") for name, r in self.results.items()},
             "errors": self.errors,
             "seconds": self.seconds,

@@ -34,11 +34,13 @@ contexts → NaN (nothing to be faithful to).
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
+from ..fields import Probability, checked
 from .base import Metric, describe, evidence_detail
 from .context import MetricContext
 from .results import MetricResult, clamp01
@@ -117,6 +119,12 @@ class Faithfulness(Metric):
     verdict_scores: dict | None = None
     no_claims_score: float = float("nan")
     strong_entailment: float = 0.75
+
+    def __post_init__(self) -> None:
+        # NaN (the default) means "no score"; any number given must be a score
+        if not math.isnan(self.no_claims_score):
+            self.no_claims_score = checked(Probability, self.no_claims_score, "no_claims_score")
+        self.strong_entailment = checked(Probability, self.strong_entailment, "strong_entailment")
 
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
         missing = sample.require("response")

@@ -5,9 +5,10 @@
   retrieved.
 - **Context precision**: context k is relevant when its NLI judgement entails at least one
   reference claim with probability ≥ ``relevance_threshold`` (the same judgements context
-  recall uses). Without a reference, the response's claims stand in (ragas' "without
-  reference" variant; the faithfulness graph is reused). With rel_k ∈ {0, 1} over the K
-  contexts in rank order:
+  recall uses). Without a reference it is not computed (NaN, the reason said): relevance is
+  defined through the reference's claims, and the response's claims standing in (ragas'
+  "without reference" variant) would rate the contexts by what the answer happened to say,
+  under the same name. With rel_k ∈ {0, 1} over the K contexts in rank order:
 
   mean relevance = Σ rel_k / K  (the seed formula)
   average precision = Σ_k rel_k · (Σ_{j≤k} rel_j / k) / Σ_k rel_k, exactly (no ε); 0 when
@@ -98,12 +99,10 @@ class ContextPrecision(Metric):
     def _score(self, sample: RagSample, context: MetricContext) -> MetricResult:
         if not sample.retrieved_contexts:
             return MetricResult.nan(self.name, "no retrieved contexts")
-        if sample.reference:
-            claims, basis = context.claims(sample.reference, sample.question), "reference"
-        elif sample.response:
-            claims, basis = context.claims(sample.response, sample.question), "response"
-        else:
-            return MetricResult.nan(self.name, "sample has no reference or response to judge relevance by")
+        missing = sample.require("reference")
+        if missing:
+            return MetricResult.nan(self.name, f"{missing}: a context's relevance is judged by the reference's claims")
+        claims, basis = context.claims(sample.reference, sample.question), "reference"
         if not claims:
             return MetricResult.nan(self.name, f"the {basis} has no claims")
         contexts = sample.retrieved_contexts

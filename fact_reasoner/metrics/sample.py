@@ -178,7 +178,7 @@ def sample_from_row(data: Any, *, needs_response: bool = True) -> RagSample | st
     try:
         sample = RagSample.model_validate(data)
     except ValidationError as error:
-        return describe_validation_error(error).replace("record: Value error, ", "")
+        return describe_validation_error(error)
     except (TypeError, ValueError) as error:
         return f"{type(error).__name__}: {error}"
     if needs_response and not sample.response:

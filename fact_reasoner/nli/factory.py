@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..fields import one_of, option
+from ..fields import Count, one_of, option
 from ..registry import Extra, Option, Registry, require_extras
 from .base import NLIBackend
 from .cache import CachedNLI
@@ -105,7 +105,7 @@ CASCADE_OPTIONS = (
     ),
     Option(
         "nli_cascade_band",
-        Annotated[float, Field(ge=0.0, le=0.5)],
+        Annotated[float, Field(ge=0.0, le=0.5, allow_inf_nan=False)],
         option(
             0.02,
             "cascade: a pair goes to the second judge when the cross-encoder's P(entailment) or "
@@ -129,7 +129,7 @@ LLM_JUDGE_OPTIONS = (
     ),
     Option(
         "nli_samples",
-        Annotated[int, Field(ge=1)],
+        Count,
         option(5, "self-consistency samples when the LLM backend gives no logprobs"),
         after="nli_neighbour_window",
     ),

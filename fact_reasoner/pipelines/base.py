@@ -458,6 +458,7 @@ class BaselinePipeline:
                 label=j.atom.label,
                 probability=probabilities[j.atom.id],
                 prediction=predict_label(probabilities[j.atom.id]),
+                sentence=j.atom.sentence,
                 **j.details(),
                 **atom_marks(j.atom),
             )

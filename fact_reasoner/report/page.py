@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import RecordError
 from ..scores import GoldAtoms
 from .plots import PLOTS
 from .rows import group_rows, judge_of, read_rows, restrict_to_common
@@ -129,13 +130,17 @@ class ContextTexts:
         return self.by_record.get(record_key, {}).get(context_id)
 
     @classmethod
-    def from_input(cls, path: Path) -> "ContextTexts":
+    def from_input(cls, path: Path, failures: list[RecordError] | None = None) -> "ContextTexts":
+        """The context texts of the input records; a record that cannot be read is appended to
+        ``failures`` (when given) and the others are read."""
         from ..io import NumberedRecord, read_records
 
         texts = cls()
         for item in read_records(path):
             if isinstance(item, NumberedRecord):
                 texts.add(item.key, [c.model_dump() for c in item.record.contexts or []])
+            elif failures is not None:
+                failures.append(item)
         return texts
 
 
@@ -243,14 +248,23 @@ def _evidence_html(
 
 
 def _correction_html(rid: str, correction: dict[str, Any]) -> str:
-    """The corrected text beside the original, the per-sentence diff, references and changes."""
+    """The corrected text beside the original, the per-sentence diff, references and changes.
+    Precision and length before → after only for a correction that was delivered (corrected or
+    unchanged): a refused one shows the original's alone, the refused text's figures being no
+    improvement anyone received."""
     status = str(correction.get("status"))
     before = correction.get("before") or {}
     after = correction.get("after") or {}
-    scores = (
-        f"Pr {esc(_fmt(before.get('factuality_score')))} → {esc(_fmt(after.get('factuality_score')))}"
-        f" · {esc(before.get('chars'))} → {esc(after.get('chars'))} characters"
-    )
+    if status in ("corrected", "unchanged"):
+        scores = (
+            f"Pr {esc(_fmt(before.get('factuality_score')))} → {esc(_fmt(after.get('factuality_score')))}"
+            f" · {esc(before.get('chars'))} → {esc(after.get('chars'))} characters"
+        )
+    else:
+        scores = (
+            f"Pr {esc(_fmt(before.get('factuality_score')))} · {esc(before.get('chars'))} characters "
+            "(the original: no corrected text was delivered)"
+        )
     reason = f'<p class="status failed">{esc(correction.get("reason"))}</p>' if correction.get("reason") else ""
     if correction.get("method") == "extractive":
         refused = correction.get("refused_rewrite") or {}
@@ -434,11 +448,15 @@ def build_report(
     title: str = "FactReasoner report",
     max_records: int | None = None,
     evidence_limit: int = 8,
+    failures: list[RecordError] | None = None,
 ) -> str:
-    """The HTML text of the report (see the module docstring)."""
-    named = read_rows(results)
+    """The HTML text of the report (see the module docstring). With a ``failures`` list, a line
+    of a results file or of ``input_file`` that cannot be read is appended there (``file:line:
+    problem``) and the page is made of the others, saying how many were left out; without one,
+    a bad results line raises :class:`~fact_reasoner.errors.InputError`."""
+    named = read_rows(results, failures)
     groups = group_rows(named)
-    texts = ContextTexts.from_input(input_file) if input_file is not None else ContextTexts()
+    texts = ContextTexts.from_input(input_file, failures) if input_file is not None else ContextTexts()
     input_keys = set(texts.by_record)
     keys: list[str] = []
     by_key: dict[str, dict[str, dict[str, Any]]] = {}
@@ -467,11 +485,20 @@ def build_report(
         f"<h1>{esc(title)}</h1>",
         f'<div class="meta">{len(keys)} responses · assessors: {esc(_assessors_with_judges(groups))} · files: '
         f"{esc(', '.join(str(p) for p in results))} · generated {esc(_dt.datetime.now().strftime('%Y-%m-%d %H:%M'))}</div>",
+    ]
+    if failures:
+        parts.append(
+            f'<p class="note">{len(failures)} line(s) of these files could not be read and are left out: '
+            f"{esc('; '.join(str(f) for f in failures[:5]))}{' …' if len(failures) > 5 else ''}</p>"
+        )
+    parts += [
         "<h2>Summary</h2>",
     ]
     if has_gold:
         parts += [
-            '<p class="note">Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; '
+            '<p class="note">claims: every atom judged; gold atoms: those with a gold S/NS label, over which '
+            "F1 (S), acc, bal acc, Brier and ECE are computed; "
+            "Pr: mean factual precision; F1 (S): atom-level F1 with S as the positive class; "
             "acc: atom accuracy; F1@K: mean of the responses' F1@K, each with the K it was scored with (column K); MAE: mean |Pr − gold Pr|; "
             "Brier: mean (P − y)²; ECE: expected calibration error over 10 equal-width bins.</p>",
             _summary_html(overall),

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import RawRow, RecordError, read_json_values
 
 
 def assessor_name(row: dict[str, Any]) -> str:
@@ -121,11 +122,18 @@ def _assessor_order(label: str) -> tuple[int, str]:
     return (order.get(label.split(" [")[0], 9), label)
 
 
-def read_rows(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
+def read_rows(
+    paths: Sequence[str | Path], failures: list[RecordError] | None = None
+) -> list[tuple[str, dict[str, Any]]]:
     """Rows of result JSONL files as ``(source name, row)``: the file's name without ``.jsonl``, or
-    its whole path when two files share a name. A bad line names file and line, a file without
-    rows is an error (a report of nothing would look like a finished one). Each problem raises
-    :class:`~fact_reasoner.errors.InputError` (with ``path`` and, for a line, ``line``)."""
+    its whole path when two files share a name.
+
+    A line that cannot be read (not UTF-8, invalid JSON, not a result row) is appended to
+    ``failures`` as ``file:line: problem`` and the other lines are read, the policy of every
+    input file of the program; without a ``failures`` list the first such line raises
+    :class:`~fact_reasoner.errors.InputError`. A file that cannot be used at all raises it too:
+    missing, a directory, the results of ``fact-reasoner ragas`` (another kind of row), or no
+    result row (a report of nothing would look like a finished one)."""
     out = []
     names = [Path(p).name for p in paths]
     for path in paths:
@@ -135,30 +143,36 @@ def read_rows(paths: Sequence[str | Path]) -> list[tuple[str, dict[str, Any]]]:
         if path.is_dir():
             raise InputError("a directory, not a results file", path=path)
         stem = (str(path) if names.count(path.name) > 1 else path.name).removesuffix(".jsonl")
-        found = False
-        for number, raw_bytes in enumerate(path.read_bytes().split(b"\n"), start=1):
-            if not raw_bytes.strip():
+        found = unreadable = 0
+        for item in read_json_values(path):
+            problem = item if isinstance(item, RecordError) else _not_a_result(item)
+            if problem is not None:
+                if failures is None:
+                    raise InputError(problem.message, path=path, line=problem.line)
+                failures.append(problem)
+                unreadable += 1
                 continue
-            try:
-                row = json.loads(raw_bytes.decode("utf-8"))
-            except UnicodeDecodeError as error:
-                raise InputError(
-                    f"not valid UTF-8 (byte {raw_bytes[error.start]:#04x})", path=path, line=number
-                ) from None
-            except json.JSONDecodeError as error:
-                raise InputError(f"invalid JSON: {error.msg}", path=path, line=number) from None
-            if isinstance(row, dict) and isinstance(row.get("metrics"), dict) and "sample_key" in row:
-                raise InputError(
-                    "a result of `fact-reasoner ragas` (RAG metrics per sample), which this report does not "
-                    "show: it shows `fact-reasoner` and `fact-reasoner correct` results; for a table of these "
-                    "rerun the same ragas command with --csv FILE (it resumes: nothing is computed again)",
-                    path=path,
-                    line=number,
-                )
-            if not isinstance(row, dict) or not isinstance(row.get("atoms"), list):
-                raise InputError("not a result row (no 'atoms' list)", path=path, line=number)
-            out.append((stem, row))
-            found = True
+            assert not isinstance(item, RecordError)
+            out.append((stem, item.data))
+            found += 1
         if not found:
-            raise InputError("no result rows (the file is empty): nothing to report", path=path)
+            why = f"{unreadable} unreadable line(s)" if unreadable else "the file is empty"
+            raise InputError(f"no result rows ({why}): nothing to report", path=path)
     return out
+
+
+def _not_a_result(row: RawRow) -> RecordError | None:
+    """Why a JSON value of a results file is not a result row, or None; the results of
+    ``fact-reasoner ragas`` raise (the whole file is another kind of results)."""
+    data = row.data
+    if isinstance(data, dict) and isinstance(data.get("metrics"), dict) and "sample_key" in data:
+        raise InputError(
+            "a result of `fact-reasoner ragas` (RAG metrics per sample), which this report does not "
+            "show: it shows `fact-reasoner` and `fact-reasoner correct` results; for a table of these "
+            "rerun the same ragas command with --csv FILE (it resumes: nothing is computed again)",
+            path=row.path,
+            line=row.line,
+        )
+    if not isinstance(data, dict) or not isinstance(data.get("atoms"), list):
+        return row.error("not a result row (no 'atoms' list)")
+    return None

@@ -5,7 +5,9 @@ Every number of a line is a field of :func:`fact_reasoner.scores.summarize_rows`
 line's rows (the formulas are there); nothing is recomputed here:
 
 - bios: ``num_records``, the responses;
-- atoms: ``num_gold_atoms``, atoms with a gold S/NS label;
+- claims: ``num_atoms``, every atom judged;
+- gold atoms (CSV ``atoms``): ``num_gold_atoms``, the atoms with a gold S/NS label, over which
+  the atom-level columns (F1 (S), acc, bal acc, Brier, ECE) are computed;
 - K: ``k``, the K values the responses were scored with;
 - Pr: ``mean_factuality_score``, mean of the responses' factual precision S / n;
 - gold Pr: ``mean_gold_factuality_score``, the same with the gold labels;
@@ -102,7 +104,8 @@ COLUMNS = [
     ("assessor", "assessor", None),
     ("tier", "tier", None),
     ("records", "bios", "num_records"),
-    ("atoms", "atoms", "num_gold_atoms"),
+    ("claims", "claims", "num_atoms"),
+    ("atoms", "gold atoms", "num_gold_atoms"),
     ("k", "K", "k"),
     ("precision", "Pr", "mean_factuality_score"),
     ("gold_precision", "gold Pr", "mean_gold_factuality_score"),

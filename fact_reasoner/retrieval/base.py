@@ -72,8 +72,10 @@ class RetrievedContext(BaseModel):
     def to_context(self, context_id: str) -> Context:
         """The passage as a pipeline :class:`Context` with the given id.
 
-        The store id, score and service are kept as extra fields (``store_id``,
-        ``retrieval_score``, ``retrieval_source``) so the output shows where evidence came from.
+        Where the evidence came from is kept as extra fields: ``source`` (the document: a
+        corpus file of ``fact-reasoner index`` with the document's id, ``notes.jsonl#doc-7``, or
+        a page's address), ``store_id``, ``retrieval_score`` and ``retrieval_source`` (the
+        service that found it: chroma, bm25, hybrid …).
         """
         link = self.metadata.get("link") or self.metadata.get("url")
         snippet = self.metadata.get("snippet")
@@ -83,10 +85,22 @@ class RetrievedContext(BaseModel):
             title=self.title,
             snippet=snippet if isinstance(snippet, str) else None,
             link=link if isinstance(link, str) else None,
+            source=self.document_source(),
             store_id=self.id,
             retrieval_score=self.score,
             retrieval_source=self.source,
         )
+
+    def document_source(self) -> str | None:
+        """The document the passage comes from: its corpus file (``source`` in a store chunk's
+        metadata) with the document's id when it has one (``bios.jsonl#curie``), else its
+        address (a web page), else None."""
+        file = self.metadata.get("source")
+        document = self.metadata.get("document_id")
+        if isinstance(file, str) and file:
+            return f"{file}#{document}" if isinstance(document, (str, int)) and str(document) else file
+        link = self.metadata.get("link") or self.metadata.get("url")
+        return link if isinstance(link, str) and link else None
 
 
 @runtime_checkable

@@ -9,6 +9,9 @@ Accepted inputs (chosen by file extension):
 - anything else (``.txt``, ``.md``, …) — plain UTF-8 text, one document per file, titled by the
   file name; paragraphs are separated by blank lines.
 
+A line or item that cannot be read (invalid JSON, no ``text``, not UTF-8) is reported as
+``file:line: problem`` and the others are read, the policy of every input file of the program.
+
 Sentence markers ``<s>…</s>`` (FActScore's passages) are honoured as sentence boundaries and
 removed from the indexed text.
 
@@ -22,7 +25,6 @@ adds nothing.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from ..io import RecordError, read_json_values
 
 
 class CorpusError(InputError):
@@ -101,79 +104,82 @@ def chunk_id(topic: str | None, title: str | None, text: str) -> str:
 # ---------------------------------------------------------------- reading files
 
 
-def _document_from_object(obj: Any, where: str, source: str, topic: str | None = None) -> Document:
+def _document_from_object(obj: Any, source: str, topic: str | None = None) -> Document:
+    """The document of one JSON object; ``ValueError`` says what is wrong with it."""
     if not isinstance(obj, dict):
-        raise CorpusError(f"{where}: expected a JSON object with a 'text' field, got {type(obj).__name__}")
+        raise ValueError(f"expected a JSON object with a 'text' field, got {type(obj).__name__}")
     text = obj.get("text", obj.get("contents"))
     if not isinstance(text, str):
-        raise CorpusError(f"{where}: missing or non-string 'text' field (keys: {sorted(obj)})")
+        raise ValueError(f"missing or non-string 'text' field (keys: {sorted(obj)})")
     title = obj.get("title")
     if title is not None and not isinstance(title, str):
-        raise CorpusError(f"{where}: 'title' must be a string")
+        raise ValueError("'title' must be a string")
     obj_topic = obj.get("topic", topic)
     if obj_topic is not None and not isinstance(obj_topic, str):
-        raise CorpusError(f"{where}: 'topic' must be a string")
+        raise ValueError("'topic' must be a string")
     extra = {k: v for k, v in obj.items() if k in ("id", "link", "url") and isinstance(v, (str, int))}
     if "id" in extra:
         extra["document_id"] = str(extra.pop("id"))
     return Document(text=text, title=title, topic=obj_topic, source=source, extra=extra)
 
 
-def _read_jsonl(path: Path) -> Iterator[Document]:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
+def _is_topic_map(data: Any) -> bool:
+    """``{topic: [{title, text}, …]}`` (FActScore's and IBM's topic passages), not a document:
+    an object without a text whose values include a list."""
+    return (
+        isinstance(data, dict)
+        and "text" not in data
+        and "contents" not in data
+        and any(isinstance(value, list) for value in data.values())
+    )
+
+
+def _read_json_documents(path: Path) -> Iterator[Document | RecordError]:
+    """The documents of a ``.jsonl`` file (one object per line) or a ``.json`` file (a list of
+    objects, or ``{topic: [objects]}``), each bad line or item a :class:`RecordError`."""
+    for row in read_json_values(path):
+        if isinstance(row, RecordError):
+            yield row
+            continue
+        items: list[tuple[str, Any, str | None]] = [("", row.data, None)]
+        if _is_topic_map(row.data):
+            items = []  # {topic: [{title, text}, …]}: FActScore/IBM topic passages
+            for topic, passages in row.data.items():
+                if not isinstance(passages, list):
+                    yield row.error(
+                        f"topic {topic!r}: expected a list of {{title, text}} objects, got {type(passages).__name__}"
+                    )
+                    continue
+                items += [(f"topic {topic!r} item {index}: ", obj, topic) for index, obj in enumerate(passages)]
+        for where, obj, topic in items:
             try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise CorpusError(f"{where}: invalid JSON ({error.msg} at column {error.colno})") from error
-            yield _document_from_object(obj, where, path.name)
+                yield _document_from_object(obj, path.name, topic)
+            except ValueError as problem:
+                yield row.error(f"{where}{problem}")
 
 
-def _read_json(path: Path) -> Iterator[Document]:
-    raw = path.read_text(encoding="utf-8")
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as error:
-        raise CorpusError(f"{path}:{error.lineno}: invalid JSON ({error.msg} at column {error.colno})") from error
-    if isinstance(data, list):
-        for index, obj in enumerate(data):
-            yield _document_from_object(obj, f"{path}: item {index}", path.name)
-    elif isinstance(data, dict):
-        for topic, passages in data.items():
-            if not isinstance(passages, list):
-                raise CorpusError(
-                    f"{path}: topic {topic!r}: expected a list of {{title, text}} objects, "
-                    f"got {type(passages).__name__}"
-                )
-            for index, obj in enumerate(passages):
-                yield _document_from_object(obj, f"{path}: topic {topic!r} item {index}", path.name, topic)
-    else:
-        raise CorpusError(f"{path}: expected a JSON object {{topic: [...]}} or a list, got {type(data).__name__}")
-
-
-def _read_text(path: Path) -> Iterator[Document]:
+def _read_text(path: Path) -> Iterator[Document | RecordError]:
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as error:
-        raise CorpusError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from error
+        line = path.read_bytes().count(b"\n", 0, error.start) + 1
+        yield RecordError(str(path), line, f"not UTF-8 text ({error.reason} at byte {error.start})")
+        return
     if text.strip():
         yield Document(text=text, title=path.stem, topic=None, source=path.name)
 
 
-def read_documents(paths: Iterable[str | Path]) -> Iterator[Document]:
-    """Documents of every corpus file, in order; raises :class:`CorpusError` on bad input."""
+def read_documents(paths: Iterable[str | Path]) -> Iterator[Document | RecordError]:
+    """Documents of every corpus file, in order. A line or item that cannot be read is a
+    :class:`~fact_reasoner.io.RecordError` (``file:line: problem``) in its place and reading goes
+    on, as with the records of every other command; a file that does not exist raises
+    :class:`CorpusError`."""
     for name in paths:
         path = Path(name)
         if not path.is_file():
             raise CorpusError(f"{path}: no such file")
-        suffix = path.suffix.lower()
-        if suffix == ".jsonl":
-            yield from _read_jsonl(path)
-        elif suffix == ".json":
-            yield from _read_json(path)
+        if path.suffix.lower() in (".jsonl", ".json"):
+            yield from _read_json_documents(path)
         else:
             yield from _read_text(path)
 

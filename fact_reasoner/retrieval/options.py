@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..fields import option
+from ..fields import MAX_COUNT, CountOrZero, Seconds, Threads, option
 from ..registry import Option
 
 __all__ = ["DEFAULT_SEARCH_URL", "DEFAULT_WIKIPEDIA_URL", "GOOGLE_OPTIONS", "STORE_OPTIONS", "WIKIPEDIA_OPTIONS"]
@@ -26,7 +26,7 @@ STORE_OPTIONS = (
 
 _PASSAGE_CHARS = Option(
     "passage_chars",
-    Annotated[int, Field(ge=100)],
+    Annotated[int, Field(ge=100, le=MAX_COUNT)],
     option(
         1000,
         "google, wikipedia: pages are cut into passages of whole sentences of at most this many characters",
@@ -35,17 +35,17 @@ _PASSAGE_CHARS = Option(
 _REQUEST_BUDGET = (
     Option(
         "web_concurrency",
-        Annotated[int, Field(ge=1)],
+        Threads,
         option(8, "google, wikipedia: requests in flight per host", affects_results=False),
     ),
     Option(
         "web_timeout",
-        Annotated[float, Field(gt=0)],
+        Seconds,
         option(20.0, "google, wikipedia: seconds to wait for an answer (connect and read)", affects_results=False),
     ),
     Option(
         "web_retries",
-        Annotated[int, Field(ge=0)],
+        CountOrZero,
         option(
             3,
             "google, wikipedia: retries of a request that got 429/5xx or (searches) no answer, with backoff "
@@ -78,7 +78,7 @@ GOOGLE_OPTIONS = (
     _PASSAGE_CHARS,
     Option(
         "max_page_bytes",
-        Annotated[int, Field(ge=1000)],
+        Annotated[int, Field(ge=1000, le=MAX_COUNT)],
         option(5_000_000, "google: largest page downloaded; a larger one is replaced by its search snippet"),
     ),
     *_REQUEST_BUDGET,

@@ -93,7 +93,8 @@ class ChromaRetriever:
         vectors = embed(list(queries), self.embedding_model)
         answer = self.collection.query(
             query_embeddings=vectors,
-            n_results=k,
+            # no more than the collection holds: hnswlib refuses a k above its element count
+            n_results=max(1, min(k, self.collection.count())),
             where=self._filter(topic),
             include=["documents", "metadatas", "distances"],
         )

@@ -23,11 +23,12 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..io import RecordError
 from .base import RetrievalError
 from .corpus import Chunk, chunk_document, read_documents
 
@@ -182,6 +183,8 @@ class IndexReport:
     seconds_bm25: float
     seconds_total: float
     dense: bool
+    #: lines or items of the corpus that could not be read (each reported as file:line)
+    unreadable: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -213,13 +216,16 @@ def build_index(
     threads: int | None = None,
     progress: bool = True,
     rebuild: bool = False,
+    on_unreadable: Callable[[RecordError], None] | None = None,
 ) -> IndexReport:
     """Read, chunk, embed and store a corpus; add only chunks not already in the collection.
 
     Checked before the store is touched: ``store`` must be a directory (or not exist yet), the
     corpus must hold at least one chunk, and a collection built with another chunk size or
     overlap is refused (its chunks would sit beside the new ones) unless ``rebuild``, which
-    replaces the collection.
+    replaces the collection. A line or item of the corpus that cannot be read is passed to
+    ``on_unreadable`` (``file:line: problem``) and counted in the report's ``unreadable``; the
+    others are indexed.
     """
     from ..progress import progress_bar
     from .bm25 import build_bm25
@@ -231,17 +237,25 @@ def build_index(
         raise RetrievalError(f"--store {store}: {blocking} is a file, not a directory")
 
     documents = 0
+    unreadable = 0
     new_chunks: dict[str, Chunk] = {}
     made = 0
     for document in read_documents(corpus):
+        if isinstance(document, RecordError):
+            unreadable += 1
+            if on_unreadable is not None:
+                on_unreadable(document)
+            continue
         documents += 1
         for chunk in chunk_document(document, chunk_size, chunk_overlap):
             made += 1
             new_chunks.setdefault(chunk.id, chunk)
     if not new_chunks:
         names = ", ".join(str(path) for path in corpus)
+        why = f", {unreadable} unreadable line(s)" if unreadable else ""
         raise RetrievalError(
-            f"the corpus ({names}) holds no text: {documents} document(s), no chunk to index; the store is unchanged"
+            f"the corpus ({names}) holds no text: {documents} document(s){why}, no chunk to index; the store is "
+            "unchanged"
         )
     previous = layout.read_manifest() if layout.collection_dir.is_dir() else None
     if previous is not None and not rebuild:
@@ -337,4 +351,5 @@ def build_index(
         seconds_bm25=seconds_bm25,
         seconds_total=time.perf_counter() - started,
         dense=dense,
+        unreadable=unreadable,
     )

@@ -272,9 +272,7 @@ class AssessmentService:
         try:
             record = InputRecord.model_validate(raw)
         except ValidationError as error:
-            raise ApiError(
-                422, "invalid_record", describe_validation_error(error).replace("record: Value error, ", "")
-            ) from None
+            raise ApiError(422, "invalid_record", describe_validation_error(error)) from None
         for name, items, limit in (
             ("max_atoms", record.atoms, self.limits.max_atoms),
             ("max_contexts", record.contexts, self.limits.max_contexts),

@@ -34,6 +34,7 @@ from ..cli_options import ConfigFlag, config_flags
 from ..cli_options import _scalar_types as _members  # the member types of a setting's annotation
 from ..config import PipelineConfig, affects_results, group_model
 from ..errors import SettingsError
+from ..fields import describe_problem
 
 __all__ = [
     "BUILT_ONCE",
@@ -182,7 +183,7 @@ def apply_request_settings(
         try:
             config = config.with_options(**{name: value})
         except ValidationError as error:
-            raise UnsafeSetting(name, f"setting {name!r}: {error.errors()[0]['msg']}") from None
+            raise UnsafeSetting(name, f"setting {name!r}: {describe_problem(error.errors()[0])}") from None
     return config
 
 

@@ -200,3 +200,33 @@ def test_v3_atoms_per_sentence_are_bounded_by_its_length():
         schema = server.requests[0]["body"]["response_format"]["json_schema"]["schema"]
         assert schema["properties"]["atoms"]["maxItems"] == 4  # ceil(0.75 * 3 words) + 1
         assert "Question:" not in server.requests[0]["body"]["messages"][-1]["content"]
+
+
+def test_each_atom_records_the_sentence_it_was_made_from_and_the_reviser_keeps_it():
+    """``sentence``: what `fact-reasoner correct` attaches an atom by, also when the reviser has
+    made "She was a mathematician." into "Ada Lovelace was a mathematician." (#44)."""
+    made = {
+        "Ada Lovelace was born in 1815.": ["Ada Lovelace was born in 1815."],
+        "She was a mathematician.": ["She was a mathematician."],
+        "Dr. Babbage built engines, e.g. the Difference Engine.": ["Dr. Babbage built engines.", "It was big."],
+    }
+
+    def answer(body: dict) -> str:
+        last = body["messages"][-1]["content"]
+        if body["messages"][0]["content"].startswith("You break a sentence"):
+            return json.dumps({"atoms": made[last.split("Sentence: ")[1].split("\n")[0]]})
+        facts = [line.split(". ", 1)[1] for line in last.split("\n") if line[:1].isdigit() and ". " in line]
+        return json.dumps({"atoms": [f.replace("She ", "Ada Lovelace ").replace("It ", "The engine ") for f in facts]})
+
+    with ScriptedServer([answer]) as server:
+        llm = OpenAICompatibleLLM("m", base_url=server.base_url, cache=None)
+        atoms = Atomizer(llm).atomize(RESPONSE)
+        revised = Reviser(llm).revise(atoms, RESPONSE)
+    assert [(a.sentence, a.text) for a in atoms] == [
+        (0, "Ada Lovelace was born in 1815."),
+        (1, "She was a mathematician."),
+        (2, "Dr. Babbage built engines."),
+        (2, "It was big."),
+    ]
+    assert [(a.sentence, a.text) for a in revised][1] == (1, "Ada Lovelace was a mathematician.")
+    assert [a.sentence for a in revised] == [0, 1, 2, 2]

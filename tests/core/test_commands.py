@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import os
 import re
 import subprocess
@@ -86,10 +87,7 @@ def test_an_unknown_command_is_named_with_the_choices(capsys):
 def test_a_bad_flag_prints_the_problem_and_where_to_read_more_nothing_else():
     done = run_cli("--input-file", str(EXAMPLE), "--top-k", "-3")
     assert done.returncode == 2 and done.stdout == ""
-    assert done.stderr == (
-        "error: argument --top-k: -3: Input should be greater than or equal to 1\n"
-        "try 'fact-reasoner --help' for the options\n"
-    )
+    assert done.stderr == ("error: argument --top-k: must be ≥ 1, got -3\ntry 'fact-reasoner --help' for the options\n")
     done = run_cli("ragas", "--input-file", str(EXAMPLE), "--fc-mode", "F2")
     assert done.stderr.splitlines() == [
         "error: argument --fc-mode: invalid choice: 'F2' (choose from 'F1', 'PRECISION', 'RECALL')",
@@ -177,7 +175,8 @@ def test_flags_override_the_file_and_add_to_its_tables(tmp_path, capsys):
     [
         ("[graph]\nversion = 2\nverison = 3\n", "run.toml:3: unknown setting graph.verison; [graph] has: version,"),
         ("[models]\n\nnli = 'nope'\n", "run.toml:3: models.nli: 'nope': Value error, Input should be 'auto'"),
-        ("[assess]\nlimit = 0\n", "run.toml:2: assess.limit: 0 is below 1"),
+        ("[assess]\nlimit = 0\n", "run.toml:2: assess.limit: must be ≥ 1, got 0"),
+        ("[retrieval]\ntop_k = 0\n", "run.toml:2: retrieval.top_k: must be ≥ 1, got 0"),
         ("[assess]\nlimits = 3\n", "run.toml:2: unknown option assess.limits; [assess] has: contexts,"),
         ("# runs\n[asess]\nlimit = 3\n", "run.toml:2: unknown table [asess]; known: pipeline,"),
         ("version = 3\n", "run.toml:1: 'version' belongs in its group: [graph] version = …"),
@@ -213,20 +212,148 @@ def test_print_config_of_a_command_without_settings_has_its_own_options(capsys):
 
 def test_a_k_beyond_every_response_and_an_ignored_top_k_are_one_warning_each(tmp_path):
     done = run_cli(
-        "--input-file", str(EXAMPLE), "--output-dir", str(tmp_path), *OFFLINE,
-        "--k", "99999999999999999999", "--top-k", "99999999999999999999",
+        "--input-file", str(EXAMPLE), "--output-dir", str(tmp_path), *OFFLINE, "--k", "50", "--top-k", "50",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     warnings = [line for line in done.stderr.splitlines() if line.startswith("warning:")]
     assert warnings == [
-        "warning: --top-k 99999999999999999999 is ignored: --service-type supplied takes the records' own "
-        "contexts (nothing is retrieved)",
-        "warning: K = 99999999999999999999 is more than the atoms of any response (at most 9): R@K and F1@K "
-        "are at most 9/99999999999999999999; give --k median, half or a smaller number",
+        "warning: --top-k 50 is ignored: --service-type supplied takes the records' own contexts (nothing is "
+        "retrieved)",
+        "warning: K = 50 is more than the atoms of any response (at most 9): R@K and F1@K are at most 9/50; give "
+        "--k median, half or a smaller number",
     ]
     # without them, no warning
     quiet = run_cli("--input-file", str(EXAMPLE), "--output-dir", str(tmp_path / "b"), *OFFLINE, "--k", "5")
     assert "warning:" not in quiet.stderr
+
+
+#: the arguments each command needs before its numbers are read; ``--print-config`` then checks
+#: every setting and option and runs nothing
+BASE_ARGS = {
+    "assess": [],
+    "correct": [],
+    "ragas": ["--input-file", "samples.jsonl"],
+    "index": ["--corpus", "corpus.txt", "--store", "store"],
+    "report": ["results.jsonl", "-o", "report.html"],
+    "serve": [],
+}
+#: numeric options whose range includes negative numbers (cosine similarities)
+NEGATIVE_MEANS_SOMETHING = {"--coherence-min-similarity", "--nli-gate-threshold"}
+#: numeric options where 0 means something (off, never, keep all, a free port, no retries …)
+ZERO_MEANS_SOMETHING = NEGATIVE_MEANS_SOMETHING | {
+    "--gamma", "--min-relation-probability", "--max-failed-pairs", "--nli-cascade-band", "--nli-neighbour-window",
+    "--llm-retries", "--web-retries", "--fail-under", "--no-claims-score", "--chunk-overlap", "--port",
+    "--queue-size", "--drain-seconds", "--batch-wait-ms",
+}  # fmt: skip
+#: a few options each command must have among its numeric ones (so the walk cannot find none)
+EXPECTED_NUMERIC = {
+    "assess": {"--limit", "--k", "--top-k", "--context-prior", "--gamma", "--llm-timeout"},
+    "correct": {"--limit", "--k", "--top-k", "--threads"},
+    "ragas": {"--limit", "--beta", "--no-claims-score", "--context-prior", "--max-failed-pairs"},
+    "index": {"--chunk-size", "--chunk-overlap", "--batch-size", "--threads"},
+    "report": {"--max-records", "--max-evidence"},
+    "serve": {"--port", "--workers", "--queue-size", "--deadline", "--max-body-bytes", "--top-k"},
+}
+
+
+def numeric_options(name: str) -> list[str]:
+    """The options of a command that take a number: their argparse type reads one (the settings'
+    whole numbers and numbers, K's number-or-word, --fail-under's threshold, the kinds of number)."""
+    found = []
+    for action in command(name).build_parser()._actions:
+        kind = getattr(action.type, "__name__", "")
+        # a number (N or X: cli_options.whole_number, real_number, number(kind)), K, a threshold
+        numeric = hasattr(action.type, "metavar") or kind in ("int_or_word", "_threshold")
+        if action.option_strings and numeric:
+            found.append(action.option_strings[0])
+    return found
+
+
+def run_main(argv: list[str], capsys) -> tuple[int, str]:
+    """``main(argv)`` in this process: its exit status (an argument error exits 2) and stderr.
+    An exception other than the exit fails the test with its traceback."""
+    try:
+        status = main(argv)
+    except SystemExit as stop:
+        status = int(stop.code or 0)
+    return status, capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", COMMANDS.available())
+def test_every_numeric_option_refuses_an_impossible_value_in_two_lines(name, capsys):
+    """Every numeric option of every command, given a negative number, a zero, 1e20 and the whole
+    number 10**20: a value outside its kind's bounds is two lines (the flag and the problem, then
+    where to read more), exit 2, never a traceback; a value the option allows is accepted."""
+    options = numeric_options(name)
+    assert EXPECTED_NUMERIC[name] <= set(options), f"{name}: {sorted(EXPECTED_NUMERIC[name] - set(options))}"
+    usage = f"try 'fact-reasoner{'' if name == 'assess' else ' ' + name} --help' for the options"
+    for flag in options:
+        for value in ("-1", "0", "1e20", str(10**20)):
+            allowed = (value == "-1" and flag in NEGATIVE_MEANS_SOMETHING) or (
+                value == "0" and flag in ZERO_MEANS_SOMETHING
+            )
+            status, err = run_main([name, *BASE_ARGS[name], f"{flag}={value}", "--print-config"], capsys)
+            assert "Traceback" not in err, (flag, value, err)
+            if allowed:
+                assert status == 0, (flag, value, err)
+                continue
+            lines = err.splitlines()
+            assert status == 2 and len(lines) == 2, (flag, value, err)
+            assert lines[0].startswith(f"error: argument {flag}") and lines[1] == usage, (flag, value, err)
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["ragas", "--input-file", "s.jsonl", "--beta", "-3"], "argument --beta: must be > 0, got -3"),
+        (["ragas", "--input-file", "s.jsonl", "--beta", "1e300"], "argument --beta: must be ≤ 1000000, got 1e+300"),
+        (
+            ["ragas", "--input-file", "s.jsonl", "--no-claims-score", "5"],
+            "argument --no-claims-score: must be ≤ 1, got 5",
+        ),
+        (
+            ["ragas", "--input-file", "s.jsonl", "--limit", "99999999999999999999999"],
+            "argument --limit: must be ≤ 1000000000, got 99999999999999999999999",
+        ),
+        (
+            ["correct", "--k", "99999999999999"],
+            "argument --k: must be ≤ 1000000000 (or median, half), got 99999999999999",
+        ),
+        (
+            ["index", "--corpus", "a", "--store", "s", "--chunk-size", "1e20"],
+            "--chunk_size: '1e20' is not a whole number",
+        ),
+        (["index", "--corpus", "a", "--store", "s", "--batch-size", "0"], "--batch_size: must be ≥ 1, got 0"),
+        (["report", "r.jsonl", "-o", "r.html", "--max-records", "0"], "argument --max-records: must be ≥ 1, got 0"),
+        (["serve", "--port", "70000"], "argument --port: must be ≤ 65535, got 70000"),
+        (["--max-failed-pairs", "nan"], "argument --max-failed-pairs: must be a finite number, got nan"),
+    ],
+)
+def test_the_values_the_issue_names_are_refused_in_the_words_of_their_kind(argv, message, capsys):
+    status, err = run_main([*argv, "--print-config"], capsys)
+    assert status == 2 and err.splitlines()[0].endswith(message), err
+
+
+def test_a_chunk_overlap_not_below_the_chunk_size_is_an_argument_error(tmp_path, capsys):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("One sentence.")
+    status, err = run_main(["index", "--corpus", str(corpus), "--store", str(tmp_path / "s"), "--chunk-size", "100",
+                            "--chunk-overlap", "100", "--no-dense"], capsys)  # fmt: skip
+    assert status == 2 and err.splitlines() == [
+        "error: argument --chunk-overlap: must be < --chunk-size (100), got 100",
+        "try 'fact-reasoner index --help' for the options",
+    ]
+    assert not (tmp_path / "s").exists()
+
+
+def test_the_python_api_refuses_the_same_values_in_the_same_words():
+    from fact_reasoner.metrics import FactualCorrectness, Faithfulness
+
+    with pytest.raises(ValueError, match=r"^beta: must be > 0, got -3$"):
+        FactualCorrectness(beta=-3)
+    with pytest.raises(ValueError, match=r"^no_claims_score: must be ≤ 1, got 5$"):
+        Faithfulness(no_claims_score=5)
+    assert math.isnan(Faithfulness().no_claims_score)  # the default: no score
 
 
 # -- what a run leaves and prints -----------------------------------------------------------------

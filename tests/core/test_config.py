@@ -135,8 +135,8 @@ def test_flags_left_out_keep_the_declared_defaults_and_help_comes_from_the_decla
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["--context-prior", "1.5"], "argument --context-prior: 1.5: Input should be less than 1"),
-        (["--atom-prior", "0"], "argument --atom-prior: 0.0: Input should be greater than 0"),
+        (["--context-prior", "1.5"], "argument --context-prior: must be < 1, got 1.5"),
+        (["--atom-prior", "0"], "argument --atom-prior: must be > 0, got 0"),
         (["--min-relation-probability", "1"], "argument --min-relation-probability"),
         (["--k", "0"], "argument --k"),
         (["--k", "most"], "argument --k"),

@@ -14,12 +14,15 @@ from typing import Any
 
 import pytest
 
+from fact_reasoner.atomizer import split_sentences
 from fact_reasoner.cli import main
+from fact_reasoner.correction_plan import resolve_pronouns, response_subject
 from fact_reasoner.corrector import (
     AtomDecision,
     CitedEvidence,
     add_citations,
     assign_sentences,
+    attach_atoms,
     correction_summary,
     decide_atom,
     evidence_snippet,
@@ -31,7 +34,7 @@ from fact_reasoner.corrector import (
 from fact_reasoner.llm.correction import SYSTEM as REWRITE_SYSTEM
 from fact_reasoner.llm.correction import check_sentence
 from fact_reasoner.llm.structured import InvalidOutput
-from tests.helpers import require_extra
+from tests.helpers import REPO_ROOT, require_extra
 
 # -- planning ----------------------------------------------------------------------------------
 
@@ -51,6 +54,42 @@ def test_atoms_go_to_the_sentence_they_share_most_words_with():
     assert assign_sentences([["unrelated words"]], sentences) == [0]
     with pytest.raises(ValueError):
         assign_sentences([["x"]], [])
+
+
+#: the documented example of ``correct`` (docs/corrections.md)
+EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
+
+
+def test_the_examples_claims_go_to_the_sentences_they_came_from():
+    """The example's false sentences open with a pronoun ("She was born in Vienna in 1867.", "It
+    was built in 1500."); its atoms, supplied without their sentence, name the subject ("Marie
+    Curie was born in Vienna."). Read with the subject the pronoun stands for, each atom goes to
+    its own sentence; by bare words the Vienna, 1867 and penicillin claims went to the first
+    sentence (which names Marie Curie), and the false sentences kept no claim at all (#44)."""
+    require_extra("llm")  # the sentence splitter (pysbd)
+    records = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
+    expected = [[0, 0, 0, 1, 1, 2, 2, 3, 3], [0, 0, 1, 1, 2]]
+    for record, want in zip(records, expected, strict=True):
+        sentences = split_sentences(record["output"])
+        spellings = [[a["text"], a.get("original") or ""] for a in record["atoms"]]
+        assert attach_atoms([(None, s) for s in spellings], sentences, record["topic"]) == want
+        # without a topic, the subject is the name the response opens with
+        assert attach_atoms([(None, s) for s in spellings], sentences) == want
+    # what the words alone did: no claim for the false sentence of either record
+    first = split_sentences(records[0]["output"])
+    assert 2 not in assign_sentences([[a["text"]] for a in records[0]["atoms"]], first)
+
+
+def test_a_sentence_the_atomizer_recorded_wins_over_words():
+    sentences = ["Marie Curie was a physicist.", "She was born in Warsaw."]
+    # "Marie Curie was a physicist." shares every word with sentence 0, but was made from sentence 1
+    assert attach_atoms([(1, ["Marie Curie was a physicist."]), (None, ["Marie Curie was born."])], sentences) == [1, 1]
+    # a recorded sentence the response does not have (another split) falls back to the words
+    assert attach_atoms([(7, ["Marie Curie was a physicist."])], sentences) == [0]
+    assert response_subject(["Marie Curie was a physicist."]) == "Marie Curie"
+    assert response_subject(["She was a physicist."]) == "" and response_subject([], "Topic") == "Topic"
+    assert resolve_pronouns("It was built in 1500.", "Eiffel Tower") == "It was built in 1500. Eiffel Tower"
+    assert resolve_pronouns("Paris is large.", "Eiffel Tower") == "Paris is large."
 
 
 def test_decisions_keep_rewrite_remove_and_the_cited_context():
@@ -245,7 +284,7 @@ def correct_args(source: Path, out: Path, base_url: str, cache: Path) -> list[st
 
 
 def run_correct(
-    tmp_path: Path, rewrites: dict[str, str], atoms: dict[str, list[str]] | None = None
+    tmp_path: Path, rewrites: dict[str, str], atoms: dict[str, list[str]] | None = None, *, quiet: bool = True
 ) -> tuple[int, dict, dict]:
     require_extra("llm")
     from fact_reasoner.llm.testing import ScriptedServer
@@ -254,7 +293,8 @@ def run_correct(
     source.write_text(json.dumps(RECORD) + "\n")
     out = tmp_path / "out.jsonl"
     with ScriptedServer([router(rewrites, atoms)]) as server:
-        status = main(correct_args(source, out, server.base_url, tmp_path / "cache"))
+        args = correct_args(source, out, server.base_url, tmp_path / "cache")
+        status = main(args if quiet else [a for a in args if a != "--quiet"])
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 1
     summary = json.loads(out.with_suffix(".summary.json").read_text())
@@ -340,6 +380,46 @@ def test_the_record_fails_when_the_supported_sentences_do_not_pass_either(tmp_pa
     # the refused rewrite's diff stays in the row, for the report
     assert [s["action"] for s in c["sentences"]] == ["kept", "rewritten", "removed"]
     assert summary["corrections"]["failed"] == 1
+
+
+def test_a_refused_correction_is_counted_the_same_everywhere(tmp_path, capsys):
+    """The summary said `failed_records 0` next to `correction failed …` (#44): a refused
+    correction is written (with its reason) and is a failure all the same, once, everywhere."""
+    status, row, summary = run_correct(
+        tmp_path,
+        {"She was born in 1869 in Warsaw.": "She was born in 1867 in Warsaw, where she won a Nobel Prize."},
+        atoms={
+            "Marie Curie was a Polish physicist.": ["Marie Curie was Polish.", "Marie Curie was a famous physicist."]
+        },
+        quiet=False,
+    )
+    assert status == 1 and row["correction"]["status"] == "failed"
+    assert summary["failed_records"] == summary["corrections"]["failed"] == 1
+    err = capsys.readouterr().err
+    assert re.search(r"\n  failed_records +1\n", err), err
+    assert "corrected 0 · unchanged 0 · refused 1 (failed_records 1: 1 refused, 0 not assessed)" in err
+    assert f"  refused: line 1: {row['correction']['reason']}" in err
+    assert "precision before → after" not in err  # nothing was delivered: no before → after
+
+
+def test_a_record_with_other_field_names_is_one_error_not_a_summary_of_nothing(tmp_path, capsys):
+    """A record that has no `output` fails with one line naming the fields it has; nothing was
+    written, so there is no summary of figures that were never computed (#44: 20 lines of NaN)."""
+    require_extra("llm")
+    from fact_reasoner.llm.testing import ScriptedServer
+
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps({"question": "Who was Marie Curie?", "answer": "A physicist."}) + "\n")
+    out = tmp_path / "out.jsonl"
+    with ScriptedServer([router({})]) as server:
+        args = [a for a in correct_args(source, out, server.base_url, tmp_path / "cache") if a != "--quiet"]
+        assert main(args) == 1
+    assert capsys.readouterr().err.splitlines() == [
+        f"error: {source}:1: no response to assess: `output` is empty or missing and the record has no `atoms` "
+        "(found: answer, question)",
+        f"results: no record written to {out}",
+        f"  failed: listed above and in {tmp_path / 'out.errors.jsonl'}",
+    ]
 
 
 def test_a_restated_kept_fact_the_judge_now_doubts_is_carried_over_not_a_failure(tmp_path):

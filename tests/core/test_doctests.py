@@ -18,6 +18,7 @@ EXAMPLES = {
     "fact_reasoner.grounding": ["ungrounded_terms", "unresolved_reference", "needs_revision", "unfaithful_revision"],
     "fact_reasoner.atomizer": ["max_atoms"],
     "fact_reasoner.llm.local": ["generation_threads_for"],
+    "fact_reasoner.metrics.answerable": ["non_answer"],
 }
 
 

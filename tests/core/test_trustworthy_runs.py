@@ -272,8 +272,8 @@ def test_two_processes_on_one_output_never_duplicate_lines(tmp_path):
         (lambda t: ["--input-file", str(t)], "is a directory, not a file"),
         (lambda t: ["--input-file", str(EXAMPLE), "--output-dir", str(t / "afile")], "is a file, not a directory"),
         (lambda t: ["--input-file", str(EXAMPLE), "--output-file", str(t)], "is a directory, not a file"),
-        (lambda t: ["--input-file", str(EXAMPLE), "--limit", "0"], "argument --limit: 0 is below 1"),
-        (lambda t: ["--input-file", str(EXAMPLE), "--limit", "-3"], "argument --limit: -3 is below 1"),
+        (lambda t: ["--input-file", str(EXAMPLE), "--limit", "0"], "argument --limit: must be ≥ 1, got 0"),
+        (lambda t: ["--input-file", str(EXAMPLE), "--limit", "-3"], "argument --limit: must be ≥ 1, got -3"),
     ],
 )
 def test_bad_paths_and_numbers_are_argument_errors(tmp_path, capsys, make_args, message):

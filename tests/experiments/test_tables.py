@@ -77,12 +77,13 @@ def test_summary_line_by_hand() -> None:
     assert all(t.summary.k == (3,) for t in table)
     markdown = tables.to_markdown(table)
     # bal acc: recall of S 3/4, of NS 1/2 → 0.625
-    assert "| X | all | 2 | 6 | 3 | 0.750 | 0.750 | 0.750 | 0.667 | 0.625 | 0.686 | 0.000 |" in markdown
+    # claims (every atom) and gold atoms (the labelled ones: here all 6) side by side
+    assert "| X | all | 2 | 6 | 6 | 3 | 0.750 | 0.750 | 0.750 | 0.667 | 0.625 | 0.686 | 0.000 |" in markdown
     csv_lines = tables.to_csv(table).splitlines()
     assert csv_lines[0] == (
-        "assessor,tier,records,atoms,k,precision,gold_precision,f1,accuracy,balanced_accuracy,f1_k,mae,brier,ece"
+        "assessor,tier,records,claims,atoms,k,precision,gold_precision,f1,accuracy,balanced_accuracy,f1_k,mae,brier,ece"
     )
-    assert csv_lines[1].startswith("X,all,2,6,3,0.75,0.75,0.75,")
+    assert csv_lines[1].startswith("X,all,2,6,6,3,0.75,0.75,0.75,")
     assert "granite-8b | FR2 | 0.62 | 0.78 | 0.61 | 0.12" in tables.published_markdown()
 
 
@@ -97,8 +98,8 @@ def test_table_reports_the_k_each_response_was_scored_with() -> None:
     assert line.summary.k == (1, 2)
     # F1@2 of row 1: S=2, Pr .5, R 1 -> 2/3; F1@1 of row 2: Pr 1, R 1 -> 1
     assert line.summary.mean_f1_k == pytest.approx((2 / 3 + 1.0) / 2)
-    assert "| X | all | 2 | 6 | 1, 2 | 0.750 |" in tables.to_markdown([line])
-    assert tables.to_csv([line]).splitlines()[1].startswith("X,all,2,6,1;2,0.75,")
+    assert "| X | all | 2 | 6 | 6 | 1, 2 | 0.750 |" in tables.to_markdown([line])
+    assert tables.to_csv([line]).splitlines()[1].startswith("X,all,2,6,6,1;2,0.75,")
 
 
 def test_baseline_rules_on_fixed_relations() -> None:

@@ -31,6 +31,7 @@ from fact_reasoner.metrics import (
     evaluate,
     letter_grade,
     mean_relevance,
+    non_answer,
     uncertainty_match,
 )
 from fact_reasoner.metrics.atoms import AtomStore
@@ -153,14 +154,26 @@ def test_faithfulness_verdict_thresholds():
     assert result.details[2].probability == 0.5
 
 
+class NoClaims:
+    """An atomizer that finds no claim in any text."""
+
+    def atomize(self, text, question=None):
+        return []
+
+
 def test_faithfulness_nan_cases_and_no_claims_parameter():
     assert math.isnan(Faithfulness().score({"response": S1}, ctx()).score)  # no contexts
     empty = {"response": "   ", "retrieved_contexts": [CHUNK]}
     assert "response" in Faithfulness().score(empty, ctx()).reason
-    no_claims = {"response": "...", "retrieved_contexts": [CHUNK]}
-    nan_result = Faithfulness().score(no_claims, ctx())
+    # an answer the atomizer finds no claim in (a pleasantry, to an LLM atomizer)
+    no_claims = {"response": "Thanks for asking!", "retrieved_contexts": [CHUNK]}
+    claimless = MetricContext(atomizer=NoClaims(), nli=fixed_nli([]), engine=make_engine("native"), atom_cache=None)
+    nan_result = Faithfulness().score(no_claims, claimless)
     assert math.isnan(nan_result.score) and nan_result.reason == "the response has no claims"
-    assert Faithfulness(no_claims_score=1.0).score(no_claims, ctx()).score == 1.0
+    assert Faithfulness(no_claims_score=1.0).score(no_claims, claimless).score == 1.0
+    # a response without a word is not a response without claims: it answers nothing (#44)
+    nothing = Faithfulness(no_claims_score=1.0).score({"response": "...", "retrieved_contexts": [CHUNK]}, ctx())
+    assert math.isnan(nothing.score) and nothing.reason == "not answerable: the response has no words ('...')"
     failed = Faithfulness().score({"response": S1, "retrieved_contexts": [CHUNK]}, ctx(nli=FailingNLI()))
     assert math.isnan(failed.score) and failed.judged_claims == 0 and failed.total_claims == 1
     assert failed.details[0].verdict == "UNJUDGED" and "unparsable" in failed.details[0].reason
@@ -250,6 +263,57 @@ def test_context_recall_and_precision_on_shared_graph():
     assert ContextPrecision(mode="mean").score(sample, context).score == 0.5
     assert context.nli.backend_pairs == 4  # 2 claims × 2 contexts judged once, shared by both metrics
     assert math.isnan(ContextRecall().score({"retrieved_contexts": [noise]}, context).score)
+
+
+def test_context_precision_without_a_reference_is_not_computed_and_says_why():
+    """The docs define relevance through the reference's claims: without a reference the
+    response's claims do not stand in under the same name (#44)."""
+    sample = {"question": "Tell me about Paris.", "response": PARIS, "retrieved_contexts": [PARIS]}
+    result = ContextPrecision().score(sample, ctx([(PARIS, PARIS, "entailment", 0.99)]))
+    assert math.isnan(result.score)
+    assert result.reason == "sample has no reference: a context's relevance is judged by the reference's claims"
+
+
+# --------------------------------------------------------------------------------------------
+# A non-answer is never scored (#44)
+
+
+@pytest.mark.parametrize(
+    ("response", "reason"),
+    [
+        ("...", "the response has no words ('...')"),
+        ("I don't know.", "the response declines to answer"),
+        ("No idea, sorry!", "the response only says it cannot answer ('no idea')"),
+        ("Paris?", "the response only repeats words of the question"),
+    ],
+)
+def test_a_non_answer_gets_no_score_from_any_metric_that_judges_the_answer(response, reason):
+    """With the sentence atomizer, "..." used to become the claim "Tell me about Paris. ...",
+    which the contexts partly supported: faithfulness 0.5 for nothing."""
+    sample = {
+        "question": "Tell me about Paris.",
+        "response": response,
+        "reference": PARIS,
+        "retrieved_contexts": [PARIS],
+    }
+    context = ctx([(PARIS, f"Tell me about Paris. {response}", "entailment", 0.9), (PARIS, PARIS, "entailment", 0.9)])
+    for metric in (Faithfulness(), FactualCorrectness(), RagasScore()):
+        result = metric.score(sample, context)
+        assert math.isnan(result.score) and result.not_answerable is True, metric.name
+        assert result.reason.startswith(f"not answerable: {reason}"), (metric.name, result.reason)
+    # the retrieval metrics judge the contexts, not the answer: computed as usual
+    assert ContextRecall().score(sample, context).score == 1.0
+    # answer classification labels it DON'T KNOW (what it counts), with the reason
+    assert AnswerClassification().score(sample, context).label == "DON'T KNOW"
+
+
+def test_an_answer_is_not_mistaken_for_a_non_answer():
+    for response in ("In Paris.", "Yes.", "Not sure, but probably Paris.", "Paris is the capital of France."):
+        assert non_answer(response, "Tell me about Paris.") is None, response
+    # an answer made of the question's own words: a yes/no question restated, a choice made
+    assert non_answer("The Eiffel Tower is in Paris.", "Question: Is the Eiffel Tower in Paris?") is None
+    assert non_answer("Paris.", "Is the Eiffel Tower in Paris or in Rome?") is None
+    assert non_answer(None, "q") is None and non_answer("", "q") is None  # missing: the sample's problem
 
 
 # --------------------------------------------------------------------------------------------
@@ -403,4 +467,4 @@ def test_ragas_cli_refuses_an_impossible_context_prior(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["ragas", "--input-file", "unused.jsonl", "--context-prior", "1.5"])
     assert stop.value.code == 2
-    assert "argument --context-prior: 1.5: Input should be less than 1" in capsys.readouterr().err
+    assert "argument --context-prior: must be < 1, got 1.5" in capsys.readouterr().err

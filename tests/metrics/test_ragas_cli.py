@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -330,8 +331,8 @@ def test_empty_input_is_refused(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("flags", "message"),
     [
-        (["--limit", "0"], "argument --limit: 0 is below 1"),
-        (["--limit", "-3"], "argument --limit: -3 is below 1"),
+        (["--limit", "0"], "argument --limit: must be ≥ 1, got 0"),
+        (["--limit", "-3"], "argument --limit: must be ≥ 1, got -3"),
         (["--metrics", ""], "argument --metrics: no metric named"),
         (["--metrics", "faithfulness,relevancy"], "unknown metric 'relevancy'"),
         (["--csv", "{tmp}"], "argument --csv: {tmp} is a directory"),
@@ -349,3 +350,33 @@ def test_arguments_are_checked_before_anything_runs(tmp_path, flags, message):
     assert "Traceback" not in result.stderr and error.startswith("error: argument --")
     assert more == "try 'fact-reasoner ragas --help' for the options"
     assert not (tmp_path / "s.ragas.jsonl").exists()
+
+
+# -- a non-answer is reported, never scored (#44) --------------------------------------------
+
+
+def test_a_non_answer_is_written_as_not_answerable_and_listed_in_the_summary(tmp_path, capsys):
+    non_answers = ["...", "I don't know.", "Eiffel Tower?"]
+    source = write_jsonl(tmp_path / "s.jsonl", [{**GOOD, "response": text} for text in non_answers] + [GOOD])
+    metrics = "faithfulness,factual_correctness,context_recall,ragas_score,answer_classification"
+    argv = ["ragas", "--input-file", str(source), "--output", str(tmp_path / "out.jsonl"), "--metrics", metrics]
+    assert main([*argv, "--nli", "align", "--atomizer", "sentence", "--no-cache"]) == 0  # not a failure
+    rows = output_rows(tmp_path)
+    assert [row.get("not_answerable", "")[:24] for row in rows] == [
+        "the response has no word",
+        "the response declines to",
+        "the response only repeat",
+        "",
+    ]
+    for row in rows[:3]:
+        for name in ("faithfulness", "factual_correctness", "ragas_score"):
+            result = row["metrics"][name]
+            assert result["score"] is None and result["reason"] == f"not answerable: {row['not_answerable']}", name
+        assert row["metrics"]["answer_classification"]["label"] == "DON'T KNOW"
+        # the contexts are judged as usual: the same recall as the answered sample's
+        assert row["metrics"]["context_recall"]["score"] == rows[3]["metrics"]["context_recall"]["score"] is not None
+    assert rows[3]["metrics"]["faithfulness"]["score"] is not None
+    err = capsys.readouterr().err
+    assert "  samples 4  not answerable 3  failed 0" in err
+    assert "  not answerable: line 1: the response has no words ('...') (not scored)" in err
+    assert re.search(r"\n  faithfulness +mean \d\.\d{4}  scored 1  not scored 3\n", err), err

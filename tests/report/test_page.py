@@ -141,6 +141,9 @@ def test_a_refused_correction_shows_the_reason_and_no_corrected_text(tmp_path):
     assert block.find_all("p", "failed")[0].text() == "1 atom(s) that no context supports"
     assert block.find_all("div", "corrected") == []
     assert block.find_all("div", "rejected")[0].text() == "She was born in 1867 in Paris [1]."
+    # the refused text's precision is no improvement anyone received: the original's figures alone
+    meta = block.find_all("div", "meta")[0].text()
+    assert "→" not in meta and "Pr 0.333 · 80 characters (the original: no corrected text was delivered)" in meta
 
 
 def test_an_extractive_correction_says_why_the_rewrite_was_refused(tmp_path):

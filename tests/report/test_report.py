@@ -79,8 +79,10 @@ def test_report_shows_what_the_rows_wrote(results: tuple[list[Path], Path]) -> N
     # the summary table's F1@K is the mean of the written F1@K, its K the written K
     table = re.search(r"<td class=\"\">FR1</td><td class=\"\">all</td>(.*?)</tr>", page).group(1)
     cells = re.findall(r"<td class=\"num\">([^<]*)</td>", table)
-    assert cells[2] == ", ".join(str(k) for k in sorted({r["k"] for r in fr1}))
-    assert cells[8] == f"{sum(r['f1_k'] for r in fr1) / len(fr1):.3f}"
+    # bios, claims, gold atoms, K, …: claims are every atom judged, gold atoms the labelled ones
+    assert cells[1] == str(sum(r["num_atoms"] for r in fr1)) and int(cells[2]) <= int(cells[1])
+    assert cells[3] == ", ".join(str(k) for k in sorted({r["k"] for r in fr1}))
+    assert cells[9] == f"{sum(r['f1_k'] for r in fr1) / len(fr1):.3f}"
 
 
 def _load(browser: str, url: str, tmp: Path, *extra: str) -> subprocess.CompletedProcess:
@@ -180,3 +182,30 @@ def test_an_input_file_matching_some_results_warns(
     with caplog.at_level("WARNING", logger="fact_reasoner.report.page"):
         build_report(files, first)
     assert any("have no record there" in r.getMessage() for r in caplog.records)
+
+
+# -- issue #44: one bad line is named and the page is made of the others ------------------------
+
+
+def test_a_bad_line_of_a_results_or_input_file_is_named_and_the_rest_is_reported(
+    results: tuple[list[Path], Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    files, data = results
+    good = [line for line in files[0].read_text().splitlines() if line.strip()]
+    broken = tmp_path / files[0].name
+    broken.write_text("\n".join([good[0], '{"oops": "tab\there"}', "[1, 2]", *good[1:]]) + "\n")
+    inputs = tmp_path / "bios.jsonl"
+    inputs.write_text(data.read_text() + "not json\n")
+    target = tmp_path / "r.html"
+    status = cli_main(["report", str(broken), "--input-file", str(inputs), "-o", str(target)])
+    err = capsys.readouterr().err.splitlines()
+    assert status == 1
+    assert err[:3] == [
+        f"error: {broken}:2: invalid JSON at column 14: Invalid control character at",
+        f"error: {broken}:3: not a result row (no 'atoms' list)",
+        f"error: {inputs}:3: invalid JSON at column 1: Expecting value",
+    ]
+    assert err[-1] == "failed: 3 unreadable line(s), listed above; the page shows the others"
+    page = target.read_text()
+    assert "3 line(s) of these files could not be read and are left out" in page
+    assert page.count('class="atom"') == 9 + 5  # both responses are on the page

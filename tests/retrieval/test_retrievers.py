@@ -10,6 +10,7 @@ import pytest
 pytest.importorskip("bm25s")
 
 from fact_reasoner.config import PipelineConfig
+from fact_reasoner.io import RecordError
 from fact_reasoner.retrieval import (
     CachedRetriever,
     RetrievalCache,
@@ -126,26 +127,50 @@ def test_read_three_formats(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "content", "expected"),
+    ("name", "content", "expected", "kept", "bad"),
     [
-        ("bad.jsonl", '{"text": "ok"}\n\n{"text": "broken"\n', "bad.jsonl:3: invalid JSON"),
-        ("nofield.jsonl", '{"text": "ok"}\n{"title": "no text"}\n', "nofield.jsonl:2: missing or non-string 'text'"),
+        ("bad.jsonl", '{"text": "ok"}\n\n{"text": "broken"\n{"text": "after"}\n', "bad.jsonl:3: invalid JSON", 2, 1),
+        (
+            "nofield.jsonl",
+            '{"text": "ok"}\n{"title": "no text"}\n',
+            "nofield.jsonl:2: missing or non-string 'text'",
+            1,
+            1,
+        ),
+        (
+            "ctrl.jsonl",
+            '{"text": "ok"}\n{"text": "tab\there"}\n',
+            "ctrl.jsonl:2: invalid JSON at column 14: Invalid control character",
+            1,
+            1,
+        ),
         (
             "bad.json",
-            '{"topic": [\n {"title": "x", "text": 5}]}',
-            "bad.json: topic 'topic' item 0: missing or non-string 'text'",
+            '{"topic": [\n {"title": "x", "text": 5}, {"title": "y", "text": "fine"}]}',
+            "bad.json:1: topic 'topic' item 0: missing or non-string 'text'",
+            1,
+            1,
         ),
-        ("syntax.json", '{\n "a": [\n }', "syntax.json:3: invalid JSON"),
-        ("scalar.json", '"just a string"', "expected a JSON object"),
+        ("list.json", '[{"text": "a"},\n 7,\n {"text": "b"}]', "list.json:2: expected a JSON object", 2, 1),
+        # not one JSON value but opening with "{": read line by line, as a JSON records file is
+        ("syntax.json", '{\n "a": [\n }', "syntax.json:3: invalid JSON", 0, 3),
+        ("scalar.json", '"just a string"', "expected a JSON object", 0, 1),
+        ("latin1.txt", b"caf\xe9\n", "latin1.txt:1: not UTF-8 text", 0, 1),
     ],
 )
-def test_bad_corpus_files_name_file_and_line(tmp_path: Path, name: str, content: str, expected: str) -> None:
+def test_a_bad_corpus_line_is_named_by_file_and_line_and_the_others_are_read(
+    tmp_path: Path, name: str, content: str | bytes, expected: str, kept: int, bad: int
+) -> None:
     path = tmp_path / name
-    path.write_text(content)
-    with pytest.raises(CorpusError) as error:
-        list(read_documents([path]))
-    assert expected in str(error.value)
-    assert str(tmp_path) in str(error.value)
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    read = list(read_documents([path]))
+    failures = [str(item) for item in read if isinstance(item, RecordError)]
+    assert len(failures) == bad and all(f.startswith(str(tmp_path)) for f in failures), failures
+    assert any(expected in failure for failure in failures), failures
+    assert len([item for item in read if isinstance(item, Document)]) == kept
 
 
 def test_missing_corpus_file(tmp_path: Path) -> None:
@@ -381,10 +406,21 @@ def test_index_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> No
     assert main(argv) == 0
     assert json.loads(capsys.readouterr().out)["chunks_added"] == 0
 
+    # one bad line: named, the others indexed, exit 1 (the policy of every command's input)
     bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"text": "fine"}\nnot json\n')
-    assert main(["index", "--corpus", str(bad), "--store", str(store), "--no-dense", "--quiet"]) == 2
-    assert f"{bad}:2: invalid JSON" in capsys.readouterr().err
+    bad.write_text('{"text": "A fine sentence about bridges."}\nnot json\n{"text": "Another good one."}\n')
+    argv = ["index", "--corpus", str(bad), "--store", str(store), "--collection", "mixed", "--no-dense", "--quiet"]
+    assert main(argv) == 1
+    captured = capsys.readouterr()
+    assert captured.err.splitlines()[0] == f"error: {bad}:2: invalid JSON at column 1: Expecting value"
+    report = json.loads(captured.out)
+    assert (report["documents_read"], report["unreadable"], report["chunks_total"]) == (2, 1, 2)
+    # nothing readable: nothing indexed, exit 2
+    worse = tmp_path / "worse.jsonl"
+    worse.write_text("not json\n")
+    assert main(["index", "--corpus", str(worse), "--store", str(store), "--collection", "none", "--no-dense"]) == 2
+    err = capsys.readouterr().err
+    assert f"error: {worse}:1: invalid JSON" in err and "1 unreadable line(s), no chunk to index" in err
 
 
 def test_topic_in_query_and_topic_filter(bm25_store) -> None:
@@ -403,3 +439,19 @@ def test_topic_in_query_and_topic_filter(bm25_store) -> None:
     assert [c.title for c in filtered] == ["Ada Lovelace"] and per_atom == {"a0": ["c_a0_0"]}
     # a store indexed without this topic: the filter finds nothing (hence topic_filter is opt-in)
     assert retrieve_for_record(atoms, None, retriever, 5, False, topic="Nobody", topic_filter=True) == ([], {"a0": []})
+
+
+def test_a_retrieved_context_names_the_document_it_came_from(tmp_path: Path) -> None:
+    """The output lists each retrieved context's source (#44: it showed `source: None`): the
+    corpus file and the document's id, and the service that found it."""
+    corpus = write_jsonl(tmp_path / "bios.jsonl", [dict(BIOS[0], id="curie"), BIOS[1]])
+    store = tmp_path / "store"
+    build_index([corpus], store, "bios", dense=False, progress=False)
+    retriever = BM25Retriever(store, "bios")
+    atoms = [Atom(id="a0", text="Marie Curie researched radioactivity."), Atom(id="a1", text="Turing was English.")]
+    contexts, _ = retrieve_for_record(atoms, None, retriever, 1, False)
+    dumped = [c.model_dump(exclude_none=True) for c in contexts]
+    assert [(c["source"], c["retrieval_source"], c["title"]) for c in dumped] == [
+        ("bios.jsonl#curie", "bm25", "Marie Curie"),
+        ("bios.jsonl", "bm25", "Alan Turing"),  # a document without an id: its file
+    ]

@@ -69,8 +69,9 @@ def test_values_are_read_as_the_settings_model_reads_them():
         ({"store": "/x"}, "store", "may not be changed"),
         ({"nope": "1"}, "nope", "is not a setting"),
         ({"version": "4"}, "version", "Input should be"),
-        ({"top_k": "0"}, "top_k", "greater than or equal to 1"),
-        ({"version": "2", "context_prior": "2"}, "context_prior", "less than"),
+        ({"top_k": "0"}, "top_k", "must be ≥ 1, got 0"),
+        ({"top_k": "10000000000"}, "top_k", "must be ≤ 1000000000, got 10000000000"),
+        ({"version": "2", "context_prior": "2"}, "context_prior", "must be < 1, got 2"),
     ],
 )
 def test_refusals_name_the_setting(values, name, words):

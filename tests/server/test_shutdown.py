@@ -156,7 +156,7 @@ def _serve(*args: str) -> subprocess.CompletedProcess[str]:
         (["--host", "0.0.0.0"], "is not a loopback address"),
         (["--host", "example.org"], "is not a loopback address"),
         (["--api-key", "k", "--no-auth"], "not both"),
-        (["--store", "x", "--port", "-1"], "is not a port"),
+        (["--store", "x", "--port", "-1"], "argument --port: must be ≥ 0, got -1"),
     ],
 )
 def test_unsafe_starts_are_refused_before_listening(args, message):
