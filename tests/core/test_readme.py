@@ -7,6 +7,8 @@ import contextlib
 import io
 import re
 
+import pytest
+
 from tests.helpers import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
@@ -36,3 +38,38 @@ def test_the_readme_stays_a_front_page():
     # the two set-up commands, as the issue tracker and CI know them
     assert "bash scripts/run_tests.sh\n" in README
     assert '.venv/bin/pip install -q -e ".[llm,nli]" && .venv/bin/python -m fact_reasoner --version 3' in README
+
+
+@pytest.mark.slow
+def test_the_quick_start_prints_what_the_readme_shows(tmp_path):
+    """The README's first command with the embedded model: the claims it prints (stdout) and the
+    summary's judge, graph and counts (stderr) are those the README shows."""
+    import subprocess
+    import sys
+
+    shown = re.search(r"It ends by showing each claim.*?```text\n(.*?)```", README, re.S)
+    assert shown, "the README lost the quick start's output"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fact_reasoner",
+            "--version",
+            "3",
+            "--input-file",
+            "fact_reasoner/examples/short_answer.jsonl",
+            "--output-dir",
+            str(tmp_path / "out"),
+        ],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        check=True,
+    )
+    lines = shown.group(1).splitlines()
+    claims = lines[: lines.index(next(line for line in lines if line.startswith("results:")))]
+    assert done.stdout.splitlines() == claims
+    for line in lines[len(claims) + 1 :]:
+        if line.strip().split()[0] not in ("seconds",):
+            assert line in done.stderr.splitlines(), line

@@ -129,6 +129,14 @@ def test_the_page_checks_an_answer_and_shows_the_evidence(browser, tmp_path):
         assert any(e["context"] == "c0" and e["relation"] == "contradiction" for e in atom["evidence"]), atom
         marked = browser.find_elements(By.CSS_SELECTOR, '.passage[data-context="c0"] mark.contradiction')
         assert any("Warsaw" in mark.text and "1867" in mark.text for mark in marked)
+        # what the judge said and the graph did not use: apart, muted, with why — never "neutral"
+        for left in atom.get("unused_evidence") or []:
+            item = browser.find_element(By.CSS_SELECTOR, f'.passage[data-context="{left["context"]}"]')
+            assert "unused" in item.get_attribute("class") and left["reason"] in item.text
+            assert item.text.startswith("not used: the judge says it") and "neutral" not in item.text
+        assert atom.get("unused_evidence"), atom  # Fleming's passage "contradicts" it: another attribute
+        quiet = [i for i in passages if "none" in i.get_attribute("class")]
+        assert all(i.text.startswith("the judge: neutral") for i in quiet)
 
         picture = tmp_path / "serve.png"
         browser.save_screenshot(str(picture))
