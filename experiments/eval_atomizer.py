@@ -21,7 +21,8 @@ too). From these ``--summarise`` computes, per file:
 - atoms produced, and atoms per human atom;
 - ungrounded atoms (:func:`fact_reasoner.grounding.ungrounded_terms`: a number or proper name
   that neither the response nor the question states) and atoms with an unresolved reference
-  (:func:`fact_reasoner.grounding.unresolved_reference`), both after revision; the same for the
+  (:func:`fact_reasoner.grounding.unresolved_reference`), both after revision, and clauses
+  that state nothing (:func:`fact_reasoner.grounding.claimless_clause`); the same for the
   human atoms, as a yardstick of the checks themselves;
 - matched atoms: greedy one-to-one on token F1 (lower-cased word tokens, punctuation dropped),
   a pair counts when F1 ≥ ``--threshold`` (0.6); precision = matched / model atoms, recall =
@@ -40,7 +41,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from fact_reasoner.grounding import check_atom
+from fact_reasoner.grounding import check_atom, claimless_clause
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: the 14 ChatGPT dev topics held out of the NLI training (MODEL_CARD.md of nli-minilm-l6)
@@ -181,6 +182,11 @@ EXAMPLES = (
         "Question: Who was Marie Curie?",
         "Marie Curie was a physicist who was born in Warsaw. She discovered penicillin.",
     ),
+    (  # issue #43's: an object pronoun, a possessive to resolve, a clause without a claim
+        "Tell me about Mount Everest and the Great Wall of China.",
+        "Mount Everest is the highest mountain on Earth. It was first climbed in 1953 by George Mallory. "
+        "Its height is 8,849 metres. The Great Wall of China was built mainly to keep out invaders.",
+    ),
 )
 
 
@@ -208,7 +214,15 @@ def examples(args: argparse.Namespace) -> None:
         print(f"\n{response}\n  ({seconds:.1f} s, {generated:.0f} tokens generated, load {os.getloadavg()[0]:.1f})")
         for atom, final in zip(atoms, revised):
             check = check_atom(final.text, response, question)
-            marks = [m for m in (check.reason, check.unresolved and f"unresolved {check.unresolved!r}") if m]
+            marks = [
+                m
+                for m in (
+                    check.reason,
+                    check.unresolved and f"unresolved {check.unresolved!r}",
+                    claimless_clause(final.text),
+                )
+                if m
+            ]
             shown = atom.text if final.text == atom.text else f"{atom.text} -> {final.text}"
             print(f"  - {shown}" + (f"   [{'; '.join(marks)}]" if marks else ""))
 
@@ -220,7 +234,7 @@ def summarise(path: Path, threshold: float) -> dict[str, Any]:
     }
     rows = [json.loads(line) for line in path.open()]
     totals: Counter[str] = Counter()
-    examples: dict[str, list[str]] = {"ungrounded": [], "unresolved": []}
+    examples: dict[str, list[str]] = {"ungrounded": [], "unresolved": [], "fragments": []}
     for row in rows:
         record = records[row["topic"]]
         human = row["human_atoms"]
@@ -233,6 +247,8 @@ def summarise(path: Path, threshold: float) -> dict[str, Any]:
         totals["matched"] += len(greedy_match(row["atoms"], human, threshold))
         totals["ungrounded"] += sum(not c.grounded for c in checks)
         totals["unresolved"] += sum(c.unresolved is not None for c in checks)
+        fragments = [a for a in row["revised"] if claimless_clause(a)]
+        totals["fragments"] += len(fragments)
         totals["human_ungrounded"] += sum(not c.grounded for c in human_checks)
         totals["human_unresolved"] += sum(c.unresolved is not None for c in human_checks)
         totals["atomizer_failures"] += row["atomizer_failures"]
@@ -241,6 +257,7 @@ def summarise(path: Path, threshold: float) -> dict[str, Any]:
             f"{row['topic']}: {a} ({c.reason})" for a, c in zip(row["revised"], checks) if not c.grounded
         ]
         examples["unresolved"] += [f"{row['topic']}: {a}" for a, c in zip(row["revised"], checks) if c.unresolved]
+        examples["fragments"] += [f"{row['topic']}: {a}" for a in fragments]
         for key in ("atomize_seconds", "revise_seconds"):
             totals[key] += row[key]
         for key in ("atomizer_calls", "reviser_calls", "atomizer_generated_tokens", "reviser_generated_tokens"):
