@@ -23,8 +23,8 @@ from ..errors import SetupError
 from ..executors import Executor, Job, LocalExecutor, describe_error
 from ..json_safe import json_safe
 from .answerable import non_answer
-from .base import Metric, as_sample
-from .catalog import ALIASES, METRICS, available_metrics, make_metric
+from .base import Metric, as_sample, make_metric
+from .catalog import ALIASES, METRICS, available_metrics
 from .classification import AnswerClassification
 from .context import MetricContext
 from .results import MetricResult

@@ -19,7 +19,8 @@ from pydantic import ValidationError
 from fact_reasoner.cli import main
 from fact_reasoner.commands import COMMANDS
 from fact_reasoner.config import PipelineConfig
-from fact_reasoner.metrics.catalog import METRICS, make_metric
+from fact_reasoner.metrics.base import make_metric
+from fact_reasoner.metrics.catalog import METRICS
 from fact_reasoner.nli.factory import NLI_BACKENDS
 from tests.helpers import REPO_ROOT
 

@@ -1,5 +1,6 @@
-"""The import graph, read from the source (imports inside functions count): no cycles, settings on
-the ground floor, and no plug-in loaded by importing the package."""
+"""The import graph, read from the source (imports inside functions and for type checking count):
+no cycles, settings on the ground floor, the rooms, and no plug-in loaded by importing the
+package."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 
-from scripts.import_graph import arrows, cycles, describe, layers, module_files
+from scripts.import_graph import arrows, cycles, describe, describe_rooms, layers, module_files, room_of, rooms
 from tests.helpers import REPO_ROOT
 
 #: what the settings model (fact_reasoner.config) may import of the project: the declarations of
@@ -44,10 +45,11 @@ def test_the_import_graph_has_no_cycle():
 
 def test_the_settings_model_imports_nothing_of_the_project_but_the_data_model():
     assert _below("fact_reasoner.config") <= SETTINGS_FLOOR
-    assert _below("fact_reasoner.fields") == set()
+    # a field names its kind's registry (for type checking only)
+    assert _below("fact_reasoner.fields") <= {"fact_reasoner.registry", "fact_reasoner.errors"}
 
 
-def test_the_reader_counts_deferred_and_relative_imports_but_not_type_checking_ones(tmp_path):
+def test_the_reader_counts_deferred_relative_and_type_checking_imports(tmp_path):
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -66,13 +68,45 @@ def test_the_reader_counts_deferred_and_relative_imports_but_not_type_checking_o
     (package / "c.py").write_text("from .b import later\n")
     files = module_files(tmp_path, ["pkg"])
     found = arrows(files)
-    assert {(a.source, a.target, a.deferred) for a in found} == {
-        ("pkg.a", "pkg.b", False),
-        ("pkg.b", "pkg.a", True),
-        ("pkg.c", "pkg.b", False),
+    assert {(a.source, a.target, a.deferred, a.type_only) for a in found} == {
+        ("pkg.a", "pkg.b", False, False),
+        ("pkg.b", "pkg.a", True, False),
+        ("pkg.b", "pkg.c", False, True),
+        ("pkg.c", "pkg.b", False, False),
     }
-    assert cycles(found) == [["pkg.a", "pkg.b"]]
+    assert cycles(found) == [["pkg.a", "pkg.b", "pkg.c"]]
     assert "pkg.b ↑ pkg.a" in "\n".join(describe(found))
+    assert "pkg.b → pkg.c (type checking)" in "\n".join(describe(found))
+
+
+def test_rooms_are_top_level_files_and_folders_and_an_arrow_in_a_circle_runs_back_up(tmp_path):
+    package = tmp_path / "fact_reasoner"
+    (package / "commands").mkdir(parents=True)
+    (package / "server").mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "errors.py").write_text("")
+    (package / "commands" / "__init__.py").write_text("")
+    (package / "commands" / "base.py").write_text("from ..errors import x\n")
+    (package / "commands" / "serve.py").write_text("from ..server.app import x\nfrom .base import y\n")
+    (package / "server" / "__init__.py").write_text("")
+    (package / "server" / "app.py").write_text("from ..commands.base import y\n")
+    files = module_files(tmp_path, ["fact_reasoner"])
+    found = arrows(files)
+    assert cycles(found) == []  # no cycle of modules, but one of rooms
+    seen = rooms(found, files)
+    assert room_of("fact_reasoner.commands.serve") == "fact_reasoner.commands"
+    assert room_of("merlin_bridge.uai") == "merlin_bridge"
+    assert seen.rooms == ["fact_reasoner", "fact_reasoner.commands", "fact_reasoner.errors", "fact_reasoner.server"]
+    assert seen.circles == [["fact_reasoner.commands", "fact_reasoner.server"]]
+    # the commands reach higher (serve imports the server), so the server's arrow is the one back up
+    assert seen.back_up == [("fact_reasoner.server", "fact_reasoner.commands")]
+    assert seen.floor == {  # without the arrow back up, the server stands on the ground
+        "fact_reasoner": 0,
+        "fact_reasoner.errors": 0,
+        "fact_reasoner.server": 0,
+        "fact_reasoner.commands": 1,
+    }
+    assert describe_rooms(found, files)[0] == "4 rooms, 3 arrows between rooms, 1 back up, 1 circle(s)"
 
 
 def test_importing_the_package_or_its_settings_loads_no_plugin():
