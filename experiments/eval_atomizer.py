@@ -107,8 +107,8 @@ def human_atoms(record: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> None:
     from fact_reasoner.cache import ModelCache
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.llm import make_llm
+    from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
 
     out: Path = args.out
@@ -193,8 +193,8 @@ EXAMPLES = (
 def examples(args: argparse.Namespace) -> None:
     """Atomize and revise :data:`EXAMPLES`; print each atom with its checks."""
     from fact_reasoner.cache import ModelCache
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.llm import make_llm
+    from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
 
     options: dict[str, Any] = {"backend": args.backend, "model": args.model, "threads": args.threads}

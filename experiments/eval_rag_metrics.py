@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.metrics import AnswerRelevance, Faithfulness, MetricContext
+from fact_reasoner.settings.config import PipelineConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "rag"

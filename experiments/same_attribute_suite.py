@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fact_reasoner.cli_options import add_config_arguments, config_from_args
 from fact_reasoner.frames import same_attribute
 from fact_reasoner.nli.behaviour import CAPABILITIES, DEFAULT_FACTSCORE_DIR, PARTS, ItemResult, judge_items, suite_items
+from fact_reasoner.settings.cli_options import add_config_arguments, config_from_args
 from fact_reasoner.stages import Stages
 
 

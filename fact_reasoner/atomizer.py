@@ -44,7 +44,7 @@ from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
 from .schema import Atom
 
 if TYPE_CHECKING:
-    from .config import PipelineConfig
+    from .settings.config import PipelineConfig
 
 PROMPT_VERSIONS = ("v1", "v2", "v3")
 DEFAULT_PROMPT_VERSION = "v3"

@@ -31,11 +31,11 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from .errors import RecordFailed
 from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
-from .registry import Registry
+from .settings.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import PipelineConfig
     from .llm.base import LLMBackend
+    from .settings.config import PipelineConfig
 
 __all__ = [
     "CHECKWORTHY",

@@ -14,8 +14,8 @@ import numpy as np
 
 from .factor_graph import RELATION_CODES, BuiltGraph, FactorGraph
 from .factors import atom_contradiction_table, atom_entailment_table, clamp_probability
-from .graph_options import GraphOptions
 from .schema import Relation, RelationType
+from .settings.graph_options import GraphOptions
 
 __all__ = ["add_atom_factors", "atom_pair_relations"]
 

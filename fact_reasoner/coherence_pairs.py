@@ -12,7 +12,7 @@ import numpy as np
 
 from .factor_graph import GraphPlan
 from .frames import comparable_pair_mask
-from .graph_options import CoherencePairs
+from .settings.graph_options import CoherencePairs
 
 if TYPE_CHECKING:  # pragma: no cover
     from .embeddings import Embedder

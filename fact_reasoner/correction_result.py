@@ -12,7 +12,7 @@ from .llm.correction import PROMPT_VERSION
 from .schema import OutputRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .config import PipelineConfig
+    from .settings.config import PipelineConfig
 
 __all__ = [
     "Correction",

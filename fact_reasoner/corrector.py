@@ -51,7 +51,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .atomizer import split_sentences
-from .config import PipelineConfig
 from .correction_plan import (
     CONTRADICTION_THRESHOLD,
     MAX_CITATIONS,
@@ -88,6 +87,7 @@ from .executors import Job
 from .io import NumberedRecord
 from .llm.correction import FactToCorrect, RewriteRequest
 from .schema import Context, InputRecord, Label, OutputRecord
+from .settings.config import PipelineConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pipeline import FactReasoner

@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .graph_options import Version
 from .schema import Atom, Context, RelationType
+from .settings.graph_options import Version
 
 __all__ = ["RELATION_CODES", "RELATION_NAMES", "BuiltGraph", "FactorGraph", "FactorSource", "GraphPlan"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .graph_options import DEFAULT_CLAMP
+from .settings.graph_options import DEFAULT_CLAMP
 
 
 def clamp_probability(p: float | np.ndarray, eps: float = DEFAULT_CLAMP) -> float | np.ndarray:

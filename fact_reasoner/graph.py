@@ -10,7 +10,7 @@ Two steps keep NLI out of the builder:
 
 The data it works on (:class:`FactorGraph`, :class:`GraphPlan`, :class:`BuiltGraph`) is declared
 in :mod:`fact_reasoner.factor_graph`, the settings (:class:`GraphOptions`) in
-:mod:`fact_reasoner.graph_options`; both are importable from here too.
+:mod:`fact_reasoner.settings.graph_options`; both are importable from here too.
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from .factor_graph import (
 )
 from .factors import clamp_probability, relation_tables
 from .frames import names_subject, same_attribute
-from .graph_options import (
+from .schema import Atom, Context, Relation, RelationType
+from .settings.graph_options import (
     DEFAULT_CLAMP,
     CoherencePairs,
     ContradictionRule,
@@ -43,7 +44,6 @@ from .graph_options import (
     Version,
     upgrade_graph_settings,
 )
-from .schema import Atom, Context, Relation, RelationType
 
 __all__ = [
     "DEFAULT_CLAMP",

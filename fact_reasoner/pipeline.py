@@ -10,7 +10,7 @@
 
 Stages run only for what a record lacks: atoms missing → atomizer (+ reviser); contexts
 missing → retriever; relations missing → the NLI backend. Each stage is created lazily from
-:class:`~fact_reasoner.config.PipelineConfig` (or passed in ready-made), so a record that
+:class:`~fact_reasoner.settings.config.PipelineConfig` (or passed in ready-made), so a record that
 carries everything needs no language model at all.
 """
 
@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .atomizer import AtomizerBackend
 from .checkworthy import CheckworthyVerdict
 from .coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs, plan_atom_pairs
-from .config import PipelineConfig
 from .errors import NoEvidence, RecordFailed
 from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
 from .grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
@@ -54,6 +53,7 @@ from .schema import (
     UnusedEvidence,
 )
 from .scores import length_penalty, predict_label, resolve_k, score_record
+from .settings.config import PipelineConfig
 from .stages import (
     JudgedPlan,
     Stages,

@@ -44,13 +44,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .config import PipelineConfig
 from .errors import RecordFailed, SettingsMismatch, SetupError
 from .executors import Executor, Job, LocalExecutor, describe_error, make_executor
 from .graph import upgrade_graph_settings
 from .interrupts import deferred, stop_on_signals
 from .io import InOrderWriter, NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
 from .scores import median_num_atoms, summarize_rows
+from .settings.config import PipelineConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from .pipeline import FactReasoner

@@ -1,6 +1,6 @@
 """The stages of one configuration, and the one judge → build → infer sequence.
 
-:class:`Stages` builds each stage from a :class:`~fact_reasoner.config.PipelineConfig` on first
+:class:`Stages` builds each stage from a :class:`~fact_reasoner.settings.config.PipelineConfig` on first
 use — or takes it ready-made — and keeps it: the LLM, the NLI backend (behind the pair cache),
 the atomizer, the reviser, the retriever, the inference engine and the sentence embedder. The
 pipeline (:class:`~fact_reasoner.pipeline.FactReasoner`) and the RAG metrics
@@ -27,19 +27,19 @@ from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
 from .nli.factory import uses_record_relations
-from .registry import Entry, Extra, require_extras
 from .schema import Relation, RelationType
+from .settings.registry import Entry, Extra, require_extras
 
 if TYPE_CHECKING:  # pragma: no cover
     from .atomizer import AtomizerBackend
     from .checkworthy import AbstentionDetector, CheckworthyClassifier
-    from .config import PipelineConfig
     from .embeddings import Embedder
     from .grounding import CheckedAtoms
     from .llm.base import LLMBackend
     from .retrieval.base import Retriever
     from .reviser import ReviserBackend
     from .schema import InputRecord
+    from .settings.config import PipelineConfig
 
 __all__ = [
     "JudgedPlan",
@@ -57,12 +57,12 @@ __all__ = [
 
 def available() -> dict[str, list[str]]:
     """What is registered, by kind: inference ``engines``, ``retrievers`` (``--service-type``),
-    ``nli`` backends, ``llm_backends`` and RAG ``metrics`` (:func:`fact_reasoner.registry.available`).
+    ``nli`` backends, ``llm_backends`` and RAG ``metrics`` (:func:`fact_reasoner.settings.registry.available`).
 
     Each kind also has its own ``available_<kind>()`` function beside its factory
     (``make_engine``, ``make_retriever``, ``make_nli``, ``make_llm``, ``make_metric``).
     """
-    from .registry import available as registered
+    from .settings.registry import available as registered
 
     return registered()
 

@@ -61,8 +61,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
 
     if args.records:

@@ -296,8 +296,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the metrics as JSON here")
     args = parser.parse_args()
 
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.nli.cache import CachedNLI
+    from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
 
     if args.mix:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import runner
-from ..cli_options import positive_int
 from ..errors import InputError
 from ..io import NumberedRecord, dumps_line, read_contexts
 from ..report.terminal import SHOW_AT_MOST
+from ..settings.cli_options import positive_int
 from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems
 
 DESCRIPTION = """\

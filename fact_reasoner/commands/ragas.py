@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import runner
-from ..cli_options import number, positive_int
-from ..config import PipelineConfig
 from ..errors import RecordFailed
-from ..fields import Probability, Weight
+from ..settings.cli_options import number, positive_int
+from ..settings.config import PipelineConfig
+from ..settings.fields import Probability, Weight
 from .base import Command, CommandParser, finish_run, output_problems
 
 #: the non-answers the summary lists one by one (the rest are counted)

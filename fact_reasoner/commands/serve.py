@@ -11,9 +11,9 @@ import argparse
 import os
 from typing import Any
 
-from ..cli_options import number
 from ..errors import SetupError
-from ..fields import Count, CountOrZero, Milliseconds, Port, Seconds, SecondsOrZero, Size, Threads
+from ..settings.cli_options import number
+from ..settings.fields import Count, CountOrZero, Milliseconds, Port, Seconds, SecondsOrZero, Size, Threads
 from .base import Command, CommandParser
 
 DESCRIPTION = """\

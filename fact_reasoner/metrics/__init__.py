@@ -11,7 +11,7 @@
 Every metric returns a :class:`MetricResult` with ``score`` in [0, 1] (NaN + ``reason`` when
 it cannot be computed), ``score_100`` and per-claim ``details``. Stages (atomizer, NLI,
 engine, LLM, embedder) come from a :class:`MetricContext`, injected or built from a
-:class:`~fact_reasoner.config.PipelineConfig`.
+:class:`~fact_reasoner.settings.config.PipelineConfig`.
 """
 
 from .answerable import non_answer

@@ -104,7 +104,7 @@ def describe(evidence: Evidence | None) -> str:
 
 def make_metric(name: str, **params: Any) -> Metric:
     """A metric by its name (``faithfulness``, ``factual_correctness`` … or an alias); an
-    unknown name raises :class:`~fact_reasoner.registry.UnknownName`, listing the metrics."""
+    unknown name raises :class:`~fact_reasoner.settings.registry.UnknownName`, listing the metrics."""
     key = name.strip().lower().replace("-", "_")
     if key not in METRICS:
         raise METRICS.unknown(name)

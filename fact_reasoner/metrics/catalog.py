@@ -1,4 +1,4 @@
-"""The RAG metrics by name: :data:`METRICS`, the ``metrics`` kind of :mod:`fact_reasoner.registry`.
+"""The RAG metrics by name: :data:`METRICS`, the ``metrics`` kind of :mod:`fact_reasoner.settings.registry`.
 
 ``make_metric(name, **params)`` and ``fact-reasoner ragas --metrics`` take these names (or an
 alias). Each built-in metric is registered here once: its class as ``"module:Class"`` (imported
@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..registry import Extra, Registry
+from ..settings.registry import Extra, Registry
 
 __all__ = ["ALIASES", "METRICS", "available_metrics"]
 

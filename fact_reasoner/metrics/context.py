@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..cache import ModelCache
-from ..config import PipelineConfig
 from ..embeddings import Embedder
-from ..graph_options import GraphOptions
 from ..inference import InferenceEngine
 from ..llm.base import LLMBackend
 from ..nli import NLIBackend
 from ..nli.cache import CachedNLI
+from ..settings.config import PipelineConfig
+from ..settings.graph_options import GraphOptions
 from ..stages import Stages
 from .atoms import AtomStore, SentenceAtomizer, atomizer_name
 from .support import SupportResult, judge_support
@@ -144,7 +144,7 @@ class MetricContext:
         :class:`~fact_reasoner.stages.StageUnavailable` naming the metric and the extra to
         install, instead of every sample failing the same way."""
         from ..embeddings import EMBEDDER_EXTRAS
-        from ..registry import require_extras
+        from ..settings.registry import require_extras
         from ..stages import StageUnavailable
         from .catalog import METRICS
 

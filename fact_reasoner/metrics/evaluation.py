@@ -31,7 +31,7 @@ from .results import MetricResult
 from .sample import RagSample
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 
 @dataclass

@@ -33,7 +33,7 @@ from .alignment_features import SCALAR_FEATURES, scalar_features, split_sentence
 from .base import LABELS, NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 SHIPPED_ALIGN_MODEL = "nli-align"
 FEATURE_VERSION = "align-features/v2"

@@ -665,7 +665,7 @@ def through_graph(results: Sequence[ItemResult], options: Any = None) -> list[It
     """Each judged item as the factor graph uses it: the item's claim as the one atom, its
     premise as the one context, the judge's label and probability as the relation, built by
     :func:`fact_reasoner.graph.build_graph` with ``options`` (a
-    :class:`~fact_reasoner.graph_options.GraphOptions`; the defaults when None). The label
+    :class:`~fact_reasoner.settings.graph_options.GraphOptions`; the defaults when None). The label
     becomes the factor's relation, or ``neutral`` where no factor is made (the reason in
     ``reason``); a failed judgement stays ``failed``."""
     from ..graph import GraphOptions, build_graph, plan_graph
@@ -834,7 +834,7 @@ def format_report(score: SuiteScore, title: str = "") -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ..cli_options import add_config_arguments, config_from_args, positive_int
+    from ..settings.cli_options import add_config_arguments, config_from_args, positive_int
 
     parser = argparse.ArgumentParser(
         prog="python -m fact_reasoner.nli.behaviour",

@@ -69,7 +69,7 @@ from ..errors import SetupError
 from .base import NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 __all__ = [
     "CrossEncoderNLI",
@@ -498,8 +498,8 @@ class _OnnxClassifier:
         graph = folder / "model.onnx"
         self.fingerprint = model_fingerprint(folder)
         if not graph.is_file():
-            from ..config import default_cache_dir
             from ..onnx_bert import build_bert_onnx, load_bert_weights
+            from ..settings.config import default_cache_dir
 
             cache = Path(onnx_dir) if onnx_dir is not None else default_cache_dir() / "onnx"
             graph = cache / f"{self.fingerprint.replace('/', '_')}.classifier.onnx"

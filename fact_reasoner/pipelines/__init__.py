@@ -1,7 +1,7 @@
 """Assessment pipelines: FactReasoner (the default) and three baselines as their papers define them.
 
 ``--pipeline`` chooses one (:data:`PIPELINES`, the ``pipelines`` kind of
-:mod:`fact_reasoner.registry`):
+:mod:`fact_reasoner.settings.registry`):
 
 - ``factreasoner``: atomize → revise → retrieve → NLI → factor graph → inference
   (:class:`fact_reasoner.pipeline.FactReasoner`, FR1/FR2/FR3 by ``--version``);
@@ -28,11 +28,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..fields import option
-from ..registry import Option, Registry
+from ..settings.fields import option
+from ..settings.registry import Option, Registry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 __all__ = ["BASELINES", "DEFAULT_PIPELINE", "PIPELINES", "available_pipelines", "make_pipeline"]
 
@@ -106,7 +106,7 @@ def available_pipelines() -> list[str]:
 def make_pipeline(config: PipelineConfig | None = None, **stages: Any) -> Any:
     """The assessor of ``config.pipeline.name`` (a :class:`~fact_reasoner.pipeline.FactReasoner`
     for ``factreasoner``), with ready-made ``stages`` (``llm=``, ``nli=``, ``retriever=`` …)."""
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
     config = config or PipelineConfig()
     return PIPELINES.make(config.pipeline.name, config, **stages)

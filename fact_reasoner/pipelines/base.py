@@ -53,8 +53,8 @@ from ..scores import is_supported, predict_label, resolve_k, score_record
 from ..stages import Stages, require_evidence, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
     from ..retrieval.base import Retriever
+    from ..settings.config import PipelineConfig
 
 logger = logging.getLogger(__name__)
 
@@ -325,7 +325,7 @@ class BaselinePipeline:
         retriever: Retriever | None = None,
         **stages: Any,
     ) -> None:
-        from ..config import PipelineConfig
+        from ..settings.config import PipelineConfig
 
         self.config = config or PipelineConfig(pipeline=self.name)
         if self.config.pipeline.name != self.name:

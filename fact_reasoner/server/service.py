@@ -31,11 +31,11 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import runner
-from ..config import PipelineConfig
 from ..errors import FactReasonerError, NoEvidence, RecordFailed, SetupError
 from ..io import NumberedRecord, describe_validation_error, numbered_keys
 from ..nli.base import describe_judge
 from ..nli.cache import CachedNLI
+from ..settings.config import PipelineConfig
 from ..stages import Stages
 from ..version import __version__
 from .batching import MicroBatchNLI
@@ -418,7 +418,7 @@ class AssessmentService:
 
 
 def _dest(name: str, field: Any) -> str:
-    from ..config import field_dest
+    from ..settings.config import field_dest
 
     return field_dest(name, field)
 

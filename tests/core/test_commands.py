@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from fact_reasoner.cli import main
-from fact_reasoner.cli_options import config_flags
 from fact_reasoner.commands import COMMANDS, command
+from fact_reasoner.settings.cli_options import config_flags
 from tests.helpers import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"

@@ -1,4 +1,4 @@
-"""Settings are declared once (fact_reasoner.config); flags, defaults, help and the resume
+"""Settings are declared once (fact_reasoner.settings.config); flags, defaults, help and the resume
 fingerprint are derived from the declarations."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from fact_reasoner.cli import build_assess_parser
-from fact_reasoner.cli_options import add_config_arguments, config_flags, config_from_args
-from fact_reasoner.config import PipelineConfig
+from fact_reasoner.settings.cli_options import add_config_arguments, config_flags, config_from_args
+from fact_reasoner.settings.config import PipelineConfig
 
 #: a value different from the default for every setting that has a flag
 OTHER_VALUES = {
@@ -111,7 +111,7 @@ def test_every_setting_has_a_flag_that_sets_it():
         group_after = getattr(config, flag.group).model_dump()
         assert group_after[flag.field] != group_before[flag.field], flag.dest
         # nothing else moved — but a preset, which moves what it names
-        from fact_reasoner.graph_options import PAPER_GRAPH
+        from fact_reasoner.settings.graph_options import PAPER_GRAPH
 
         moved = set(PAPER_GRAPH) if flag.dest == "graph_preset" else set()
         others = {k: v for k, v in group_after.items() if k != flag.field and k not in moved}

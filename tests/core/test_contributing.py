@@ -18,10 +18,10 @@ from pydantic import ValidationError
 
 from fact_reasoner.cli import main
 from fact_reasoner.commands import COMMANDS
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.metrics.base import make_metric
 from fact_reasoner.metrics.catalog import METRICS
 from fact_reasoner.nli.factory import NLI_BACKENDS
+from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"

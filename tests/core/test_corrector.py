@@ -496,10 +496,10 @@ def test_the_embedded_model_rewrites_a_sentence(tmp_path):
     2026-11-25): a wrong year left in a rewrite is what the re-assessment catches (the record's
     correction fails), so the year is not asserted."""
     require_extra("llm")
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.corrector import LLMSentenceRewriter
     from fact_reasoner.llm import make_llm
     from fact_reasoner.llm.correction import FactToCorrect, RewriteRequest
+    from fact_reasoner.settings.config import PipelineConfig
 
     llm = make_llm(PipelineConfig(backend="local", cache_dir=tmp_path, use_cache=False, threads=2))
     request = RewriteRequest(

@@ -11,8 +11,8 @@ import re
 
 import pytest
 
-from fact_reasoner.cli_options import config_flags
 from fact_reasoner.commands import COMMANDS, command
+from fact_reasoner.settings.cli_options import config_flags
 from scripts.cli_reference import PAGE, cli_reference
 from tests.helpers import REPO_ROOT, require_extra
 

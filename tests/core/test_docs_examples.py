@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from fact_reasoner.commands import command
-from fact_reasoner.config import default_models_dir
+from fact_reasoner.settings.config import default_models_dir
 from tests.helpers import REPO_ROOT, require_extra
 
 DOCS = REPO_ROOT / "docs"

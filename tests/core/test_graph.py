@@ -364,7 +364,7 @@ def test_the_paper_tables_are_one_flag_away_and_give_example_1():
     """DESIGN.md §4's Example 1 (P = 0.3179) through the command line's flags: the paper's
     tables (--paper-tables, or --factor-tables paper) with every contradiction a factor."""
     from fact_reasoner.cli import build_assess_parser
-    from fact_reasoner.cli_options import config_from_args
+    from fact_reasoner.settings.cli_options import config_from_args
 
     parser = build_assess_parser()
     atoms = [Atom(id="a1", text="the atom")]
@@ -388,7 +388,7 @@ def test_the_paper_tables_are_one_flag_away_and_give_example_1():
 
 
 def test_use_priors_is_still_read_as_the_factor_tables():
-    from fact_reasoner.config import PipelineConfig
+    from fact_reasoner.settings.config import PipelineConfig
 
     assert GraphOptions(use_priors=False).factor_tables == "paper"
     assert GraphOptions(use_priors=True).factor_tables == "priors"
@@ -487,7 +487,7 @@ def test_the_paper_preset_gives_example_1_in_one_flag():
     Example 1 gives 0.3179; the defaults give 0.770 (context prior 0.9, priors tables); a setting
     given beside the preset wins."""
     from fact_reasoner.cli import build_assess_parser
-    from fact_reasoner.cli_options import config_from_args
+    from fact_reasoner.settings.cli_options import config_from_args
 
     parser = build_assess_parser()
     atoms = [Atom(id="a1", text="the atom")]

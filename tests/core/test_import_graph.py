@@ -12,13 +12,13 @@ import textwrap
 from scripts.import_graph import arrows, cycles, describe, describe_rooms, layers, module_files, room_of, rooms
 from tests.helpers import REPO_ROOT
 
-#: what the settings model (fact_reasoner.config) may import of the project: the declarations of
+#: what the settings model (fact_reasoner.settings.config) may import of the project: the declarations of
 #: the data model and of a setting, the registry that names the kinds, the errors' root
 SETTINGS_FLOOR = {
     "fact_reasoner.errors",
-    "fact_reasoner.fields",
-    "fact_reasoner.graph_options",
-    "fact_reasoner.registry",
+    "fact_reasoner.settings.fields",
+    "fact_reasoner.settings.graph_options",
+    "fact_reasoner.settings.registry",
 }
 
 
@@ -44,9 +44,9 @@ def test_the_import_graph_has_no_cycle():
 
 
 def test_the_settings_model_imports_nothing_of_the_project_but_the_data_model():
-    assert _below("fact_reasoner.config") <= SETTINGS_FLOOR
+    assert _below("fact_reasoner.settings.config") <= SETTINGS_FLOOR
     # a field names its kind's registry (for type checking only)
-    assert _below("fact_reasoner.fields") <= {"fact_reasoner.registry", "fact_reasoner.errors"}
+    assert _below("fact_reasoner.settings.fields") <= {"fact_reasoner.settings.registry", "fact_reasoner.errors"}
 
 
 def test_the_reader_counts_deferred_relative_and_type_checking_imports(tmp_path):
@@ -115,7 +115,7 @@ def test_importing_the_package_or_its_settings_loads_no_plugin():
     code = textwrap.dedent(
         """
         import json, sys
-        import fact_reasoner.config
+        import fact_reasoner.settings.config
         import fact_reasoner
         loaded = sorted(m for m in sys.modules if m.split(".")[0] == "merlin_bridge")
         from fact_reasoner import PipelineConfig

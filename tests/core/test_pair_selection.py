@@ -401,7 +401,7 @@ def test_fast_fr3_judges_the_reverse_only_after_an_entailment():
 
 
 def test_the_ibm_mode_name_and_the_flags():
-    from fact_reasoner.cli_options import config_flags
+    from fact_reasoner.settings.cli_options import config_flags
 
     assert PipelineConfig(nli_mode="all_pairs").models.nli_mode == "all"
     flags = {f.dest: f for f in config_flags()}

@@ -1,4 +1,4 @@
-"""One registry for every kind of backend (fact_reasoner.registry): names, factories, extras,
+"""One registry for every kind of backend (fact_reasoner.settings.registry): names, factories, extras,
 options, entry points of installed packages, and the messages and flags derived from it."""
 
 from __future__ import annotations
@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-import fact_reasoner.config
-import fact_reasoner.registry
+import fact_reasoner.settings.config
+import fact_reasoner.settings.registry
 from fact_reasoner.cli import build_assess_parser
-from fact_reasoner.cli_options import config_flags, config_from_args
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.inference import ENGINES, make_engine
 from fact_reasoner.llm import LLM_BACKENDS
 from fact_reasoner.nli.factory import NLI_BACKENDS
-from fact_reasoner.registry import KINDS, Extra, Registry, UnknownName, registry
 from fact_reasoner.retrieval import RETRIEVERS, RetrievalError, make_retriever
+from fact_reasoner.settings.cli_options import config_flags, config_from_args
+from fact_reasoner.settings.config import PipelineConfig
+from fact_reasoner.settings.registry import KINDS, Extra, Registry, UnknownName, registry
 from fact_reasoner.stages import Stages, StageUnavailable
 from tests.helpers import REPO_ROOT
 
@@ -31,7 +31,7 @@ MISSING_MODULE = "fact_reasoner_test_no_such_module"
 
 
 def test_the_module_docstring_example_runs():
-    failures, tried = doctest.testmod(fact_reasoner.registry, verbose=False)
+    failures, tried = doctest.testmod(fact_reasoner.settings.registry, verbose=False)
     assert tried > 0 and failures == 0
 
 
@@ -145,7 +145,7 @@ def test_merlin_registers_itself_and_its_options_through_the_registry():
     flags = {f.dest: f for f in config_flags()}
     assert set(declared) <= set(flags) and "--merlin_path" in flags["merlin_path"].flags
     assert flags["merlin_algorithm"].group == "engine"
-    assert "merlin" not in inspect.getsource(fact_reasoner.config)
+    assert "merlin" not in inspect.getsource(fact_reasoner.settings.config)
     config = PipelineConfig(engine="merlin", merlin_algorithm="bte", keep_uai=Path("uai"))
     assert config.engine.engine_kwargs() == {"algorithm": "bte", "keep_uai": "uai"}
 

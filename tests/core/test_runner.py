@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from fact_reasoner import cli
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.errors import InputError, RecordFailed, SettingsError, SettingsMismatch, SetupError
 from fact_reasoner.pipeline import FactReasoner
 from fact_reasoner.runner import RunReport, run_dataset
+from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT
 
 ROOT = REPO_ROOT

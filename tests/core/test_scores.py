@@ -5,7 +5,6 @@ import math
 import numpy as np
 import pytest
 
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.inference import make_engine
 from fact_reasoner.metrics.support import ClaimSupport
 from fact_reasoner.pipeline import FactReasoner
@@ -26,6 +25,7 @@ from fact_reasoner.scores import (
     score_record,
     summarize_rows,
 )
+from fact_reasoner.settings.config import PipelineConfig
 
 S, NS = Label.SUPPORTED, Label.NOT_SUPPORTED
 

@@ -602,8 +602,8 @@ def test_cache_dir_does_not_move_the_model_store(tmp_path, monkeypatch):
     """A model installed in the model store (a sparse file of the default model's size, with its
     verification side file) is where a run with another --cache-dir looks: nothing is assembled
     into ``<cache-dir>/models``."""
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.llm import make_llm, models
+    from fact_reasoner.settings.config import PipelineConfig
 
     spec = models.LOCAL_MODELS[models.DEFAULT_LOCAL_MODEL]
     store = tmp_path / "model-store"

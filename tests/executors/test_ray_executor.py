@@ -166,8 +166,8 @@ def test_workers_import_a_checkout_first_and_an_installed_package_as_installed(m
 
 def test_workers_get_the_variables_settings_fall_back_to_but_no_api_key(monkeypatch):
     require_extra("distributed")
-    from fact_reasoner.config import ExecutionOptions
     from fact_reasoner.executors.ray_executor import RayExecutor
+    from fact_reasoner.settings.config import ExecutionOptions
 
     monkeypatch.setenv("FACT_REASONER_BASE_URL", "http://llm:8000/v1")
     monkeypatch.setenv("FACT_REASONER_MODEL", "my-model")
@@ -304,11 +304,11 @@ def test_a_record_that_fails_stays_a_failed_record(ray_instance, tmp_path):
 
 
 def test_a_worker_killed_mid_run_loses_no_record_and_repeats_none(ray_instance, tmp_path, caplog):
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.executors import LocalExecutor
     from fact_reasoner.executors.ray_executor import RayExecutor
     from fact_reasoner.io import read_records
     from fact_reasoner.runner import AssessJob
+    from fact_reasoner.settings.config import PipelineConfig
 
     caplog.set_level(logging.WARNING, logger="fact_reasoner.executors")
     items = list(read_records(write_jsonl(tmp_path / "in.jsonl", copies(120))))
@@ -342,7 +342,7 @@ def test_workers_of_a_local_instance_run_at_the_drivers_priority(tmp_path):
     script.write_text(
         "import os\n"
         "from fact_reasoner.runner import AssessJob\n"
-        "from fact_reasoner.config import PipelineConfig\n"
+        "from fact_reasoner.settings.config import PipelineConfig\n"
         "from fact_reasoner.executors.ray_executor import RayExecutor\n"
         "config = PipelineConfig(executor='ray', workers=1)\n"
         "with RayExecutor(config.execution) as executor:\n"

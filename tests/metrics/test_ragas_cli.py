@@ -147,7 +147,7 @@ def test_a_missing_llm_extra_is_caught_at_start_up(tmp_path, monkeypatch, capsys
 def test_a_metric_extra_declared_on_its_registry_entry_is_checked_at_start_up(tmp_path, monkeypatch, capsys):
     """BERTScore's package is its METRICS entry's extra (no list of its own in the preflight)."""
     from fact_reasoner.metrics.evaluation import METRICS
-    from fact_reasoner.registry import Extra
+    from fact_reasoner.settings.registry import Extra
 
     entry = METRICS.entry("bert_score")
     assert [(e.module, e.extra) for e in entry.extras] == [("bert_score", "bertscore")]

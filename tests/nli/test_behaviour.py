@@ -283,7 +283,7 @@ def test_through_the_graph_an_item_counts_only_as_the_factor_it_would_be():
     """The ship rule's view: the floor makes a weak label neutral, a contradiction about another
     attribute is no factor, and with ``entailments same-subject`` neither is an entailment from a
     passage about someone else; a failed judgement stays failed."""
-    from fact_reasoner.graph_options import GraphOptions
+    from fact_reasoner.settings.graph_options import GraphOptions
 
     def result(capability: str, premise: str, claim: str, label: str, p: float) -> ItemResult:
         rest = (1 - p) / 2

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from fact_reasoner.cli import main
-from fact_reasoner.config import PipelineConfig
-from fact_reasoner.registry import available
+from fact_reasoner.settings.config import PipelineConfig
+from fact_reasoner.settings.registry import available
 from tests.helpers import REPO_ROOT
 from tests.pipelines.scripted import BIOS
 

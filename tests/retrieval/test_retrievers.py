@@ -9,7 +9,6 @@ import pytest
 
 pytest.importorskip("bm25s")
 
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.io import RecordError
 from fact_reasoner.retrieval import (
     CachedRetriever,
@@ -25,6 +24,7 @@ from fact_reasoner.retrieval.llm_tools import parse_query, parse_summary
 from fact_reasoner.retrieval.retrievers import BM25Retriever, SuppliedRetriever, reciprocal_rank_fusion
 from fact_reasoner.retrieval.store import build_index
 from fact_reasoner.schema import Atom, Context
+from fact_reasoner.settings.config import PipelineConfig
 
 BIOS = [
     {

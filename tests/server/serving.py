@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from fact_reasoner.config import PipelineConfig
+from fact_reasoner.settings.config import PipelineConfig
 
 #: fields of a row that measure the run (seconds, how many calls were cached), not its result
 MEASURED = ("timings", "counters", "seconds")

@@ -1,7 +1,7 @@
 """How the factor graph is built: :class:`GraphOptions`, the ``graph`` group of the settings.
 
 Declared here, apart from the builder (:mod:`fact_reasoner.graph`, which re-exports every name),
-so that the settings (:mod:`fact_reasoner.config`) import no graph code: they are the ground
+so that the settings (:mod:`fact_reasoner.settings.config`) import no graph code: they are the ground
 floor every stage stands on.
 """
 

@@ -1,14 +1,14 @@
-"""Command-line flags generated from the settings' declarations (:mod:`fact_reasoner.config`).
+"""Command-line flags generated from the settings' declarations (:mod:`fact_reasoner.settings.config`).
 
-Every field of :class:`~fact_reasoner.config.PipelineConfig` becomes a flag: ``--<dest>`` with
+Every field of :class:`~fact_reasoner.settings.config.PipelineConfig` becomes a flag: ``--<dest>`` with
 dashes (and the underscore spelling IBM's tool uses), its help text from the field's
 description, its choices from a ``Literal`` type or, for a setting that names a backend
 (``--engine``, ``--nli``, ``--backend``, ``--service-type``), from that kind's registry
-(:mod:`fact_reasoner.registry`: the names and their descriptions, read when the parser is
+(:mod:`fact_reasoner.settings.registry`: the names and their descriptions, read when the parser is
 built), its default from the field (shown in ``--help``, never repeated here). A flag that is not given leaves the setting at its default.
 Values are checked by the config itself; a value it rejects is reported like any argparse
 error, naming the flag: ``argument --context-prior: must be < 1, got 1.5``. A command's own
-numeric flags are held to the same kinds of number (:func:`number`, :mod:`fact_reasoner.fields`).
+numeric flags are held to the same kinds of number (:func:`number`, :mod:`fact_reasoner.settings.fields`).
 
 ``fact-reasoner``, ``fact-reasoner ragas`` and ``experiments/run_biographies.py`` all call
 :func:`add_config_arguments`, each with the groups (or fields) it uses.
@@ -211,7 +211,7 @@ def _default_text(flag: ConfigFlag) -> str:
 
 def number(kind: Any, metavar: str | None = None) -> Callable[[str], Any]:
     """An argparse ``type=`` for a command's own numeric flag, from one of the kinds of number of
-    :mod:`fact_reasoner.fields` (``number(Count)`` for ``--limit``): the text is read as a whole
+    :mod:`fact_reasoner.settings.fields` (``number(Count)`` for ``--limit``): the text is read as a whole
     number or a number, then held to the kind's bounds, so a flag and a setting of the same kind
     refuse the same values with the same words (``must be ≥ 1, got 0``). Argparse prints the
     problem as one line naming the flag; a config file's value goes through the same check."""
@@ -235,7 +235,7 @@ def number(kind: Any, metavar: str | None = None) -> Callable[[str], Any]:
     return parse
 
 
-#: ``--limit`` and the like: a whole number ≥ 1 (a :data:`~fact_reasoner.fields.Count`)
+#: ``--limit`` and the like: a whole number ≥ 1 (a :data:`~fact_reasoner.settings.fields.Count`)
 positive_int = number(Count)
 
 

@@ -1,11 +1,11 @@
 """How a setting is declared: a pydantic ``Field`` with its description and command-line metadata.
 
 A setting is declared once, where it belongs: the groups of
-:class:`~fact_reasoner.config.PipelineConfig` in :mod:`fact_reasoner.config` (the graph's in
-:mod:`fact_reasoner.graph_options`), a backend's own settings in its registration
-(:class:`fact_reasoner.registry.Option`: the LLM judge's, merlin's, the web services'). The
-command line (:mod:`fact_reasoner.cli_options`), the config file and the resume fingerprint
-(:meth:`~fact_reasoner.config.PipelineConfig.settings`) read this metadata, through the readers
+:class:`~fact_reasoner.settings.config.PipelineConfig` in :mod:`fact_reasoner.settings.config` (the graph's in
+:mod:`fact_reasoner.settings.graph_options`), a backend's own settings in its registration
+(:class:`fact_reasoner.settings.registry.Option`: the LLM judge's, merlin's, the web services'). The
+command line (:mod:`fact_reasoner.settings.cli_options`), the config file and the resume fingerprint
+(:meth:`~fact_reasoner.settings.config.PipelineConfig.settings`) read this metadata, through the readers
 below, instead of repeating it.
 """
 
@@ -182,7 +182,7 @@ def option(
     cli:
         False keeps the setting off the command line.
     registry:
-        The kind of backend the setting names (a key of :data:`fact_reasoner.registry.KINDS`):
+        The kind of backend the setting names (a key of :data:`fact_reasoner.settings.registry.KINDS`):
         ``--help`` lists that registry's names and descriptions when the parser is built.
     closed:
         With ``registry``: the flag takes only the registered names (argparse ``choices``).
@@ -278,12 +278,12 @@ def one_of(names: Sequence[str], value: str) -> str:
 
 def assemble(name: str, declared: type[BaseModel], options: Iterable["Option"], *, module: str) -> type[BaseModel]:
     """A model named ``name`` with the fields of ``declared`` and the backends' ``options``
-    (:class:`~fact_reasoner.registry.Option`), each placed after the setting its ``after`` names
+    (:class:`~fact_reasoner.settings.registry.Option`), each placed after the setting its ``after`` names
     (at the end when it names none; options after the same setting keep their order). It
     derives from ``declared``'s base, which holds the group's validators and methods: deriving
     from ``declared`` itself would put every added field after the declared ones. An option
     whose name is taken (by a setting or an earlier option) keeps the first declaration, as
-    :meth:`Registry.options <fact_reasoner.registry.Registry.options>` does."""
+    :meth:`Registry.options <fact_reasoner.settings.registry.Registry.options>` does."""
     names = list(declared.model_fields)
     fields: dict[str, Any] = {key: (info.annotation, info) for key, info in declared.model_fields.items()}
     last_after: dict[str, str] = {}  # the last option placed after each setting

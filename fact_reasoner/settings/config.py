@@ -4,7 +4,7 @@
 
     PipelineConfig
     ├── pipeline   PipelineOptions   which assessment pipeline, and the baselines' options
-    ├── graph      GraphOptions      FR version, priors, relation threshold (fact_reasoner.graph_options)
+    ├── graph      GraphOptions      FR version, priors, relation threshold (fact_reasoner.settings.graph_options)
     ├── scores     ScoreOptions      K of R@K / F1@K, checkworthy atoms, abstention, length penalty γ
     ├── engine     EngineOptions     inference engine and its options (those engines declare)
     ├── models     ModelOptions      LLM backend, NLI backend (and their options), atomizer and reviser prompts
@@ -15,13 +15,13 @@
 
 Each field carries its default, its constraint and its description. A setting that belongs to
 one backend (the LLM judge's prompt, an engine's binary, the web search's endpoint, Ray's workers)
-is declared in that backend's registration (:class:`fact_reasoner.registry.Option`), and the
+is declared in that backend's registration (:class:`fact_reasoner.settings.registry.Option`), and the
 groups that take options from a kind (``plugged``) gain those fields when their model is
 assembled (:func:`group_model`): when a configuration is first built, not when this module is
 imported, so importing it loads no plug-in. Everything else is derived from these declarations:
 
 - the command-line flags of ``fact-reasoner``, ``fact-reasoner ragas`` and the experiment
-  runner (:mod:`fact_reasoner.cli_options`: the flag is the field's ``dest`` with dashes, its
+  runner (:mod:`fact_reasoner.settings.cli_options`: the flag is the field's ``dest`` with dashes, its
   help is the description, its default is the field's default);
 - the ``settings`` written into every output line and compared on resume
   (:meth:`PipelineConfig.settings`: every field that can change a result);
@@ -29,8 +29,8 @@ imported, so importing it loads no plug-in. Everything else is derived from thes
   ``make_retriever``, ``make_engine``) reads the group it needs.
 
 These are the ground floor: this module imports nothing of the project but the data model's
-declarations (:mod:`fact_reasoner.fields`, :mod:`fact_reasoner.graph_options`) and the registry
-(:mod:`fact_reasoner.registry`), which names the kinds' modules and imports them on first use.
+declarations (:mod:`fact_reasoner.settings.fields`, :mod:`fact_reasoner.settings.graph_options`) and the registry
+(:mod:`fact_reasoner.settings.registry`), which names the kinds' modules and imports them on first use.
 
 Shorthand: any field may be given at the top level by its ``dest`` (the name of its flag),
 so ``PipelineConfig(version=2, nli="align", engine="pgmpy")`` is
@@ -112,7 +112,7 @@ class _Group(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     #: title of the group in ``--help``
     title: ClassVar[str] = ""
-    #: the registry kinds whose backends add options (:class:`~fact_reasoner.registry.Option`)
+    #: the registry kinds whose backends add options (:class:`~fact_reasoner.settings.registry.Option`)
     #: to this group; see :func:`group_model`
     plugged: ClassVar[tuple[str, ...]] = ()
 
@@ -126,7 +126,7 @@ class _Group(BaseModel):
     def _registered(cls, value: Any, info: ValidationInfo) -> Any:
         """A setting closed to a registry (``--pipeline``, ``--nli``, ``--backend``,
         ``--checkworthy``, ``--executor``) takes only its registered names; the error names them
-        all, in pydantic's words for a fixed choice (:func:`~fact_reasoner.fields.one_of`)."""
+        all, in pydantic's words for a fixed choice (:func:`~fact_reasoner.settings.fields.one_of`)."""
         kind = closed_to(cls.model_fields[info.field_name]) if info.field_name else None
         return one_of(registry(kind).available(), value) if kind is not None else value
 
@@ -178,7 +178,7 @@ class ScoreOptions(_Group):
     @field_validator("k", mode="before")
     @classmethod
     def _k_rule(cls, value: Any) -> Any:
-        """K is a count (:data:`~fact_reasoner.fields.Count`: 1 to ``MAX_COUNT``) or a rule's
+        """K is a count (:data:`~fact_reasoner.settings.fields.Count`: 1 to ``MAX_COUNT``) or a rule's
         name; anything else is refused in one line, in the words of the other counts."""
         if isinstance(value, str) and value not in ("median", "half"):
             try:
@@ -441,7 +441,7 @@ _DECLARED: dict[str, type[BaseModel]] = {
     "execution": _ExecutionOptions,
     "gate": GateOptions,
 }
-#: the public name of each assembled group model (``from fact_reasoner.config import EngineOptions``)
+#: the public name of each assembled group model (``from fact_reasoner.settings.config import EngineOptions``)
 _PUBLIC = {"EngineOptions": "engine", "PipelineOptions": "pipeline", "ModelOptions": "models",
            "RetrievalOptions": "retrieval", "ExecutionOptions": "execution"}  # fmt: skip
 _assembled: dict[str, tuple[tuple[Option, ...], type[BaseModel]]] = {}
@@ -451,7 +451,7 @@ _assembling = threading.Lock()
 def group_model(group: str) -> type[BaseModel]:
     """The model of the settings group ``group``: its declaration here, plus every option the
     registered backends of its ``plugged`` kinds declare, each placed after the setting its
-    :attr:`~fact_reasoner.registry.Option.after` names (at the end when it names none).
+    :attr:`~fact_reasoner.settings.registry.Option.after` names (at the end when it names none).
 
     Built on first use and again whenever the registered options change (a backend registered
     since), so importing this module loads no plug-in: the kinds' registries are read here."""

@@ -2,7 +2,7 @@
 
 The file holds the same settings as the flags, under the names the output's ``settings`` use:
 one table per settings group (``[graph]``, ``[models]``, ``[retrieval]`` …, the groups of
-:class:`~fact_reasoner.config.PipelineConfig`) with the group's field names, and one table per
+:class:`~fact_reasoner.settings.config.PipelineConfig`) with the group's field names, and one table per
 command for that command's own options (``[assess]``, ``[ragas]`` …: ``input_file``,
 ``output_dir``, ``metrics`` …, the flags' names with underscores)::
 
@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
+from ..errors import InputError
 
 __all__ = ["ConfigFile", "read_config_file", "to_toml"]
 

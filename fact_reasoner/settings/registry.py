@@ -42,7 +42,7 @@ named after the backend, pointing to its factory. Entry points are read on the f
 
 A small registry of its own::
 
-    >>> from fact_reasoner.registry import Extra, Registry
+    >>> from fact_reasoner.settings.registry import Extra, Registry
     >>> greeters = Registry("greeters", noun="greeter")
     >>> greeters.register("hello", lambda name: f"hello {name}", description="says hello")
     >>> greeters.available()
@@ -52,7 +52,7 @@ A small registry of its own::
     >>> greeters.make("bye", "world")
     Traceback (most recent call last):
     ...
-    fact_reasoner.registry.UnknownName: unknown greeter 'bye'; choose from: hello
+    fact_reasoner.settings.registry.UnknownName: unknown greeter 'bye'; choose from: hello
     >>> greeters.register("shout", "string:capwords", extras=[Extra("no_such_module_here", "shouting")])
     >>> [extra.module for extra in greeters.missing_extras("shout")]
     ['no_such_module_here']
@@ -72,7 +72,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from .errors import SettingsError, StageUnavailable
+from ..errors import SettingsError, StageUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -120,14 +120,14 @@ class Option:
     """A setting a backend adds to its kind's group of the configuration (and so a command-line
     flag, a key of the config file and, if it can change a result, of the output's settings).
 
-    ``field`` is a pydantic field made with :func:`fact_reasoner.fields.option` (default,
+    ``field`` is a pydantic field made with :func:`fact_reasoner.settings.fields.option` (default,
     description, flag spelling, whether it changes results); ``after`` the setting of the group
     it stands after (in ``--help``, the config file and the settings; default: at the end).
     Engines receive their options as keywords of the factory (``argument``: the keyword, when
     not ``name``; passed only when set, and only to the engine that declared it); the other
     kinds read them from the configuration (``config.models.nli_samples``).
 
-    Which group a kind's options join: :data:`fact_reasoner.config.PipelineConfig` (each group
+    Which group a kind's options join: :data:`fact_reasoner.settings.config.PipelineConfig` (each group
     names the kinds it takes options from). The group's model is assembled when a configuration
     is first built after a registration, so a backend registered in code, or by a plug-in
     loaded on the first lookup (``merlin_bridge.plugin``), adds its settings; a backend that
