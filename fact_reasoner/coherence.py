@@ -28,8 +28,8 @@ Which pairs
 
     *Comparability gate* (``coherence_pairs comparable``, applied first, needs no model): the
     two atoms must say something about the same attribute and disagree on its value
-    (:func:`fact_reasoner.frames.comparability`; the rule, why it exists and its known misses
-    are in :mod:`fact_reasoner.frames`, which the atom–context contradiction rule shares).
+    (:func:`fact_reasoner.atoms.frames.comparability`; the rule, why it exists and its known misses
+    are in :mod:`fact_reasoner.atoms.frames`, which the atom–context contradiction rule shares).
 
 The factor tables (:func:`atom_contradiction_table`, :func:`atom_entailment_table`)
     Atom–context tables (``factors.py``, DESIGN.md §4) are the paper's Table 1, e.g.
@@ -78,12 +78,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from .coherence_graph import add_atom_factors, atom_pair_relations
-from .coherence_pairs import CoherencePairs, plan_atom_pairs, select_atom_pairs
-from .errors import RecordFailed
-from .factor_graph import RELATION_CODES, BuiltGraph
-from .factors import atom_contradiction_table, atom_entailment_table
-from .frames import (  # the text frames live there; re-exported here, where they were first
+from .atoms.frames import (  # the text frames live there; re-exported here, where they were first
     COMPARABLE,
     MAX_ATOM_FRAME,
     MIN_FRAME_OVERLAP,
@@ -94,6 +89,11 @@ from .frames import (  # the text frames live there; re-exported here, where the
     frame_overlap,
     light_stem,
 )
+from .coherence_graph import add_atom_factors, atom_pair_relations
+from .coherence_pairs import CoherencePairs, plan_atom_pairs, select_atom_pairs
+from .errors import RecordFailed
+from .factor_graph import RELATION_CODES, BuiltGraph
+from .factors import atom_contradiction_table, atom_entailment_table
 from .schema import ContradictingPair, RelationType
 
 __all__ = [

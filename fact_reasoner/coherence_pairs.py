@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .atoms.frames import comparable_pair_mask
 from .factor_graph import GraphPlan
-from .frames import comparable_pair_mask
 from .settings.graph_options import CoherencePairs
 
 if TYPE_CHECKING:  # pragma: no cover

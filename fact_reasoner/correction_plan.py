@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .atomizer import split_sentences
-from .grounding import PRONOUNS
+from .atoms.atomizer import split_sentences
+from .atoms.grounding import PRONOUNS
 from .scores import is_supported
 
 __all__ = [

@@ -50,7 +50,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .atomizer import split_sentences
+from .atoms.atomizer import split_sentences
 from .correction_plan import (
     CONTRADICTION_THRESHOLD,
     MAX_CITATIONS,

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .atoms.frames import names_subject, same_attribute
 from .coherence_graph import add_atom_factors
 from .errors import RecordFailed
 from .factor_graph import (
@@ -33,7 +34,6 @@ from .factor_graph import (
     UnusedRelation,
 )
 from .factors import clamp_probability, relation_tables
-from .frames import names_subject, same_attribute
 from .schema import Atom, Context, Relation, RelationType
 from .settings.graph_options import (
     DEFAULT_CLAMP,
@@ -346,7 +346,7 @@ def _other_attribute(
     plan: GraphPlan, src: np.ndarray, tgt: np.ndarray, code: np.ndarray, usable: np.ndarray
 ) -> np.ndarray:
     """``contradictions same-attribute``: the indices of the usable atom–context contradictions
-    whose context does not speak about the atom's attribute (:func:`fact_reasoner.frames.same_attribute`)."""
+    whose context does not speak about the atom's attribute (:func:`fact_reasoner.atoms.frames.same_attribute`)."""
     n_atoms = len(plan.atoms)
     rows = np.flatnonzero(usable & (code == RELATION_CODES[RelationType.CONTRADICTION]))
     other = [
@@ -361,7 +361,7 @@ def _other_subject(
     plan: GraphPlan, src: np.ndarray, tgt: np.ndarray, code: np.ndarray, usable: np.ndarray
 ) -> np.ndarray:
     """``entailments same-subject``: the indices of the usable atom–context entailments whose
-    context (with its title) does not name the atom's subject (:func:`fact_reasoner.frames.names_subject`)."""
+    context (with its title) does not name the atom's subject (:func:`fact_reasoner.atoms.frames.names_subject`)."""
     n_atoms = len(plan.atoms)
     rows = np.flatnonzero(usable & (code == RELATION_CODES[RelationType.ENTAILMENT]))
     other = []

@@ -21,12 +21,13 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .atomizer import AtomizerBackend
-from .checkworthy import CheckworthyVerdict
+from .atoms.atomizer import AtomizerBackend
+from .atoms.checkworthy import CheckworthyVerdict
+from .atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
+from .atoms.reviser import ReviserBackend
 from .coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs, plan_atom_pairs
 from .errors import NoEvidence, RecordFailed
 from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
-from .grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
@@ -38,7 +39,6 @@ from .pair_selection import (
     select_pairs,
 )
 from .retrieval.base import Retriever
-from .reviser import ReviserBackend
 from .schema import (
     COHERENCE_FIELD,
     CONTRADICTING_PAIRS_FIELD,

@@ -513,7 +513,7 @@ class DatasetSummary:
     num_abstained: int | None = None
     respond_ratio: float | None = None
     num_uncheckable_atoms: int | None = None
-    # only when the rows' atoms were made and checked here (fact_reasoner.grounding)
+    # only when the rows' atoms were made and checked here (fact_reasoner.atoms.grounding)
     num_ungrounded_atoms: int | None = None
     num_unresolved_atoms: int | None = None
     num_fragment_atoms: int | None = None
@@ -553,7 +553,7 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
     - when atoms carry ``checkworthy`` (``--skip-uncheckable``): ``num_uncheckable_atoms`` =
       #{atoms with ``checkworthy: false``}, which are left out of the gold figures too;
     - when the rows' atoms were made by the atomizer and checked (``counters`` has
-      ``ungrounded_atoms``, :mod:`fact_reasoner.grounding`): ``num_ungrounded_atoms`` = Σ_r of
+      ``ungrounded_atoms``, :mod:`fact_reasoner.atoms.grounding`): ``num_ungrounded_atoms`` = Σ_r of
       the row's ungrounded atoms (not judged, listed in ``ungrounded_atoms``; with
       ``--keep-ungrounded-atoms`` judged and marked), ``num_unresolved_atoms`` = Σ_r of its
       atoms with an unresolved reference and ``num_fragment_atoms`` = Σ_r of the clauses set

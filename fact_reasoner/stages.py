@@ -31,13 +31,13 @@ from .schema import Relation, RelationType
 from .settings.registry import Entry, Extra, require_extras
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .atomizer import AtomizerBackend
-    from .checkworthy import AbstentionDetector, CheckworthyClassifier
+    from .atoms.atomizer import AtomizerBackend
+    from .atoms.checkworthy import AbstentionDetector, CheckworthyClassifier
+    from .atoms.grounding import CheckedAtoms
+    from .atoms.reviser import ReviserBackend
     from .embeddings import Embedder
-    from .grounding import CheckedAtoms
     from .llm.base import LLMBackend
     from .retrieval.base import Retriever
-    from .reviser import ReviserBackend
     from .schema import InputRecord
     from .settings.config import PipelineConfig
 
@@ -159,14 +159,14 @@ class Stages:
 
     def atomizer(self) -> "AtomizerBackend":
         if self._atomizer is None:
-            from .atomizer import make_atomizer
+            from .atoms.atomizer import make_atomizer
 
             self._atomizer = make_atomizer(self.config, self.llm())
         return self._atomizer
 
     def reviser(self) -> "ReviserBackend":
         if self._reviser is None:
-            from .reviser import make_reviser
+            from .atoms.reviser import make_reviser
 
             self._reviser = make_reviser(self.config, self.llm())
         return self._reviser
@@ -174,9 +174,9 @@ class Stages:
     def atoms(self, record: "InputRecord", timings: dict[str, float]) -> "CheckedAtoms":
         """The atoms of ``record``: those it carries, as given (``checked`` False), else the
         atomizer's, revised (``--no-revise``: not) and checked against the response and the
-        question (:func:`fact_reasoner.grounding.check_atoms`: ungrounded atoms set aside unless
+        question (:func:`fact_reasoner.atoms.grounding.check_atoms`: ungrounded atoms set aside unless
         ``--keep-ungrounded-atoms``, atoms that do not stand alone marked)."""
-        from .grounding import CheckedAtoms, check_atoms
+        from .atoms.grounding import CheckedAtoms, check_atoms
 
         if record.atoms is not None:
             return CheckedAtoms(list(record.atoms), checked=False)
@@ -204,7 +204,7 @@ class Stages:
     def checkworthy(self) -> "CheckworthyClassifier":
         """The atom classifier of ``--checkworthy`` (``llm`` asks the LLM backend)."""
         if self._checkworthy is None:
-            from .checkworthy import make_classifier
+            from .atoms.checkworthy import make_classifier
 
             self._checkworthy = make_classifier(self.config, self._checkworthy_llm())
         return self._checkworthy
@@ -212,14 +212,14 @@ class Stages:
     def abstention(self) -> "AbstentionDetector":
         """The abstention detector of ``--checkworthy`` (``llm`` asks the LLM backend)."""
         if self._abstention is None:
-            from .checkworthy import make_abstention_detector
+            from .atoms.checkworthy import make_abstention_detector
 
             self._abstention = make_abstention_detector(self.config, self._checkworthy_llm())
         return self._abstention
 
     def _checkworthy_llm(self) -> "LLMBackend | None":
         """The LLM backend, for a ``--checkworthy`` choice whose registration uses it."""
-        from .checkworthy import CHECKWORTHY
+        from .atoms.checkworthy import CHECKWORTHY
 
         return self.llm() if "llm" in CHECKWORTHY.entry(self.config.scores.checkworthy).uses else None
 
@@ -281,7 +281,7 @@ class Stages:
             uses_llm |= "llm" in nli_entry.uses
         scores = config.scores
         if scores.skip_uncheckable or scores.abstention == "on":
-            from .checkworthy import CHECKWORTHY
+            from .atoms.checkworthy import CHECKWORTHY
 
             uses_llm |= "llm" in CHECKWORTHY.entry(scores.checkworthy).uses
         if uses_llm and self._llm is None:

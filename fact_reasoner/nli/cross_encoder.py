@@ -43,7 +43,7 @@ How a pair is judged:
    judged sentence by sentence instead — a sentence that opens with a pronoun ("It is 330
    metres tall.") together with the sentence before it — and combined as windows are, except
    that a sentence's contradiction counts only where the sentence speaks about the claim's
-   attribute (:func:`fact_reasoner.frames.same_attribute`; elsewhere its contradiction mass
+   attribute (:func:`fact_reasoner.atoms.frames.same_attribute`; elsewhere its contradiction mass
    counts as neutral): entailment from the best sentence, contradiction only from a sentence
    that can disagree. With ``contradictions`` (the default) only the pairs the whole passage
    calls contradiction are re-judged so (cheap: most pairs are not). Why: judged whole, "The Eiffel
@@ -442,7 +442,7 @@ class CrossEncoderNLI:
         """``(hypothesis, units)`` → combined probabilities: ``e = max e_u``, ``c = max c_u`` over
         the units that speak about the hypothesis's attribute (elsewhere ``c_u`` counts as
         neutral), ``n = min n_u``, renormalised (:func:`combine_windows`)."""
-        from ..frames import SAME_ATTRIBUTE, same_attribute
+        from ..atoms.frames import SAME_ATTRIBUTE, same_attribute
 
         items = [(unit, hypothesis) for hypothesis, units in jobs for unit in units]
         probabilities = iter(self._probabilities(items))

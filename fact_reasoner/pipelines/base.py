@@ -34,9 +34,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
+from ..atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, atom_marks
 from ..errors import RecordFailed
 from ..graph import deduplicate_by_text
-from ..grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, atom_marks
 from ..llm.base import ChatRequest, LLMBackend, LLMError
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import (

@@ -114,7 +114,7 @@ class VeriScorePipeline(BaselinePipeline):
     def claims(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
         if not self.extracts(record):
             return super().claims(record, timings)
-        from ..atomizer import split_sentences
+        from ..atoms.atomizer import split_sentences
         from ..errors import RecordFailed
 
         sentences = split_sentences(record.output)

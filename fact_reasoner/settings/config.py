@@ -340,7 +340,7 @@ class _ModelOptions(_ModelRules):
         False,
         "judge and score the atoms the atomizer made whose numbers or proper names are in neither "
         "the response nor the question (by default they are not judged: listed in ungrounded_atoms "
-        "with the reason, counted, left out of the scores; fact_reasoner.grounding)",
+        "with the reason, counted, left out of the scores; fact_reasoner.atoms.grounding)",
     )
 
 

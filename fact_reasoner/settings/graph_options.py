@@ -36,7 +36,7 @@ GraphPreset = Literal["default", "paper"]
 #: which family of factor tables (GraphOptions.factor_tables; factors.py)
 FactorTables = Literal["priors", "paper"]
 #: which atom pairs coherence judges: ``similar`` (the similarity gate only) or ``comparable``
-#: (the comparability gate of :mod:`fact_reasoner.frames`, then the similarity gate)
+#: (the comparability gate of :mod:`fact_reasoner.atoms.frames`, then the similarity gate)
 CoherencePairs = Literal["comparable", "similar"]
 #: probabilities are clamped into [clamp, 1 − clamp] so that no factor table holds a zero
 DEFAULT_CLAMP = 1e-6
@@ -73,12 +73,12 @@ class GraphOptions(BaseModel):
     ``contradictions`` (``same-attribute`` or ``any``) says which atom–context contradictions
     become factors: ``any`` (the paper) every one; ``same-attribute`` only those where some
     sentence of the context speaks about the atom's attribute with a value or a negation that
-    can disagree (:func:`fact_reasoner.frames.same_attribute`); the others count as neutral
+    can disagree (:func:`fact_reasoner.atoms.frames.same_attribute`); the others count as neutral
     and are counted (``BuiltGraph.contradictions_other_attribute``).
 
     ``entailments`` (``same-subject`` or ``any``) says which atom–context entailments become
     factors: ``same-subject`` only those whose passage or title names the atom's subject
-    (:func:`fact_reasoner.frames.names_subject`); the others count as neutral and are counted
+    (:func:`fact_reasoner.atoms.frames.names_subject`); the others count as neutral and are counted
     (``BuiltGraph.entailments_other_subject``).
 
     These three rules (the floor, ``contradictions``, ``entailments``) filter the project's own

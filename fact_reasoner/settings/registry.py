@@ -13,7 +13,7 @@ one place (its ``make_*`` function):
   (:func:`fact_reasoner.commands.main`);
 - ``executors``: ``factory(execution_options, code_paths=…)``
   (:func:`fact_reasoner.executors.make_executor`);
-- ``checkworthy``: ``factory(llm)`` (:func:`fact_reasoner.checkworthy.make_classifier`);
+- ``checkworthy``: ``factory(llm)`` (:func:`fact_reasoner.atoms.checkworthy.make_classifier`);
 - ``embedders``: ``factory(model_path, threads=…, cache_dir=…)``
   (:class:`fact_reasoner.embeddings.SentenceEmbedder`).
 
@@ -396,7 +396,7 @@ KINDS: dict[str, str] = {
     "pipelines": "fact_reasoner.pipelines:PIPELINES",
     "commands": "fact_reasoner.commands:COMMANDS",
     "executors": "fact_reasoner.executors:EXECUTORS",
-    "checkworthy": "fact_reasoner.checkworthy:CHECKWORTHY",
+    "checkworthy": "fact_reasoner.atoms.checkworthy:CHECKWORTHY",
     "embedders": "fact_reasoner.embeddings:EMBEDDERS",
 }
 

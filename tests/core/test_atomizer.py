@@ -10,13 +10,13 @@ from tests.helpers import require_extra
 require_extra("llm")
 
 
-from fact_reasoner.atomizer import Atomizer, build_messages, check_atoms, make_atomizer, split_sentences
+from fact_reasoner.atoms.atomizer import Atomizer, build_messages, check_atoms, make_atomizer, split_sentences
+from fact_reasoner.atoms.reviser import Reviser, make_reviser
 from fact_reasoner.cache import ModelCache
 from fact_reasoner.llm.local import LocalLLM
 from fact_reasoner.llm.openai import OpenAICompatibleLLM
 from fact_reasoner.llm.structured import InvalidOutput, parse_json_reply
 from fact_reasoner.llm.testing import ScriptedServer
-from fact_reasoner.reviser import Reviser, make_reviser
 from fact_reasoner.schema import Atom
 from fact_reasoner.settings.config import PipelineConfig
 

@@ -11,7 +11,7 @@ import math
 import pytest
 
 from fact_reasoner import FactReasoner, PipelineConfig
-from fact_reasoner.checkworthy import (
+from fact_reasoner.atoms.checkworthy import (
     LLMAbstentionDetector,
     LLMClassifier,
     RuleAbstentionDetector,

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from fact_reasoner.atomizer import split_sentences
+from fact_reasoner.atoms.atomizer import split_sentences
 from fact_reasoner.cli import main
 from fact_reasoner.correction_plan import resolve_pronouns, response_subject
 from fact_reasoner.corrector import (

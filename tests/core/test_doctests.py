@@ -15,8 +15,13 @@ EXAMPLES = {
     "fact_reasoner.graph": ["build_graph"],
     "fact_reasoner.inference.base": ["make_engine"],
     "fact_reasoner.scores": ["score_record"],
-    "fact_reasoner.grounding": ["ungrounded_terms", "unresolved_reference", "needs_revision", "unfaithful_revision"],
-    "fact_reasoner.atomizer": ["max_atoms"],
+    "fact_reasoner.atoms.grounding": [
+        "ungrounded_terms",
+        "unresolved_reference",
+        "needs_revision",
+        "unfaithful_revision",
+    ],
+    "fact_reasoner.atoms.atomizer": ["max_atoms"],
     "fact_reasoner.llm.local": ["generation_threads_for"],
     "fact_reasoner.metrics.answerable": ["non_answer"],
 }

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from fact_reasoner import coherence, frames
-from fact_reasoner.frames import (
+from fact_reasoner import coherence
+from fact_reasoner.atoms import frames
+from fact_reasoner.atoms.frames import (
     SAME_ATTRIBUTE,
     atom_frame,
     context_comparability,

@@ -1,6 +1,6 @@
 """Atoms the response does not state are not judged; atoms that do not stand alone are marked.
 
-The checks themselves (:mod:`fact_reasoner.grounding`), then the pipeline around them with an
+The checks themselves (:mod:`fact_reasoner.atoms.grounding`), then the pipeline around them with an
 atomizer that returns what a small model really returned for the issue's answers (an Ada
 Lovelace answer that came back with "born in London in 1815"; a Mount Everest answer whose
 reviser left "It was first climbed in 1953."), judged from precomputed relations so that no
@@ -13,16 +13,16 @@ import math
 import pytest
 
 from fact_reasoner import FactReasoner, PipelineConfig
-from fact_reasoner.atomizer import _EXAMPLES_V3, build_messages
-from fact_reasoner.grounding import (
+from fact_reasoner.atoms.atomizer import _EXAMPLES_V3, build_messages
+from fact_reasoner.atoms.grounding import (
     check_atom,
     check_atoms,
     needs_revision,
     ungrounded_terms,
     unresolved_reference,
 )
+from fact_reasoner.atoms.reviser import _EXAMPLE_IN_V2, _EXAMPLE_OUT_V2, _EXAMPLE_TEXT_V2
 from fact_reasoner.nli import NLIJudgement
-from fact_reasoner.reviser import _EXAMPLE_IN_V2, _EXAMPLE_OUT_V2, _EXAMPLE_TEXT_V2
 from fact_reasoner.schema import Atom
 from fact_reasoner.scores import summarize_rows
 
@@ -252,7 +252,7 @@ def test_atoms_the_record_carries_are_not_checked():
     ],
 )
 def test_object_pronouns_and_demonstratives_are_unresolved(atom, word):
-    from fact_reasoner.grounding import unresolved_reference
+    from fact_reasoner.atoms.grounding import unresolved_reference
 
     assert unresolved_reference(atom) == word
 
@@ -267,13 +267,13 @@ def test_object_pronouns_and_demonstratives_are_unresolved(atom, word):
     ],
 )
 def test_atoms_that_name_what_they_are_about_stay_resolved(atom):
-    from fact_reasoner.grounding import unresolved_reference
+    from fact_reasoner.atoms.grounding import unresolved_reference
 
     assert unresolved_reference(atom) is None
 
 
 def test_a_clause_without_a_claim_is_set_aside_not_judged():
-    from fact_reasoner.grounding import check_atoms, claimless_clause
+    from fact_reasoner.atoms.grounding import check_atoms, claimless_clause
 
     assert claimless_clause("The Great Wall of China was built.")
     assert claimless_clause("The Great Wall of China was built mainly.")
@@ -300,7 +300,7 @@ def test_a_clause_without_a_claim_is_set_aside_not_judged():
 
 
 def test_a_revision_that_only_makes_a_reference_explicit_is_accepted():
-    from fact_reasoner.grounding import unfaithful_revision
+    from fact_reasoner.atoms.grounding import unfaithful_revision
 
     response = "Mount Everest is the highest mountain. Its height is 8,849 metres."
     assert (

@@ -17,7 +17,7 @@ Prompt versions (part of the cache key):
 
 - ``v2`` (the default): only the atoms that need it go to the model — those with a pronoun,
   those that name nothing, those whose name is part of a longer one in the response
-  (:func:`fact_reasoner.grounding.needs_revision`); the others are kept as they are, and
+  (:func:`fact_reasoner.atoms.grounding.needs_revision`); the others are kept as they are, and
   counted (``skipped``). Its worked example is about a person and a bridge that do not exist
   and shows "it" and "the bridge" resolved as well as "she". Why: the model rewrote every atom,
   so each costs its full length again in generated tokens (the slowest part on a CPU, several
@@ -27,7 +27,7 @@ Prompt versions (part of the cache key):
   into an answer about her. A
   rewrite that does more than resolve a reference — adds a word the response does not have, or
   drops one that is not a pronoun or determiner
-  (:func:`fact_reasoner.grounding.unfaithful_revision`) — is not used: the atom keeps its text
+  (:func:`fact_reasoner.atoms.grounding.unfaithful_revision`) — is not used: the atom keeps its text
   and carries ``reviser_rejected`` (the rewrite and why), counted as ``rejected``. Measured
   why: v1 turned "Ada Lovelace is often called the first computer programmer because of her
   notes on Babbage's Analytical Engine." into "Ada Lovelace's notes on Babbage's Analytical
@@ -43,14 +43,14 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .errors import RecordFailed
+from ..errors import RecordFailed
+from ..llm.base import LLMBackend
+from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from ..schema import Atom
 from .grounding import needs_revision, unfaithful_revision, unresolved_reference
-from .llm.base import LLMBackend
-from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
-from .schema import Atom
 
 if TYPE_CHECKING:
-    from .settings.config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 PROMPT_VERSIONS = ("v1", "v2")
 DEFAULT_PROMPT_VERSION = "v2"
@@ -260,7 +260,7 @@ class Reviser:
 def make_reviser(config: "PipelineConfig", llm: LLMBackend | None = None) -> Reviser:
     """The LLM reviser of ``config.models`` (``llm`` default: ``make_llm(config)``)."""
     if llm is None:
-        from .llm import make_llm
+        from ..llm import make_llm
 
         llm = make_llm(config)
     return Reviser(llm, prompt_version=config.models.reviser_prompt_version)

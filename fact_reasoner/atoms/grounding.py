@@ -54,8 +54,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ..schema import Atom
 from .frames import NUMBER_WORDS
-from .schema import Atom
 
 __all__ = [
     "NOT_NAMES",

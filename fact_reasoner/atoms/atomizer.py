@@ -14,7 +14,7 @@ Prompt versions (part of the cache key):
   the theory of relativity in 1905"). An example about something that does not exist cannot
   leak into a real answer, and without the question ("Tell me a bio of …") the model is not
   invited to recall the topic. The pipeline still checks every atom against the response
-  (:mod:`fact_reasoner.grounding`).
+  (:mod:`fact_reasoner.atoms.grounding`).
 - ``v1``: FActScore-style atoms — one fact per short sentence, wording kept close to the
   source, pronouns may stay (the Reviser resolves them).
 - ``v2``: self-contained atoms — pronouns and partial names replaced by the full name from
@@ -38,13 +38,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from .errors import RecordFailed
-from .llm.base import LLMBackend
-from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
-from .schema import Atom
+from ..errors import RecordFailed
+from ..llm.base import LLMBackend
+from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from ..schema import Atom
 
 if TYPE_CHECKING:
-    from .settings.config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 PROMPT_VERSIONS = ("v1", "v2", "v3")
 DEFAULT_PROMPT_VERSION = "v3"
@@ -308,7 +308,7 @@ class Atomizer:
 def make_atomizer(config: "PipelineConfig", llm: LLMBackend | None = None) -> Atomizer:
     """The LLM atomizer of ``config.models`` (``llm`` default: ``make_llm(config)``)."""
     if llm is None:
-        from .llm import make_llm
+        from ..llm import make_llm
 
         llm = make_llm(config)
     return Atomizer(llm, prompt_version=config.models.atomizer_prompt_version)

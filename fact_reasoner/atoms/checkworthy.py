@@ -29,13 +29,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
-from .errors import RecordFailed
-from .llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
-from .settings.registry import Registry
+from ..errors import RecordFailed
+from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from ..settings.registry import Registry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .llm.base import LLMBackend
-    from .settings.config import PipelineConfig
+    from ..llm.base import LLMBackend
+    from ..settings.config import PipelineConfig
 
 __all__ = [
     "CHECKWORTHY",
@@ -396,7 +396,7 @@ def _llm(llm: LLMBackend | None) -> Checkworthy:
 #: ``factory(llm) -> Checkworthy``, ``llm`` the LLM backend (None when the entry does not list
 #: ``llm`` in its ``uses``)
 CHECKWORTHY: Registry[Checkworthy] = Registry(
-    "checkworthy", noun="checkworthy classifier", entry_point_group="fact_reasoner.checkworthy"
+    "checkworthy", noun="checkworthy classifier", entry_point_group="fact_reasoner.atoms.checkworthy"
 )
 CHECKWORTHY.register("rules", _rules, description="patterns, no model", builtin=True)
 CHECKWORTHY.register(
