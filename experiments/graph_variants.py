@@ -40,7 +40,7 @@ from typing import Any
 from experiments import baselines as baseline_module
 from experiments.run_biographies import read_prepared
 from fact_reasoner.atoms.frames import same_attribute
-from fact_reasoner.graph import plan_graph
+from fact_reasoner.graph.build import plan_graph
 from fact_reasoner.nli import PrecomputedNLI
 from fact_reasoner.schema import InputRecord, Relation, RelationType
 from fact_reasoner.scores import summarize_rows

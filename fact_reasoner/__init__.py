@@ -10,7 +10,7 @@ module behind a small protocol so it can be swapped::
 metrics); each kind is built by its ``make_*`` factory from a :class:`PipelineConfig`.
 """
 
-from .graph import FactorGraph, GraphOptions, build_graph, plan_graph
+from .graph.build import FactorGraph, GraphOptions, build_graph, plan_graph
 from .inference import make_engine
 from .pipeline import FactReasoner, GraphBuild
 from .schema import Atom, Context, InputRecord, OutputRecord, Relation

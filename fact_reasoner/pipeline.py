@@ -25,19 +25,25 @@ from .atoms.atomizer import AtomizerBackend
 from .atoms.checkworthy import CheckworthyVerdict
 from .atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .atoms.reviser import ReviserBackend
-from .coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs, plan_atom_pairs
 from .errors import NoEvidence, RecordFailed
-from .graph import BuiltGraph, GraphPlan, ignored_relations, plan_graph
-from .inference import InferenceEngine, InferenceResult
-from .llm.base import LLMBackend
-from .nli import NLIBackend, PrecomputedNLI
-from .pair_selection import (
+from .graph.build import BuiltGraph, GraphPlan, ignored_relations, plan_graph
+from .graph.coherence import (
+    check_coherence_judged,
+    coherence_counters,
+    coherence_score,
+    contradicting_pairs,
+    plan_atom_pairs,
+)
+from .graph.pair_selection import (
     GATE_DEFAULT_THRESHOLDS,
     PairSelection,
     embedding_similarities,
     lexical_similarities,
     select_pairs,
 )
+from .inference import InferenceEngine, InferenceResult
+from .llm.base import LLMBackend
+from .nli import NLIBackend, PrecomputedNLI
 from .retrieval.base import Retriever
 from .schema import (
     COHERENCE_FIELD,

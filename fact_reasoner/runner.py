@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .errors import RecordFailed, SettingsMismatch, SetupError
 from .executors import Executor, Job, LocalExecutor, describe_error, make_executor
-from .graph import upgrade_graph_settings
+from .graph.build import upgrade_graph_settings
 from .interrupts import deferred, stop_on_signals
 from .io import InOrderWriter, NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
 from .scores import median_num_atoms, summarize_rows
@@ -690,7 +690,7 @@ def with_default_pipeline(settings: Any) -> Any:
     """The settings of a row written by an earlier version in today's spelling, so that such
     outputs still resume where today's settings make the same results: a row written before
     ``--pipeline`` existed gets the pipeline it was made by (FactReasoner's), and its graph
-    settings are read by :func:`~fact_reasoner.graph.upgrade_graph_settings`; other settings
+    settings are read by :func:`~fact_reasoner.graph.build.upgrade_graph_settings`; other settings
     as they are."""
     if not isinstance(settings, dict):
         return settings

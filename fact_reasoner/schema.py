@@ -239,7 +239,7 @@ class ContradictingPair(BaseModel):
 
 #: Output fields added with ``--coherence`` (absent without it, so the rows are unchanged):
 #: ``coherence`` (float, 1 − the largest P(contradiction) between two atoms, 1 when none; see
-#: :func:`fact_reasoner.coherence.coherence_score`) and ``contradicting_pairs`` (a list of
+#: :func:`fact_reasoner.graph.coherence.coherence_score`) and ``contradicting_pairs`` (a list of
 #: :class:`ContradictingPair` as JSON, most probable first).
 COHERENCE_FIELD = "coherence"
 CONTRADICTING_PAIRS_FIELD = "contradicting_pairs"

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import NoEvidence, RecordFailed, StageUnavailable
-from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
+from .graph.build import BuiltGraph, GraphOptions, GraphPlan, build_graph
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
 from .nli.factory import uses_record_relations
@@ -324,7 +324,7 @@ class JudgedPlan:
     """The relations judged for a plan's pairs (unjudged pairs left out) and every judgement.
 
     ``reverse_skipped``: reverse context pairs that ``--nli-mode fast`` deferred and did not
-    judge (:func:`~fact_reasoner.pair_selection.reverse_needed`)."""
+    judge (:func:`~fact_reasoner.graph.pair_selection.reverse_needed`)."""
 
     relations: list[Relation]
     judgements: list[NLIJudgement]
@@ -455,11 +455,11 @@ def _judge_reverse(
     nli: NLIBackend,
     deferred_reverse: Sequence[tuple[tuple[str, str], tuple[str, str]]],
 ) -> tuple[JudgedPlan, GraphPlan]:
-    """Judge the deferred reverse pairs that :func:`~fact_reasoner.pair_selection.reverse_pairs_needed`
+    """Judge the deferred reverse pairs that :func:`~fact_reasoner.graph.pair_selection.reverse_pairs_needed`
     asks for; the plan gains exactly those pairs."""
     from dataclasses import replace
 
-    from .pair_selection import reverse_pairs_needed
+    from .graph.pair_selection import reverse_pairs_needed
 
     needed = reverse_pairs_needed(judged.relations, deferred_reverse)
     plan = replace(plan, pairs=plan.pairs + tuple(needed))

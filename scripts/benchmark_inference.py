@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fact_reasoner.graph import GraphOptions, build_graph, plan_graph
+from fact_reasoner.graph.build import GraphOptions, build_graph, plan_graph
 from fact_reasoner.inference import InferenceError, make_engine
 from fact_reasoner.inference.native import (
     NativeEngine,

@@ -197,7 +197,7 @@ def layers(found: list[Arrow]) -> list[list[str]]:
 
 
 def room_of(module: str) -> str:
-    """The room a module stands in: ``fact_reasoner.graph.build`` → ``fact_reasoner.graph``; a
+    """The room a module stands in: ``fact_reasoner.graph.build.build`` → ``fact_reasoner.graph.build``; a
     top-level module of ``fact_reasoner`` is a room of its own; any other package is one room."""
     parts = module.split(".")
     if parts[0] == PACKAGES[0]:

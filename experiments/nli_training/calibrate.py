@@ -177,7 +177,7 @@ class RecordPairs:
     floor, the default contradiction and entailment rules: ``filter_supplied_relations``)."""
 
     def __init__(self, backend, records: list[dict], graph: dict | None = None) -> None:
-        from fact_reasoner.graph import plan_graph
+        from fact_reasoner.graph.build import plan_graph
         from fact_reasoner.schema import InputRecord
 
         self.records = [InputRecord.model_validate(r) for r in records]

@@ -1,4 +1,4 @@
-"""Inference engines over :class:`~fact_reasoner.graph.FactorGraph`.
+"""Inference engines over :class:`~fact_reasoner.graph.build.FactorGraph`.
 
 Registered engines:
 

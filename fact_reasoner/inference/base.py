@@ -1,6 +1,6 @@
 """The inference-engine protocol, its result type, and the engine registry.
 
-An engine takes a :class:`~fact_reasoner.graph.FactorGraph` and returns P(x_v = 1) for every
+An engine takes a :class:`~fact_reasoner.graph.build.FactorGraph` and returns P(x_v = 1) for every
 variable. Engines see variable names only, never atoms or contexts. Engines live in
 :data:`ENGINES` (a :class:`~fact_reasoner.settings.registry.Registry`); a new one (a user's own, an
 installed package's through the ``fact_reasoner.engines`` entry-point group, the merlin bridge
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import FactReasonerError, SettingsError
-from ..factor_graph import FactorGraph
+from ..graph.factor_graph import FactorGraph
 from ..settings.registry import Registry
 
 

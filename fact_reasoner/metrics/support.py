@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..graph import GraphOptions, plan_graph
+from ..graph.build import GraphOptions, plan_graph
 from ..inference import InferenceEngine
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import Atom, Context, RelationType

@@ -664,11 +664,11 @@ def judge_items(
 def through_graph(results: Sequence[ItemResult], options: Any = None) -> list[ItemResult]:
     """Each judged item as the factor graph uses it: the item's claim as the one atom, its
     premise as the one context, the judge's label and probability as the relation, built by
-    :func:`fact_reasoner.graph.build_graph` with ``options`` (a
+    :func:`fact_reasoner.graph.build.build_graph` with ``options`` (a
     :class:`~fact_reasoner.settings.graph_options.GraphOptions`; the defaults when None). The label
     becomes the factor's relation, or ``neutral`` where no factor is made (the reason in
     ``reason``); a failed judgement stays ``failed``."""
-    from ..graph import GraphOptions, build_graph, plan_graph
+    from ..graph.build import GraphOptions, build_graph, plan_graph
     from ..schema import Atom, Context, Relation, RelationType
 
     options = options or GraphOptions()

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, run
 
 from ..atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, atom_marks
 from ..errors import RecordFailed
-from ..graph import deduplicate_by_text
+from ..graph.build import deduplicate_by_text
 from ..llm.base import ChatRequest, LLMBackend, LLMError
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import (

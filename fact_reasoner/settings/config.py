@@ -531,7 +531,7 @@ class PipelineConfig(BaseModel):
     #: groups whose main field's ``dest`` is the group's own name (``engine="pgmpy"``)
     NAMED_GROUPS: ClassVar[tuple[str, ...]] = ("engine", "pipeline")
     #: earlier top-level names that a group still reads as input, and the group:
-    #: ``use_priors`` (now ``factor_tables``; :class:`~fact_reasoner.graph.GraphOptions` maps it)
+    #: ``use_priors`` (now ``factor_tables``; :class:`~fact_reasoner.graph.build.GraphOptions` maps it)
     RENAMED: ClassVar[dict[str, str]] = {"use_priors": "graph"}
 
     @field_validator("pipeline", "engine", "models", "retrieval", "execution", mode="plain")

@@ -1,6 +1,6 @@
 """How the factor graph is built: :class:`GraphOptions`, the ``graph`` group of the settings.
 
-Declared here, apart from the builder (:mod:`fact_reasoner.graph`, which re-exports every name),
+Declared here, apart from the builder (:mod:`fact_reasoner.graph.build`, which re-exports every name),
 so that the settings (:mod:`fact_reasoner.settings.config`) import no graph code: they are the ground
 floor every stage stands on.
 """
@@ -84,7 +84,7 @@ class GraphOptions(BaseModel):
     These three rules (the floor, ``contradictions``, ``entailments``) filter the project's own
     judge's noise. Relations a record supplies are data: they are used as given unless
     ``filter_supplied_relations``; a supplied entailment, contradiction or equivalence with
-    p ≤ 0.5 is then an input error (:func:`fact_reasoner.graph.build_graph`), since both table
+    p ≤ 0.5 is then an input error (:func:`fact_reasoner.graph.build.build_graph`), since both table
     families read it as evidence the other way.
 
     ``preset`` sets several of them at once (:data:`PAPER_GRAPH`); a setting given beside it
@@ -150,7 +150,7 @@ class GraphOptions(BaseModel):
         flags=["--graph"],
         omit_default=True,
     )
-    # Coherence (atom–atom factors, fact_reasoner/coherence.py). Declared only_when themselves
+    # Coherence (atom–atom factors, fact_reasoner/graph/coherence.py). Declared only_when themselves
     # on: with coherence off they are left out of the output's settings and the resume
     # fingerprint, so outputs written before the option existed still resume.
     coherence: bool = option(

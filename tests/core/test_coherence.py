@@ -14,7 +14,9 @@ import pytest
 
 import fact_reasoner
 from fact_reasoner import FactReasoner, PipelineConfig
-from fact_reasoner.coherence import (
+from fact_reasoner.errors import RecordFailed
+from fact_reasoner.graph.build import GraphOptions, build_graph, plan_graph, upgrade_graph_settings
+from fact_reasoner.graph.coherence import (
     atom_contradiction_table,
     atom_entailment_table,
     atom_frame,
@@ -27,8 +29,6 @@ from fact_reasoner.coherence import (
     plan_atom_pairs,
     select_atom_pairs,
 )
-from fact_reasoner.errors import RecordFailed
-from fact_reasoner.graph import GraphOptions, build_graph, plan_graph, upgrade_graph_settings
 from fact_reasoner.inference import brute_force_marginals
 from fact_reasoner.schema import Atom, Context, Relation, RelationType
 

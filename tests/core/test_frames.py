@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from fact_reasoner import coherence
 from fact_reasoner.atoms import frames
 from fact_reasoner.atoms.frames import (
     SAME_ATTRIBUTE,
@@ -16,6 +15,7 @@ from fact_reasoner.atoms.frames import (
     same_attribute,
     split_sentences,
 )
+from fact_reasoner.graph import coherence
 
 
 def verdict(atom: str, sentence: str) -> str:

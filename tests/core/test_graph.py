@@ -5,14 +5,14 @@ import math
 import numpy as np
 import pytest
 
-from fact_reasoner.factors import (
+from fact_reasoner.graph.build import GraphOptions, UnusedRelation, build_graph, plan_graph, reconcile_context_pair
+from fact_reasoner.graph.factors import (
     clamp_probability,
     contradiction_factor,
     entailment_factor,
     equivalence_factor,
     relation_tables,
 )
-from fact_reasoner.graph import GraphOptions, UnusedRelation, build_graph, plan_graph, reconcile_context_pair
 from fact_reasoner.inference import brute_force_marginals
 from fact_reasoner.schema import Atom, Context, Relation, RelationType
 
@@ -398,7 +398,7 @@ def test_use_priors_is_still_read_as_the_factor_tables():
 
 
 def test_rows_written_before_the_settings_existed_read_as_the_paper_graph():
-    from fact_reasoner.graph import upgrade_graph_settings
+    from fact_reasoner.graph.build import upgrade_graph_settings
     from fact_reasoner.runner import with_default_pipeline
 
     old = {"graph": {"version": 2, "use_priors": False, "context_prior": 0.9}}

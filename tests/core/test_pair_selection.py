@@ -1,4 +1,4 @@
-"""--nli-mode all|fast (fact_reasoner.pair_selection): which NLI pairs are judged.
+"""--nli-mode all|fast (fact_reasoner.graph.pair_selection): which NLI pairs are judged.
 
 The constructed record (window 1, plan order a0 a1 a2 a3):
 
@@ -34,10 +34,8 @@ import numpy as np
 import pytest
 
 from fact_reasoner import FactReasoner, PipelineConfig
-from fact_reasoner.graph import plan_graph
-from fact_reasoner.inference import BruteForceEngine
-from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
-from fact_reasoner.pair_selection import (
+from fact_reasoner.graph.build import plan_graph
+from fact_reasoner.graph.pair_selection import (
     PairSelection,
     Similarities,
     embedding_similarities,
@@ -48,6 +46,8 @@ from fact_reasoner.pair_selection import (
     reverse_pairs_needed,
     select_pairs,
 )
+from fact_reasoner.inference import BruteForceEngine
+from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
 from fact_reasoner.schema import Atom, Context, Relation
 from fact_reasoner.stages import judge_and_infer
 

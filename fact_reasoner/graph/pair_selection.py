@@ -36,7 +36,7 @@ What ``fast`` keeps, and why each rule is safe or where it is an approximation:
    plan order on ties) as premise, and the reverse direction is judged only where it can change
    the factor (:func:`reverse_needed`); ``nli_pruned_reverse`` counts the skipped ones.
 
-**When can the reverse direction change the factor?** :func:`~fact_reasoner.graph.reconcile_context_pair`
+**When can the reverse direction change the factor?** :func:`~fact_reasoner.graph.build.reconcile_context_pair`
 keeps the direction with the higher probability, turns entailment both ways into equivalence
 and drops a neutral winner. Given the forward judgement (label L, probability p):
 
@@ -71,8 +71,8 @@ from typing import Literal
 
 import numpy as np
 
+from ..schema import Atom, Context, Relation, RelationType
 from .factor_graph import GraphPlan
-from .schema import Atom, Context, Relation, RelationType
 
 __all__ = [
     "GATE_DEFAULT_THRESHOLDS",
@@ -166,7 +166,7 @@ def select_pairs(
 ) -> PairSelection:
     """The pairs ``mode`` judges (see the module's docstring for the rules).
 
-    ``plan`` is :func:`~fact_reasoner.graph.plan_graph`'s plan; ``atoms`` the record's atoms
+    ``plan`` is :func:`~fact_reasoner.graph.build.plan_graph`'s plan; ``atoms`` the record's atoms
     before deduplication (their ``contexts`` lists say who retrieved what); ``similarities``
     are over ``plan.atoms`` × ``plan.contexts`` (before near-duplicate merging). ``all`` and FR1
     (which already judges each atom against its own contexts only) return the plan unchanged.

@@ -6,10 +6,10 @@ Two steps keep NLI out of the builder:
    pairs the chosen version needs judged:
    FR1 ≈ n·k (each atom against its own contexts), FR2 = n·m, FR3 = n·m + m(m−1).
 2. :func:`build_graph` turns judged relations into an engine-neutral :class:`FactorGraph`
-   (with coherence, the atom–atom factors are added by :mod:`fact_reasoner.coherence_graph`).
+   (with coherence, the atom–atom factors are added by :mod:`fact_reasoner.graph.coherence_graph`).
 
 The data it works on (:class:`FactorGraph`, :class:`GraphPlan`, :class:`BuiltGraph`) is declared
-in :mod:`fact_reasoner.factor_graph`, the settings (:class:`GraphOptions`) in
+in :mod:`fact_reasoner.graph.factor_graph`, the settings (:class:`GraphOptions`) in
 :mod:`fact_reasoner.settings.graph_options`; both are importable from here too.
 """
 
@@ -21,9 +21,19 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .atoms.frames import names_subject, same_attribute
+from ..atoms.frames import names_subject, same_attribute
+from ..errors import RecordFailed
+from ..schema import Atom, Context, Relation, RelationType
+from ..settings.graph_options import (
+    DEFAULT_CLAMP,
+    CoherencePairs,
+    ContradictionRule,
+    FactorTables,
+    GraphOptions,
+    Version,
+    upgrade_graph_settings,
+)
 from .coherence_graph import add_atom_factors
-from .errors import RecordFailed
 from .factor_graph import (
     RELATION_CODES,
     RELATION_NAMES,
@@ -34,16 +44,6 @@ from .factor_graph import (
     UnusedRelation,
 )
 from .factors import clamp_probability, relation_tables
-from .schema import Atom, Context, Relation, RelationType
-from .settings.graph_options import (
-    DEFAULT_CLAMP,
-    CoherencePairs,
-    ContradictionRule,
-    FactorTables,
-    GraphOptions,
-    Version,
-    upgrade_graph_settings,
-)
 
 __all__ = [
     "DEFAULT_CLAMP",

@@ -7,11 +7,11 @@ response gets a coherence score and the list of its contradicting pairs.
 
 The parts live in one module each, and every name is importable from here:
 
-- which pairs: :mod:`fact_reasoner.coherence_pairs` (:func:`plan_atom_pairs`);
-- the tables: :mod:`fact_reasoner.factors` (:func:`atom_contradiction_table`,
+- which pairs: :mod:`fact_reasoner.graph.coherence_pairs` (:func:`plan_atom_pairs`);
+- the tables: :mod:`fact_reasoner.graph.factors` (:func:`atom_contradiction_table`,
   :func:`atom_entailment_table`);
-- the factors in the graph: :mod:`fact_reasoner.coherence_graph` (:func:`add_atom_factors`,
-  which :func:`fact_reasoner.graph.build_graph` calls when the plan has atom pairs);
+- the factors in the graph: :mod:`fact_reasoner.graph.coherence_graph` (:func:`add_atom_factors`,
+  which :func:`fact_reasoner.graph.build.build_graph` calls when the plan has atom pairs);
 - the score and the report: this module (:func:`coherence_score`, :func:`contradicting_pairs`,
   :func:`coherence_counters`, :func:`check_coherence_judged`).
 
@@ -78,7 +78,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from .atoms.frames import (  # the text frames live there; re-exported here, where they were first
+from ..atoms.frames import (  # the text frames live there; re-exported here, where they were first
     COMPARABLE,
     MAX_ATOM_FRAME,
     MIN_FRAME_OVERLAP,
@@ -89,12 +89,12 @@ from .atoms.frames import (  # the text frames live there; re-exported here, whe
     frame_overlap,
     light_stem,
 )
+from ..errors import RecordFailed
+from ..schema import ContradictingPair, RelationType
 from .coherence_graph import add_atom_factors, atom_pair_relations
 from .coherence_pairs import CoherencePairs, plan_atom_pairs, select_atom_pairs
-from .errors import RecordFailed
 from .factor_graph import RELATION_CODES, BuiltGraph
 from .factors import atom_contradiction_table, atom_entailment_table
-from .schema import ContradictingPair, RelationType
 
 __all__ = [
     "COMPARABLE",

@@ -4,9 +4,9 @@ with the relation behind each factor.
 The :class:`FactorGraph` holds variable names, unary priors and pairwise tables as arrays; it
 knows nothing about atoms, contexts or engines (engines see only variable names). A
 :class:`GraphPlan` lists the atoms, the contexts and the NLI pairs a version needs judged
-(:func:`fact_reasoner.graph.plan_graph`); a :class:`BuiltGraph` is what
-:func:`fact_reasoner.graph.build_graph` made of the judged relations. Every name is also
-importable from :mod:`fact_reasoner.graph`.
+(:func:`fact_reasoner.graph.build.plan_graph`); a :class:`BuiltGraph` is what
+:func:`fact_reasoner.graph.build.build_graph` made of the judged relations. Every name is also
+importable from :mod:`fact_reasoner.graph.build`.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .schema import Atom, Context, RelationType
-from .settings.graph_options import Version
+from ..schema import Atom, Context, RelationType
+from ..settings.graph_options import Version
 
 __all__ = ["RELATION_CODES", "RELATION_NAMES", "BuiltGraph", "FactorGraph", "FactorSource", "GraphPlan"]
 

@@ -8,14 +8,14 @@ table holds a zero that could make the partition function vanish.
 Atom–context relations use the paper's Table 1 or the prior-carrying family
 (:func:`relation_tables`); relations between two atoms of one response (``--coherence``) use
 their own tables (:func:`atom_contradiction_table`, :func:`atom_entailment_table`), read as a
-mixture of "the relation holds" and "no constraint": why, in :mod:`fact_reasoner.coherence`.
+mixture of "the relation holds" and "no constraint": why, in :mod:`fact_reasoner.graph.coherence`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .settings.graph_options import DEFAULT_CLAMP
+from ..settings.graph_options import DEFAULT_CLAMP
 
 
 def clamp_probability(p: float | np.ndarray, eps: float = DEFAULT_CLAMP) -> float | np.ndarray:

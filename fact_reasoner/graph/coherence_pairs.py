@@ -1,5 +1,5 @@
 """Which atom pairs coherence judges (``--coherence``): the comparability gate, then the
-similarity gate; the pairs left out are counted. Why these gates: :mod:`fact_reasoner.coherence`.
+similarity gate; the pairs left out are counted. Why these gates: :mod:`fact_reasoner.graph.coherence`.
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .atoms.frames import comparable_pair_mask
+from ..atoms.frames import comparable_pair_mask
+from ..settings.graph_options import CoherencePairs
 from .factor_graph import GraphPlan
-from .settings.graph_options import CoherencePairs
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .embeddings import Embedder
+    from ..embeddings import Embedder
 
 __all__ = ["CoherencePairs", "plan_atom_pairs", "select_atom_pairs"]
 

@@ -1,8 +1,8 @@
 """The atom–atom factors of coherence (``--coherence``): which judged relations between atoms
 become factors, and how they join a built factor graph (last, after the atom–context ones).
-The tables are :func:`fact_reasoner.factors.atom_contradiction_table` and
-:func:`~fact_reasoner.factors.atom_entailment_table`; why they read a relation as they do, and
-why a contradiction judged in either direction counts once: :mod:`fact_reasoner.coherence`.
+The tables are :func:`fact_reasoner.graph.factors.atom_contradiction_table` and
+:func:`~fact_reasoner.graph.factors.atom_entailment_table`; why they read a relation as they do, and
+why a contradiction judged in either direction counts once: :mod:`fact_reasoner.graph.coherence`.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from ..schema import Relation, RelationType
+from ..settings.graph_options import GraphOptions
 from .factor_graph import RELATION_CODES, BuiltGraph, FactorGraph
 from .factors import atom_contradiction_table, atom_entailment_table, clamp_probability
-from .schema import Relation, RelationType
-from .settings.graph_options import GraphOptions
 
 __all__ = ["add_atom_factors", "atom_pair_relations"]
 
