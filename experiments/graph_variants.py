@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         for r in records
     ]
     lines.append(summary_line("—", "FactScore-style", baseline_rows))
-    from fact_reasoner.pipeline import FactReasoner
+    from fact_reasoner.reasoner import FactReasoner
 
     for name in args.variants:
         variant = VARIANTS[name]

@@ -116,7 +116,7 @@ class RunnerState:
             return None
         version = int(assessor[2])
         if version not in self._fr:
-            from fact_reasoner.pipeline import FactReasoner
+            from fact_reasoner.reasoner import FactReasoner
 
             fr = FactReasoner(
                 self.config.with_options(version=version),

@@ -12,7 +12,7 @@ metrics); each kind is built by its ``make_*`` factory from a :class:`PipelineCo
 
 from .graph.build import FactorGraph, GraphOptions, build_graph, plan_graph
 from .inference import make_engine
-from .pipeline import FactReasoner, GraphBuild
+from .reasoner import FactReasoner, GraphBuild
 from .schema import Atom, Context, InputRecord, OutputRecord, Relation
 from .settings.config import PipelineConfig
 from .stages import Stages, available

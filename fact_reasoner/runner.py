@@ -53,7 +53,7 @@ from .scores import median_num_atoms, summarize_rows
 from .settings.config import PipelineConfig
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .pipeline import FactReasoner
+    from .reasoner import FactReasoner
 
 log = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ class DatasetJob(ABC):
 
 @dataclass(kw_only=True)
 class AssessDataset(DatasetJob):
-    """A pipeline (:class:`~fact_reasoner.pipeline.FactReasoner`, a baseline) over the records of
+    """A pipeline (:class:`~fact_reasoner.reasoner.FactReasoner`, a baseline) over the records of
     an input file: ``fact-reasoner --input-file``, and ``fact-reasoner correct`` with its own
     ``make_job``, ``job_state``, ``row_settings`` and ``summarize`` (see :func:`run_dataset`)."""
 
@@ -313,7 +313,7 @@ class AssessDataset(DatasetJob):
 @dataclass(frozen=True)
 class AssessJob(Job[NumberedRecord, dict[str, Any]]):
     """The assessment of one record, as any worker does it: the output row of
-    :meth:`FactReasoner.assess <fact_reasoner.pipeline.FactReasoner.assess>` with the run's K rule
+    :meth:`FactReasoner.assess <fact_reasoner.reasoner.FactReasoner.assess>` with the run's K rule
     and dataset median. Picklable: a Ray actor builds its own ``FactReasoner`` from ``config``."""
 
     config: PipelineConfig
@@ -352,7 +352,7 @@ def run_dataset(
 
     ``job`` is a :class:`DatasetJob`, which carries its own files and controls; or, as in
     ``run_dataset(assessor, "answers.jsonl", output_dir="out")``, a pipeline
-    (:class:`~fact_reasoner.pipeline.FactReasoner`) to assess every record of ``input_file``
+    (:class:`~fact_reasoner.reasoner.FactReasoner`) to assess every record of ``input_file``
     with. Then results go to ``output_file``, by default :func:`default_output_file` in
     ``output_dir``; beside it ``.errors.jsonl`` (this run's failures, removed when there are
     none) and ``.summary.json``. ``overwrite`` starts the output over instead of resuming;

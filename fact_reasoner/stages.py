@@ -3,7 +3,7 @@
 :class:`Stages` builds each stage from a :class:`~fact_reasoner.settings.config.PipelineConfig` on first
 use — or takes it ready-made — and keeps it: the LLM, the NLI backend (behind the pair cache),
 the atomizer, the reviser, the retriever, the inference engine and the sentence embedder. The
-pipeline (:class:`~fact_reasoner.pipeline.FactReasoner`) and the RAG metrics
+pipeline (:class:`~fact_reasoner.reasoner.FactReasoner`) and the RAG metrics
 (:class:`~fact_reasoner.metrics.context.MetricContext`) both hold one, so a stage is built the
 same way wherever it is used.
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .pipeline import FactReasoner
+from .reasoner import FactReasoner
 from .schema import Context, OutputRecord
 from .settings.config import PipelineConfig
 

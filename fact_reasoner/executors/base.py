@@ -49,7 +49,7 @@ class Job(ABC, Generic[ItemT, ResultT]):
 
     @abstractmethod
     def setup(self, config: "PipelineConfig") -> Any:
-        """The worker's state (e.g. a :class:`~fact_reasoner.pipeline.FactReasoner`), built once per
+        """The worker's state (e.g. a :class:`~fact_reasoner.reasoner.FactReasoner`), built once per
         worker from ``config``: the job's config, with the worker's CPU threads filled in."""
 
     @abstractmethod

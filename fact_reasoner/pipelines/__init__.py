@@ -4,7 +4,7 @@
 :mod:`fact_reasoner.settings.registry`):
 
 - ``factreasoner``: atomize → revise → retrieve → NLI → factor graph → inference
-  (:class:`fact_reasoner.pipeline.FactReasoner`, FR1/FR2/FR3 by ``--version``);
+  (:class:`fact_reasoner.reasoner.FactReasoner`, FR1/FR2/FR3 by ``--version``);
 - ``factscore`` (FActScore, Min et al. 2023): per atom, passages retrieved for it, then
   "True or False?" (:mod:`.factscore`);
 - ``veriscore`` (VeriScore, Song et al. 2024): only *verifiable* claims extracted from the
@@ -45,7 +45,7 @@ PIPELINES: Registry[Any] = Registry("pipelines", noun="pipeline", entry_point_gr
 
 PIPELINES.register(
     DEFAULT_PIPELINE,
-    "fact_reasoner.pipeline:FactReasoner",
+    "fact_reasoner.reasoner:FactReasoner",
     description="factor graph over atoms and contexts (FR1/FR2/FR3, --version)",
     builtin=True,
 )
@@ -104,7 +104,7 @@ def available_pipelines() -> list[str]:
 
 
 def make_pipeline(config: PipelineConfig | None = None, **stages: Any) -> Any:
-    """The assessor of ``config.pipeline.name`` (a :class:`~fact_reasoner.pipeline.FactReasoner`
+    """The assessor of ``config.pipeline.name`` (a :class:`~fact_reasoner.reasoner.FactReasoner`
     for ``factreasoner``), with ready-made ``stages`` (``llm=``, ``nli=``, ``retriever=`` …)."""
     from ..settings.config import PipelineConfig
 

@@ -503,7 +503,7 @@ else:
 
 
 class PipelineConfig(BaseModel):
-    """Every setting of a :class:`~fact_reasoner.pipeline.FactReasoner`, one group per concern."""
+    """Every setting of a :class:`~fact_reasoner.reasoner.FactReasoner`, one group per concern."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 

@@ -16,8 +16,7 @@ import pytest
 
 from fact_reasoner.atoms.atomizer import split_sentences
 from fact_reasoner.cli import main
-from fact_reasoner.correction_plan import resolve_pronouns, response_subject
-from fact_reasoner.corrector import (
+from fact_reasoner.correction.corrector import (
     AtomDecision,
     CitedEvidence,
     add_citations,
@@ -31,6 +30,7 @@ from fact_reasoner.corrector import (
     plan_sentences,
     word_overlap,
 )
+from fact_reasoner.correction.plan import resolve_pronouns, response_subject
 from fact_reasoner.llm.correction import SYSTEM as REWRITE_SYSTEM
 from fact_reasoner.llm.correction import check_sentence
 from fact_reasoner.llm.structured import InvalidOutput
@@ -496,7 +496,7 @@ def test_the_embedded_model_rewrites_a_sentence(tmp_path):
     2026-11-25): a wrong year left in a rewrite is what the re-assessment catches (the record's
     correction fails), so the year is not asserted."""
     require_extra("llm")
-    from fact_reasoner.corrector import LLMSentenceRewriter
+    from fact_reasoner.correction.corrector import LLMSentenceRewriter
     from fact_reasoner.llm import make_llm
     from fact_reasoner.llm.correction import FactToCorrect, RewriteRequest
     from fact_reasoner.settings.config import PipelineConfig

@@ -11,7 +11,7 @@ import pytest
 
 #: module → the functions whose docstrings must hold an example
 EXAMPLES = {
-    "fact_reasoner.pipeline": ["FactReasoner.assess"],
+    "fact_reasoner.reasoner": ["FactReasoner.assess"],
     "fact_reasoner.graph.build": ["build_graph"],
     "fact_reasoner.inference.base": ["make_engine"],
     "fact_reasoner.scores": ["score_record"],

@@ -99,7 +99,7 @@ ROOT_DOCS = (
     "CONTRIBUTING.md",
     *sorted(str(path.relative_to(REPO_ROOT)) for path in (REPO_ROOT / "docs").rglob("*.md")),
 )
-DOCSTRING_MODULES = ("fact_reasoner", "fact_reasoner.pipeline", "fact_reasoner.runner")
+DOCSTRING_MODULES = ("fact_reasoner", "fact_reasoner.reasoner", "fact_reasoner.runner")
 
 
 def _documented_code() -> list[tuple[str, str]]:

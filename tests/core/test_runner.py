@@ -13,7 +13,7 @@ import pytest
 
 from fact_reasoner import cli
 from fact_reasoner.errors import InputError, RecordFailed, SettingsError, SettingsMismatch, SetupError
-from fact_reasoner.pipeline import FactReasoner
+from fact_reasoner.reasoner import FactReasoner
 from fact_reasoner.runner import RunReport, run_dataset
 from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT

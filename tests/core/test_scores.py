@@ -7,7 +7,7 @@ import pytest
 
 from fact_reasoner.inference import make_engine
 from fact_reasoner.metrics.support import ClaimSupport
-from fact_reasoner.pipeline import FactReasoner
+from fact_reasoner.reasoner import FactReasoner
 from fact_reasoner.schema import Label
 from fact_reasoner.scores import (
     SUPPORTED_THRESHOLD,

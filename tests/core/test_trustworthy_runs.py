@@ -449,9 +449,9 @@ def test_relations_the_version_ignores_are_counted_and_warned_once(tmp_path, cap
     flipped = "contradiction" if first["relation"] == "entailment" else "entailment"
     row["relations"].append(dict(first, relation=flipped))
     source = write_jsonl(tmp_path / "in.jsonl", [row, dict(row, input=row["input"] + " again")])
-    from fact_reasoner import pipeline
+    from fact_reasoner import reasoner
 
-    pipeline._warned.clear()  # this process may have warned in another test
+    reasoner._warned.clear()  # this process may have warned in another test
     with caplog.at_level("WARNING", logger="fact_reasoner"):
         code = main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--quiet", "--version", "2"])
     assert code == 0

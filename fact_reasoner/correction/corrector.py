@@ -4,7 +4,7 @@
 every record. One record goes through:
 
 1. **assess** the response as it is (:meth:`FactReasoner.assess
-   <fact_reasoner.pipeline.FactReasoner.assess>`, the run's settings): each atom's posterior and
+   <fact_reasoner.reasoner.FactReasoner.assess>`, the run's settings): each atom's posterior and
    the contexts that entail or contradict it;
 2. **plan** (pure functions, no model): each atom is *kept* (posterior > 0.5, the S rule of
    :func:`~fact_reasoner.scores.predict_label`), *rewritten* (not supported, and a context
@@ -29,9 +29,9 @@ every record. One record goes through:
    listed, the rejected text kept apart under ``rejected_text``) — a correction is never
    returned with a claim that neither a context nor the supported part of the response states.
 
-The steps live in their own modules: the planning (pure) in :mod:`fact_reasoner.correction_plan`,
-the rewriter in :mod:`fact_reasoner.correction_rewrite`, the ``correction`` field and the dataset
-figures in :mod:`fact_reasoner.correction_result`; this module runs them for one record
+The steps live in their own modules: the planning (pure) in :mod:`fact_reasoner.correction.plan`,
+the rewriter in :mod:`fact_reasoner.correction.rewrite`, the ``correction`` field and the dataset
+figures in :mod:`fact_reasoner.correction.result`; this module runs them for one record
 (:class:`Corrector`, and :class:`CorrectJob` for a dataset run). Every name stays importable from
 here.
 
@@ -50,8 +50,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .atoms.atomizer import split_sentences
-from .correction_plan import (
+from ..atoms.atomizer import split_sentences
+from ..errors import RecordFailed
+from ..executors import Job
+from ..io import NumberedRecord
+from ..llm.correction import FactToCorrect, RewriteRequest
+from ..schema import Context, InputRecord, Label, OutputRecord
+from ..settings.config import PipelineConfig
+from .plan import (
     CONTRADICTION_THRESHOLD,
     MAX_CITATIONS,
     SNIPPET_CHARS,
@@ -73,7 +79,7 @@ from .correction_plan import (
     word_overlap,
     words,
 )
-from .correction_result import (
+from .result import (
     Correction,
     Draft,
     correction_settings,
@@ -81,16 +87,10 @@ from .correction_result import (
     score_fields,
     text_size,
 )
-from .correction_rewrite import LLMSentenceRewriter, RewriteFailed, SentenceRewriter
-from .errors import RecordFailed
-from .executors import Job
-from .io import NumberedRecord
-from .llm.correction import FactToCorrect, RewriteRequest
-from .schema import Context, InputRecord, Label, OutputRecord
-from .settings.config import PipelineConfig
+from .rewrite import LLMSentenceRewriter, RewriteFailed, SentenceRewriter
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .pipeline import FactReasoner
+    from ..reasoner import FactReasoner
 
 logger = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class Corrector:
     @classmethod
     def from_config(cls, config: PipelineConfig, assessor: FactReasoner | None = None) -> "Corrector":
         """The corrector of ``config``: its assessor, and the rewriter on its language model."""
-        from .pipeline import FactReasoner
+        from ..reasoner import FactReasoner
 
         assessor = assessor or FactReasoner(config)
         return cls(assessor, LLMSentenceRewriter(assessor.stages.llm()))

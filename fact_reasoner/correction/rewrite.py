@@ -1,5 +1,5 @@
 """Rewriting a sentence of a correction with the language model (the third step of
-:mod:`fact_reasoner.corrector`): keep these facts, correct those with this evidence, drop the
+:mod:`fact_reasoner.correction.corrector`): keep these facts, correct those with this evidence, drop the
 rest. The prompt is :mod:`fact_reasoner.llm.correction`."""
 
 from __future__ import annotations
@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from .errors import FactReasonerError, RecordFailed
-from .llm.correction import PROMPT_VERSION, RewriteRequest
+from ..errors import FactReasonerError, RecordFailed
+from ..llm.correction import PROMPT_VERSION, RewriteRequest
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .llm.base import LLMBackend
+    from ..llm.base import LLMBackend
 
 __all__ = ["LLMSentenceRewriter", "RewriteFailed", "SentenceRewriter"]
 
@@ -40,13 +40,13 @@ class LLMSentenceRewriter:
     retries: int = 1
 
     def __post_init__(self) -> None:
-        from .llm.structured import StructuredCaller
+        from ..llm.structured import StructuredCaller
 
         self._caller = StructuredCaller(self.llm, PROMPT_VERSION, max_tokens=300, retries=self.retries)
 
     def rewrite(self, requests: Sequence[RewriteRequest]) -> list[str]:
-        from .llm.correction import build_messages, check_sentence, sentence_schema
-        from .llm.structured import StructuredFailure
+        from ..llm.correction import build_messages, check_sentence, sentence_schema
+        from ..llm.structured import StructuredFailure
 
         if not requests:
             return []

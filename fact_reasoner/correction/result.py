@@ -8,11 +8,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from .llm.correction import PROMPT_VERSION
-from .schema import OutputRecord
+from ..llm.correction import PROMPT_VERSION
+from ..schema import OutputRecord
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .settings.config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 __all__ = [
     "Correction",
@@ -93,7 +93,7 @@ class Correction:
 
 @dataclass
 class Draft:
-    """A corrected text before its check: what :meth:`fact_reasoner.corrector.Corrector._compose` made."""
+    """A corrected text before its check: what :meth:`fact_reasoner.correction.corrector.Corrector._compose` made."""
 
     text: str
     plain: str

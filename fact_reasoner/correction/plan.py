@@ -1,4 +1,4 @@
-"""Planning a correction: pure functions, no model (the second step of :mod:`fact_reasoner.corrector`).
+"""Planning a correction: pure functions, no model (the second step of :mod:`fact_reasoner.correction.corrector`).
 
 Each atom of the assessed response is *kept* (posterior > 0.5, the S rule of
 :func:`~fact_reasoner.scores.predict_label`), *rewritten* (not supported, and a context
@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .atoms.atomizer import split_sentences
-from .atoms.grounding import PRONOUNS
-from .scores import is_supported
+from ..atoms.atomizer import split_sentences
+from ..atoms.grounding import PRONOUNS
+from ..scores import is_supported
 
 __all__ = [
     "CONTRADICTION_THRESHOLD",
