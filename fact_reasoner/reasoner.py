@@ -26,14 +26,10 @@ from .atoms.checkworthy import CheckworthyVerdict
 from .atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .atoms.reviser import ReviserBackend
 from .errors import NoEvidence, RecordFailed
-from .graph.build import BuiltGraph, GraphPlan, ignored_relations, plan_graph
-from .graph.coherence import (
-    check_coherence_judged,
-    coherence_counters,
-    coherence_score,
-    contradicting_pairs,
-    plan_atom_pairs,
-)
+from .graph.build import ignored_relations, plan_graph
+from .graph.coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs
+from .graph.coherence_pairs import plan_atom_pairs
+from .graph.factor_graph import BuiltGraph, GraphPlan
 from .graph.pair_selection import (
     GATE_DEFAULT_THRESHOLDS,
     PairSelection,
@@ -60,16 +56,7 @@ from .schema import (
 )
 from .scores import length_penalty, predict_label, resolve_k, score_record
 from .settings.config import PipelineConfig
-from .stages import (
-    JudgedPlan,
-    Stages,
-    StageUnavailable,
-    judge_and_build,
-    judge_and_infer,
-    require_evidence,
-    tidy_count,
-    timed,
-)
+from .stages import JudgedPlan, Stages, judge_and_build, judge_and_infer, require_evidence, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
     from .embeddings import Embedder
@@ -527,4 +514,7 @@ def _selection_counts(selection: PairSelection, judged: JudgedPlan) -> dict[str,
     return counts
 
 
-__all__ = ["FactReasoner", "GraphBuild", "StageUnavailable"]
+__all__ = [
+    "FactReasoner",
+    "GraphBuild",
+]

@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from .errors import RecordFailed, SettingsMismatch, SetupError
 from .executors import Executor, Job, LocalExecutor, describe_error, make_executor
-from .graph.build import upgrade_graph_settings
 from .interrupts import deferred, stop_on_signals
 from .io import InOrderWriter, NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
 from .scores import median_num_atoms, summarize_rows
@@ -227,11 +226,6 @@ class DatasetJob(ABC):
         """Figures shown beside the progress bar, or None."""
         return None
 
-    def normalise(self, settings: Any) -> Any:
-        """The settings of a row written by an earlier version, in today's spelling (by default
-        as they are)."""
-        return settings
-
     def summary(self, rows: list[dict[str, Any]]) -> dict[str, Any] | None:
         """The dataset summary of this input's rows (written to ``.summary.json``, with the
         run's own fields added), or None for a job that writes none."""
@@ -295,9 +289,6 @@ class AssessDataset(DatasetJob):
 
     def local_state(self) -> Any:
         return self.assessor if self.job_state is None else self.job_state
-
-    def normalise(self, settings: Any) -> Any:
-        return with_default_pipeline(settings)
 
     def summary(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         out = dataset_summary(rows)
@@ -419,7 +410,6 @@ def _run(job: DatasetJob) -> RunReport:
         executor=_Releaser(job, executor),
         elsewhere=job.elsewhere,
         key_field=job.key_field,
-        normalise=job.normalise,
     )
     notes: list[str] = []
     if writer.repaired:
@@ -603,16 +593,6 @@ def export_models(assessor: FactReasoner, input_file: str | Path, directory: str
     return ExportReport(tuple(files), tuple(failures))
 
 
-def needs_model_nli(config: PipelineConfig, record: Any) -> bool:
-    """Whether a record will ask the NLI model (not only its own relations). Kept for callers
-    of this module; the assessors ask :meth:`Stages.uses_record_relations
-    <fact_reasoner.stages.Stages.uses_record_relations>`, and both read
-    :func:`fact_reasoner.nli.factory.uses_record_relations`."""
-    from .nli.factory import uses_record_relations
-
-    return not uses_record_relations(config.models.nli, record.relations)
-
-
 def dataset_summary(rows: Any) -> dict[str, Any]:
     """The one dataset summary (:func:`~fact_reasoner.scores.summarize_rows`) of the written rows,
     with the engines that produced them."""
@@ -657,7 +637,6 @@ def open_results(
     executor: Any,
     elsewhere: str,
     key_field: str = "record_key",
-    normalise: Callable[[Any], Any] | None = None,
 ) -> ResultWriter:
     """The locked output of a run whose rows are made with ``settings``, its finished rows read
     back for resuming.
@@ -665,16 +644,14 @@ def open_results(
     Raises :class:`~fact_reasoner.errors.SettingsMismatch` when the rows already there were made
     with other settings (the message names the first differences and suggests ``--overwrite``
     or ``elsewhere``, the flags that choose another output); on any error the writer and
-    ``executor`` are closed first. ``normalise`` (default :func:`with_default_pipeline`) turns
-    the settings of a row written by an earlier version into today's spelling before comparing.
+    ``executor`` are closed first.
     """
-    normalise = normalise or with_default_pipeline
     try:
         writer = ResultWriter(out_path, key_field=key_field, overwrite=overwrite)
     except BaseException:  # locked, or not usable as an output
         executor.close()
         raise
-    previous = {json.dumps(normalise(row.get("settings")), sort_keys=True) for row in writer.done.values()}
+    previous = {json.dumps(row.get("settings"), sort_keys=True) for row in writer.done.values()}
     if previous and previous != {json.dumps(settings, sort_keys=True)}:
         writer.close()
         executor.close()
@@ -684,21 +661,6 @@ def open_results(
             f"({settings_difference(other, settings)}); use --overwrite, or another {elsewhere}"
         )
     return writer
-
-
-def with_default_pipeline(settings: Any) -> Any:
-    """The settings of a row written by an earlier version in today's spelling, so that such
-    outputs still resume where today's settings make the same results: a row written before
-    ``--pipeline`` existed gets the pipeline it was made by (FactReasoner's), and its graph
-    settings are read by :func:`~fact_reasoner.graph.build.upgrade_graph_settings`; other settings
-    as they are."""
-    if not isinstance(settings, dict):
-        return settings
-    if isinstance(settings.get("graph"), dict):
-        settings = settings | {"graph": upgrade_graph_settings(settings["graph"])}
-    if "pipeline" not in settings:
-        return {"pipeline": {"name": "factreasoner"}} | settings
-    return settings
 
 
 def settings_difference(before: Any, now: Any, limit: int = 6) -> str:
@@ -736,9 +698,6 @@ __all__ = [
     "export_models",
     "ignored_top_k",
     "k_beyond_atoms",
-    "needs_model_nli",
     "run_dataset",
     "settings_difference",
-    "with_default_pipeline",
-    "write_errors",
 ]

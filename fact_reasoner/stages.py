@@ -23,11 +23,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import NoEvidence, RecordFailed, StageUnavailable
-from .graph.build import BuiltGraph, GraphOptions, GraphPlan, build_graph
+from .graph.build import build_graph
+from .graph.factor_graph import BuiltGraph, GraphPlan
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
 from .nli.factory import uses_record_relations
 from .schema import Relation, RelationType
+from .settings.graph_options import GraphOptions
 from .settings.registry import Entry, Extra, require_extras
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -44,7 +46,6 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = [
     "JudgedPlan",
     "Reasoning",
-    "StageUnavailable",
     "Stages",
     "available",
     "check_judged",

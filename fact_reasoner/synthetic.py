@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fact_reasoner.graph.build import FactorGraph, GraphOptions, Version, build_graph, plan_graph
+from fact_reasoner.graph.build import build_graph, plan_graph
+from fact_reasoner.graph.factor_graph import FactorGraph
 from fact_reasoner.schema import Atom, Context, Relation
+from fact_reasoner.settings.graph_options import GraphOptions, Version
 
 
 @dataclass(frozen=True)

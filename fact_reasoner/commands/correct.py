@@ -117,8 +117,8 @@ class Correct(Command):
         add_dataset_arguments(parser, verb="correct", outputs="<input>.fr<version>.corrected.jsonl")
 
     def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
-        from ..correction.corrector import CorrectJob, Corrector, correction_settings, correction_summary
-        from ..correction.result import failed_corrections
+        from ..correction.corrector import CorrectJob, Corrector
+        from ..correction.result import correction_settings, correction_summary, failed_corrections
         from ..reasoner import FactReasoner
 
         if args.input_file is None:

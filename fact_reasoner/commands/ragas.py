@@ -59,7 +59,7 @@ exit status: 0 done, 1 a sample failed, 2 the run could not be done, 3 the gate 
 
 def build_metrics(args: argparse.Namespace) -> list[Any]:
     """The metrics ``--metrics`` names, each with the options its flags set."""
-    from ..metrics.evaluation import make_metric
+    from ..metrics.base import make_metric
 
     params: dict[str, dict[str, Any]] = {
         "faithfulness": {
@@ -84,7 +84,9 @@ def output_path(args: argparse.Namespace) -> Path:
 
 def argument_problems(args: argparse.Namespace) -> list[str]:
     """What cannot work, found before anything runs (one line each, argparse style)."""
-    from ..metrics.evaluation import available_metrics, column_names, make_metric
+    from ..metrics.base import make_metric
+    from ..metrics.catalog import available_metrics
+    from ..metrics.evaluation import column_names
 
     problems = []
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
@@ -185,13 +187,6 @@ class RagasDataset(runner.DatasetJob):
 
         reasons = "; ".join(f"{name}: error: {describe_error(error)}" for name in self.names)
         return f"not computed: {reasons}"
-
-    def normalise(self, settings: Any) -> Any:
-        """A row written before ``--pipeline`` existed: its FactReasoner settings with the
-        pipeline named (:func:`fact_reasoner.runner.with_default_pipeline`), so it still resumes."""
-        if isinstance(settings, dict) and isinstance(settings.get("pipeline"), dict):
-            return settings | {"pipeline": runner.with_default_pipeline(settings["pipeline"])}
-        return settings
 
 
 def rows_table(rows: list[dict[str, Any]], names: list[str]) -> Any:

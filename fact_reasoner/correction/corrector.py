@@ -58,35 +58,19 @@ from ..llm.correction import FactToCorrect, RewriteRequest
 from ..schema import Context, InputRecord, Label, OutputRecord
 from ..settings.config import PipelineConfig
 from .plan import (
-    CONTRADICTION_THRESHOLD,
-    MAX_CITATIONS,
-    SNIPPET_CHARS,
-    AtomAction,
     AtomDecision,
-    CitedEvidence,
     SentenceAction,
     SentencePlan,
     add_citations,
-    assign_sentences,
     attach_atoms,
     decide_atom,
     evidence_snippet,
     introduced_atoms,
     number_references,
     plan_sentences,
-    strongest,
     why,
-    word_overlap,
-    words,
 )
-from .result import (
-    Correction,
-    Draft,
-    correction_settings,
-    correction_summary,
-    score_fields,
-    text_size,
-)
+from .result import Correction, Draft, correction_settings, score_fields
 from .rewrite import LLMSentenceRewriter, RewriteFailed, SentenceRewriter
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -389,34 +373,6 @@ class CorrectJob(Job[NumberedRecord, dict[str, Any]]):
 
 
 __all__ = [
-    "CONTRADICTION_THRESHOLD",
-    "MAX_CITATIONS",
-    "SNIPPET_CHARS",
-    "AtomAction",
-    "AtomDecision",
-    "CitedEvidence",
     "CorrectJob",
-    "Correction",
     "Corrector",
-    "LLMSentenceRewriter",
-    "RewriteFailed",
-    "SentenceAction",
-    "SentencePlan",
-    "SentenceRewriter",
-    "add_citations",
-    "assign_sentences",
-    "attach_atoms",
-    "correction_settings",
-    "correction_summary",
-    "decide_atom",
-    "evidence_snippet",
-    "introduced_atoms",
-    "number_references",
-    "plan_sentences",
-    "score_fields",
-    "strongest",
-    "text_size",
-    "why",
-    "word_overlap",
-    "words",
 ]

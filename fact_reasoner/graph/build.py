@@ -8,9 +8,12 @@ Two steps keep NLI out of the builder:
 2. :func:`build_graph` turns judged relations into an engine-neutral :class:`FactorGraph`
    (with coherence, the atom–atom factors are added by :mod:`fact_reasoner.graph.coherence_graph`).
 
-The data it works on (:class:`FactorGraph`, :class:`GraphPlan`, :class:`BuiltGraph`) is declared
-in :mod:`fact_reasoner.graph.factor_graph`, the settings (:class:`GraphOptions`) in
-:mod:`fact_reasoner.settings.graph_options`; both are importable from here too.
+The data it works on (:class:`~fact_reasoner.graph.factor_graph.FactorGraph`,
+:class:`~fact_reasoner.graph.factor_graph.GraphPlan`,
+:class:`~fact_reasoner.graph.factor_graph.BuiltGraph`) is declared in
+:mod:`fact_reasoner.graph.factor_graph`, the settings
+(:class:`~fact_reasoner.settings.graph_options.GraphOptions`) in
+:mod:`fact_reasoner.settings.graph_options`.
 """
 
 from __future__ import annotations
@@ -24,48 +27,18 @@ import numpy as np
 from ..atoms.frames import names_subject, same_attribute
 from ..errors import RecordFailed
 from ..schema import Atom, Context, Relation, RelationType
-from ..settings.graph_options import (
-    DEFAULT_CLAMP,
-    CoherencePairs,
-    ContradictionRule,
-    FactorTables,
-    GraphOptions,
-    Version,
-    upgrade_graph_settings,
-)
+from ..settings.graph_options import GraphOptions, Version
 from .coherence_graph import add_atom_factors
-from .factor_graph import (
-    RELATION_CODES,
-    RELATION_NAMES,
-    BuiltGraph,
-    FactorGraph,
-    FactorSource,
-    GraphPlan,
-    UnusedRelation,
-)
+from .factor_graph import RELATION_CODES, BuiltGraph, FactorGraph, FactorSource, GraphPlan, UnusedRelation
 from .factors import clamp_probability, relation_tables
 
 __all__ = [
-    "DEFAULT_CLAMP",
-    "RELATION_CODES",
-    "RELATION_NAMES",
-    "BuiltGraph",
-    "CoherencePairs",
-    "ContradictionRule",
     "Deduplicated",
-    "FactorGraph",
-    "FactorSource",
-    "FactorTables",
-    "GraphOptions",
-    "GraphPlan",
-    "UnusedRelation",
-    "Version",
     "build_graph",
     "deduplicate_by_text",
     "ignored_relations",
     "plan_graph",
     "reconcile_context_pair",
-    "upgrade_graph_settings",
 ]
 
 

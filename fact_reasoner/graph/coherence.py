@@ -5,7 +5,7 @@ FR1–FR3 relate atoms only to contexts, so a response that contradicts itself (
 atoms are judged by NLI in both directions and become factors between atom variables, and the
 response gets a coherence score and the list of its contradicting pairs.
 
-The parts live in one module each, and every name is importable from here:
+The parts live in one module each:
 
 - which pairs: :mod:`fact_reasoner.graph.coherence_pairs` (:func:`plan_atom_pairs`);
 - the tables: :mod:`fact_reasoner.graph.factors` (:func:`atom_contradiction_table`,
@@ -78,45 +78,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from ..atoms.frames import (  # the text frames live there; re-exported here, where they were first
-    COMPARABLE,
-    MAX_ATOM_FRAME,
-    MIN_FRAME_OVERLAP,
-    AtomFrame,
-    atom_frame,
-    comparability,
-    comparable_pair_mask,
-    frame_overlap,
-    light_stem,
-)
 from ..errors import RecordFailed
 from ..schema import ContradictingPair, RelationType
-from .coherence_graph import add_atom_factors, atom_pair_relations
-from .coherence_pairs import CoherencePairs, plan_atom_pairs, select_atom_pairs
 from .factor_graph import RELATION_CODES, BuiltGraph
-from .factors import atom_contradiction_table, atom_entailment_table
 
 __all__ = [
-    "COMPARABLE",
-    "MAX_ATOM_FRAME",
-    "MIN_FRAME_OVERLAP",
-    "AtomFrame",
-    "CoherencePairs",
-    "add_atom_factors",
-    "atom_frame",
-    "atom_contradiction_table",
-    "atom_entailment_table",
-    "atom_pair_relations",
     "check_coherence_judged",
     "coherence_counters",
     "coherence_score",
-    "comparability",
-    "comparable_pair_mask",
     "contradicting_pairs",
-    "frame_overlap",
-    "light_stem",
-    "plan_atom_pairs",
-    "select_atom_pairs",
 ]
 
 _CONTRADICTION = RELATION_CODES[RelationType.CONTRADICTION]

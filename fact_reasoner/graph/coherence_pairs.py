@@ -17,7 +17,10 @@ from .factor_graph import GraphPlan
 if TYPE_CHECKING:  # pragma: no cover
     from ..embeddings import Embedder
 
-__all__ = ["CoherencePairs", "plan_atom_pairs", "select_atom_pairs"]
+__all__ = [
+    "plan_atom_pairs",
+    "select_atom_pairs",
+]
 
 
 def select_atom_pairs(

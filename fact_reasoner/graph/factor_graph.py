@@ -147,7 +147,7 @@ class GraphPlan:
     pairs: tuple[tuple[str, str], ...]
     atom_duplicates: dict[str, str]  # dropped atom id -> kept atom id
     context_duplicates: dict[str, str]  # dropped context id -> kept context id
-    #: with coherence: the (atom, atom) pairs to judge, both directions (coherence.plan_atom_pairs)
+    #: with coherence: the (atom, atom) pairs to judge, both directions (coherence_pairs.plan_atom_pairs)
     atom_pairs: tuple[tuple[str, str], ...] = ()
     #: with coherence: ordered atom pairs left unjudged by the gates (comparability and similarity)
     atom_pairs_pruned: int = 0

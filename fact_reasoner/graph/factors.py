@@ -27,11 +27,6 @@ def clamp_probability(p: float | np.ndarray, eps: float = DEFAULT_CLAMP) -> floa
     return float(clipped) if np.ndim(clipped) == 0 else clipped
 
 
-def prior_factor(p: float) -> np.ndarray:
-    """Unary prior ``[1 - p, p]`` of a binary variable whose prior P(true) is ``p``."""
-    return np.array([1.0 - p, p])
-
-
 def entailment_factor(p: float, prior: float | None = None) -> np.ndarray:
     """X ⇒ Y with probability ``p``.
 

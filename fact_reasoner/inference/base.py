@@ -1,6 +1,6 @@
 """The inference-engine protocol, its result type, and the engine registry.
 
-An engine takes a :class:`~fact_reasoner.graph.build.FactorGraph` and returns P(x_v = 1) for every
+An engine takes a :class:`~fact_reasoner.graph.factor_graph.FactorGraph` and returns P(x_v = 1) for every
 variable. Engines see variable names only, never atoms or contexts. Engines live in
 :data:`ENGINES` (a :class:`~fact_reasoner.settings.registry.Registry`); a new one (a user's own, an
 installed package's through the ``fact_reasoner.engines`` entry-point group, the merlin bridge

@@ -35,7 +35,6 @@ __all__ = [
     "LLMError",
     "LLM_BACKENDS",
     "TokenLogprob",
-    "available_llm_backends",
     "language_model_extras",
     "make_cache",
     "make_llm",
@@ -114,11 +113,6 @@ LLM_BACKENDS.register(
     options=OPENAI_OPTIONS,
     builtin=True,
 )
-
-
-def available_llm_backends() -> list[str]:
-    """The values ``--backend`` takes."""
-    return LLM_BACKENDS.available()
 
 
 def make_cache(config: "PipelineConfig") -> ModelCache:

@@ -141,11 +141,11 @@ class MetricContext:
         :meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`), then the extras and
         start-up check its own :data:`~fact_reasoner.metrics.catalog.METRICS` entry declares
         (BERTScore's package; the embedder's only when this instance embeds sentences). Raises
-        :class:`~fact_reasoner.stages.StageUnavailable` naming the metric and the extra to
+        :class:`~fact_reasoner.errors.StageUnavailable` naming the metric and the extra to
         install, instead of every sample failing the same way."""
         from ..embeddings import EMBEDDER_EXTRAS
+        from ..errors import StageUnavailable
         from ..settings.registry import require_extras
-        from ..stages import StageUnavailable
         from .catalog import METRICS
 
         for metric in metrics:

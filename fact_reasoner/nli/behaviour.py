@@ -668,8 +668,9 @@ def through_graph(results: Sequence[ItemResult], options: Any = None) -> list[It
     :class:`~fact_reasoner.settings.graph_options.GraphOptions`; the defaults when None). The label
     becomes the factor's relation, or ``neutral`` where no factor is made (the reason in
     ``reason``); a failed judgement stays ``failed``."""
-    from ..graph.build import GraphOptions, build_graph, plan_graph
+    from ..graph.build import build_graph, plan_graph
     from ..schema import Atom, Context, Relation, RelationType
+    from ..settings.graph_options import GraphOptions
 
     options = options or GraphOptions()
     out = []

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..settings.config import PipelineConfig
 
 #: what ``--nli auto`` uses for pairs that no record relation covers (chosen by measurement:
-#: see the module docstring; it was ``llm`` before the cross-encoder's version 3)
+#: see the module docstring)
 DEFAULT_NLI = "cross-encoder"
 
 #: what the cross-encoder (and so the cascade, which runs it first) imports
@@ -242,11 +242,6 @@ def resolve_nli(name: str) -> str:
     """The backend a model judgement uses for ``name`` (``auto`` → :data:`DEFAULT_NLI`: the
     ``auto`` entry's ``resolves_to``, the one place that choice is made)."""
     return NLI_BACKENDS.resolve(name)
-
-
-def available_nli() -> list[str]:
-    """The values ``--nli`` takes."""
-    return NLI_BACKENDS.available()
 
 
 def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> CachedNLI:

@@ -34,7 +34,7 @@ from ..settings.registry import Option, Registry
 if TYPE_CHECKING:  # pragma: no cover
     from ..settings.config import PipelineConfig
 
-__all__ = ["BASELINES", "DEFAULT_PIPELINE", "PIPELINES", "available_pipelines", "make_pipeline"]
+__all__ = ["BASELINES", "DEFAULT_PIPELINE", "PIPELINES", "make_pipeline"]
 
 #: the pipeline a configuration runs unless told otherwise
 DEFAULT_PIPELINE = "factreasoner"
@@ -96,11 +96,6 @@ PIPELINES.register(
         ),
     ],
 )
-
-
-def available_pipelines() -> list[str]:
-    """The ``--pipeline`` names."""
-    return PIPELINES.available()
 
 
 def make_pipeline(config: PipelineConfig | None = None, **stages: Any) -> Any:

@@ -148,10 +148,3 @@ def available_retrievers() -> list[str]:
     or by installed packages)."""
     builtin = builtin_services()
     return list(builtin) + sorted(set(RETRIEVERS.available()) - set(builtin))
-
-
-def resolve_factory(service_type: str) -> RetrieverFactory:
-    """The factory of ``service_type``: a registered name or a ``module:callable`` path (the
-    registry's loader; :class:`UnknownService` for neither). Kept for callers of this module:
-    :func:`~fact_reasoner.retrieval.make_retriever` builds every retriever through the registry."""
-    return RETRIEVERS.factory(service_type)

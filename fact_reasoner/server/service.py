@@ -317,7 +317,7 @@ class AssessmentService:
         """The metrics a request names (comma-separated; default: the command's), with the
         command's default options."""
         from ..commands.ragas import DEFAULT_METRICS
-        from ..metrics.evaluation import make_metric
+        from ..metrics.base import make_metric
 
         wanted = [n.strip() for n in (names or DEFAULT_METRICS).split(",") if n.strip()]
         if not wanted:
@@ -418,7 +418,7 @@ class AssessmentService:
 
 
 def _dest(name: str, field: Any) -> str:
-    from ..settings.config import field_dest
+    from ..settings.fields import field_dest
 
     return field_dest(name, field)
 

@@ -33,8 +33,8 @@ from pydantic import ValidationError
 from ..errors import SettingsError
 from ..settings.cli_options import ConfigFlag, config_flags
 from ..settings.cli_options import _scalar_types as _members  # the member types of a setting's annotation
-from ..settings.config import PipelineConfig, affects_results, group_model
-from ..settings.fields import describe_problem
+from ..settings.config import PipelineConfig, group_model
+from ..settings.fields import affects_results, describe_problem
 
 __all__ = [
     "BUILT_ONCE",

@@ -28,8 +28,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .config import PipelineConfig, field_dest, group_model
-from .fields import Count, describe_problem
+from .config import PipelineConfig, group_model
+from .fields import Count, describe_problem, field_dest
 
 __all__ = [
     "ConfigFlag",

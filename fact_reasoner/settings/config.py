@@ -74,20 +74,15 @@ __all__ = [
     "EngineOptions",
     "ExecutionOptions",
     "GateOptions",
-    "GraphOptions",
     "ModelOptions",
     "PipelineConfig",
     "PipelineOptions",
     "RetrievalOptions",
     "ScoreOptions",
-    "affects_results",
-    "applies",
     "default_cache_dir",
     "default_models_dir",
-    "field_dest",
     "field_owners",
     "group_model",
-    "option",
 ]
 
 
@@ -531,7 +526,7 @@ class PipelineConfig(BaseModel):
     #: groups whose main field's ``dest`` is the group's own name (``engine="pgmpy"``)
     NAMED_GROUPS: ClassVar[tuple[str, ...]] = ("engine", "pipeline")
     #: earlier top-level names that a group still reads as input, and the group:
-    #: ``use_priors`` (now ``factor_tables``; :class:`~fact_reasoner.graph.build.GraphOptions` maps it)
+    #: ``use_priors`` (now ``factor_tables``; :class:`~fact_reasoner.settings.graph_options.GraphOptions` maps it)
     RENAMED: ClassVar[dict[str, str]] = {"use_priors": "graph"}
 
     @field_validator("pipeline", "engine", "models", "retrieval", "execution", mode="plain")

@@ -1,7 +1,6 @@
 """How the factor graph is built: :class:`GraphOptions`, the ``graph`` group of the settings.
 
-Declared here, apart from the builder (:mod:`fact_reasoner.graph.build`, which re-exports every name),
-so that the settings (:mod:`fact_reasoner.settings.config`) import no graph code: they are the ground
+Declared here, apart from the builder (:mod:`fact_reasoner.graph.build`), so that the settings (:mod:`fact_reasoner.settings.config`) import no graph code: they are the ground
 floor every stage stands on.
 """
 
@@ -23,7 +22,6 @@ __all__ = [
     "GraphPreset",
     "GraphOptions",
     "Version",
-    "upgrade_graph_settings",
 ]
 
 Version = Literal[1, 2, 3]
@@ -196,16 +194,3 @@ class GraphOptions(BaseModel):
             if data.setdefault("factor_tables", tables) != tables:
                 raise ValueError(f"use_priors and factor_tables {data['factor_tables']!r} disagree")
         return data
-
-
-def upgrade_graph_settings(graph: dict[str, Any]) -> dict[str, Any]:
-    """The ``graph`` settings of an output row written before ``factor_tables`` and
-    ``contradictions`` existed, in today's spelling: ``use_priors`` true/false is
-    ``factor_tables`` priors/paper, and every contradiction was a factor (``contradictions
-    any``). Today's rows are returned as they are."""
-    if "use_priors" not in graph or "factor_tables" in graph:
-        return graph
-    upgraded = {key: value for key, value in graph.items() if key != "use_priors"}
-    upgraded["factor_tables"] = "priors" if graph["use_priors"] else "paper"
-    upgraded.setdefault("contradictions", "any")
-    return upgraded

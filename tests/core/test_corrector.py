@@ -16,21 +16,22 @@ import pytest
 
 from fact_reasoner.atoms.atomizer import split_sentences
 from fact_reasoner.cli import main
-from fact_reasoner.correction.corrector import (
+from fact_reasoner.correction.plan import (
     AtomDecision,
     CitedEvidence,
     add_citations,
     assign_sentences,
     attach_atoms,
-    correction_summary,
     decide_atom,
     evidence_snippet,
     introduced_atoms,
     number_references,
     plan_sentences,
+    resolve_pronouns,
+    response_subject,
     word_overlap,
 )
-from fact_reasoner.correction.plan import resolve_pronouns, response_subject
+from fact_reasoner.correction.result import correction_summary
 from fact_reasoner.llm.correction import SYSTEM as REWRITE_SYSTEM
 from fact_reasoner.llm.correction import check_sentence
 from fact_reasoner.llm.structured import InvalidOutput
@@ -496,7 +497,7 @@ def test_the_embedded_model_rewrites_a_sentence(tmp_path):
     2026-11-25): a wrong year left in a rewrite is what the re-assessment catches (the record's
     correction fails), so the year is not asserted."""
     require_extra("llm")
-    from fact_reasoner.correction.corrector import LLMSentenceRewriter
+    from fact_reasoner.correction.rewrite import LLMSentenceRewriter
     from fact_reasoner.llm import make_llm
     from fact_reasoner.llm.correction import FactToCorrect, RewriteRequest
     from fact_reasoner.settings.config import PipelineConfig

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from fact_reasoner.atoms import frames
 from fact_reasoner.atoms.frames import (
     SAME_ATTRIBUTE,
     atom_frame,
@@ -15,7 +14,6 @@ from fact_reasoner.atoms.frames import (
     same_attribute,
     split_sentences,
 )
-from fact_reasoner.graph import coherence
 
 
 def verdict(atom: str, sentence: str) -> str:
@@ -180,9 +178,3 @@ def test_sentences_split_after_words_not_initials():
         "He acted in Lassie",
         "Dr. J. Smith wrote it.",
     ]
-
-
-def test_coherence_still_exports_the_frames_it_moved():
-    # the text frames moved from coherence.py into frames.py; coherence re-exports them
-    assert coherence.atom_frame is frames.atom_frame
-    assert coherence.comparability is frames.comparability

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from fact_reasoner.graph.build import GraphOptions, UnusedRelation, build_graph, plan_graph, reconcile_context_pair
+from fact_reasoner.graph.build import build_graph, plan_graph, reconcile_context_pair
+from fact_reasoner.graph.factor_graph import UnusedRelation
 from fact_reasoner.graph.factors import (
     clamp_probability,
     contradiction_factor,
@@ -15,6 +16,7 @@ from fact_reasoner.graph.factors import (
 )
 from fact_reasoner.inference import brute_force_marginals
 from fact_reasoner.schema import Atom, Context, Relation, RelationType
+from fact_reasoner.settings.graph_options import GraphOptions
 
 
 def rel(source, target, relation, p, **extra):
@@ -395,16 +397,6 @@ def test_use_priors_is_still_read_as_the_factor_tables():
     assert PipelineConfig(use_priors=False).graph.factor_tables == "paper"
     with pytest.raises(ValueError, match="disagree"):
         GraphOptions(use_priors=True, factor_tables="paper")
-
-
-def test_rows_written_before_the_settings_existed_read_as_the_paper_graph():
-    from fact_reasoner.graph.build import upgrade_graph_settings
-    from fact_reasoner.runner import with_default_pipeline
-
-    old = {"graph": {"version": 2, "use_priors": False, "context_prior": 0.9}}
-    now = with_default_pipeline(old)["graph"]
-    assert now == {"version": 2, "factor_tables": "paper", "contradictions": "any", "context_prior": 0.9}
-    assert upgrade_graph_settings(now) is now
 
 
 def test_the_output_counts_the_contradictions_the_rule_made_neutral():

@@ -16,6 +16,7 @@ import pytest
 import fact_reasoner.settings.config
 import fact_reasoner.settings.registry
 from fact_reasoner.cli import build_assess_parser
+from fact_reasoner.errors import StageUnavailable
 from fact_reasoner.inference import ENGINES, make_engine
 from fact_reasoner.llm import LLM_BACKENDS
 from fact_reasoner.nli.factory import NLI_BACKENDS
@@ -23,7 +24,7 @@ from fact_reasoner.retrieval import RETRIEVERS, RetrievalError, make_retriever
 from fact_reasoner.settings.cli_options import config_flags, config_from_args
 from fact_reasoner.settings.config import PipelineConfig
 from fact_reasoner.settings.registry import KINDS, Extra, Registry, UnknownName, registry
-from fact_reasoner.stages import Stages, StageUnavailable
+from fact_reasoner.stages import Stages
 from tests.helpers import REPO_ROOT
 
 ROOT = REPO_ROOT
