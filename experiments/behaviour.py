@@ -1,6 +1,6 @@
 """A behavioural test suite for NLI judges (in the manner of CheckList, Ribeiro et al. 2020).
 
-    python -m fact_reasoner.nli.behaviour --nli cross-encoder [--nli-model DIR] \
+    python -m experiments.behaviour --nli cross-encoder [--nli-model DIR] \
         [--part heldout|train|all] [--json OUT]
 
 Each *capability* is a kind of (premise, claim) pair with the label a judge must give it;
@@ -668,9 +668,9 @@ def through_graph(results: Sequence[ItemResult], options: Any = None) -> list[It
     :class:`~fact_reasoner.settings.graph_options.GraphOptions`; the defaults when None). The label
     becomes the factor's relation, or ``neutral`` where no factor is made (the reason in
     ``reason``); a failed judgement stays ``failed``."""
-    from ..graph.build import build_graph, plan_graph
-    from ..schema import Atom, Context, Relation, RelationType
-    from ..settings.graph_options import GraphOptions
+    from fact_reasoner.graph.build import build_graph, plan_graph
+    from fact_reasoner.schema import Atom, Context, Relation, RelationType
+    from fact_reasoner.settings.graph_options import GraphOptions
 
     options = options or GraphOptions()
     out = []
@@ -835,13 +835,13 @@ def format_report(score: SuiteScore, title: str = "") -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from ..settings.cli_options import add_config_arguments, config_from_args, positive_int
+    from fact_reasoner.settings.cli_options import add_config_arguments, config_from_args, positive_int
 
     parser = argparse.ArgumentParser(
-        prog="python -m fact_reasoner.nli.behaviour",
+        prog="python -m experiments.behaviour",
         description=__doc__.split("\n\n")[0] + ": one table per capability for any judge, and pass or fail.",
         epilog="The capabilities, their thresholds and the two parts are described in the module's docstring "
-        "(python -c 'import fact_reasoner.nli.behaviour as b; help(b)'). Exit status: 0 every threshold met, "
+        "(python -c 'import experiments.behaviour as b; help(b)'). Exit status: 0 every threshold met, "
         "1 one missed.",
     )
     parser.add_argument(
@@ -881,8 +881,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             i for p in parts for i in fast_subset([x for x in items if x.part == p], args.per_capability, args.seed)
         ]
 
-    from ..progress import progress_bar
-    from .factory import make_nli
+    from fact_reasoner.nli.factory import make_nli
+    from fact_reasoner.progress import progress_bar
 
     backend = make_nli(config)
     bar = progress_bar(len(items), desc="judging", unit="pair", quiet=args.quiet)

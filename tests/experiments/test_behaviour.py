@@ -1,4 +1,4 @@
-"""The behavioural suite for NLI judges (``fact_reasoner.nli.behaviour``): its two parts are
+"""The behavioural suite for NLI judges (``experiments.behaviour``): its two parts are
 disjoint, its items say what they claim, its scoring counts what it says — and the shipped
 cross-encoder is held to it on a fast subset."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fact_reasoner.nli import behaviour
+from experiments import behaviour
+from experiments.behaviour import CAPABILITIES, Item, ItemResult
 from fact_reasoner.nli.base import NLIJudgement
-from fact_reasoner.nli.behaviour import CAPABILITIES, Item, ItemResult
 from fact_reasoner.nli.cross_encoder import shipped_model_path
 from fact_reasoner.schema import RelationType
 from tests.helpers import REPO_ROOT
