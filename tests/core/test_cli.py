@@ -3,17 +3,16 @@
 import json
 import os
 import re
-import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from fact_reasoner.cli import main
 from fact_reasoner.io import ResultWriter, read_records
-from tests.helpers import REPO_ROOT
+from scripts.measure_interrupt import marked_records
+from tests.helpers import REPO_ROOT, HeldCall, require_extra
 
 ROOT = REPO_ROOT
 SHARED = ROOT.parent / "shared" / "data"
@@ -157,41 +156,29 @@ def test_resume_refuses_other_settings(tmp_path, capsys):
 
 
 def test_interrupt_with_sigint_loses_nothing(tmp_path):
-    """A real process stopped by SIGINT mid-run keeps whole lines only, and a rerun completes."""
-    record = json.loads(EXAMPLE.read_text().splitlines()[0])
-    rows = []
-    for i in range(400):
-        rows.append(dict(record, output=f"{record['output']} (copy {i})"))
-    source = write_jsonl(tmp_path / "many.jsonl", rows)
+    """A real process stopped by SIGINT mid-run keeps whole lines only, and a rerun completes.
+    The judge's server holds the call of record 4 until the signal is sent, so the run is always
+    interrupted with records 0-3 written and record 4 in flight, however fast the machine."""
+    require_extra("llm")
+    from fact_reasoner.llm.testing import ScriptedServer
+
+    source = marked_records(tmp_path / "many.jsonl", 8)
     out = tmp_path / "many.fr3.jsonl"
-    command = [
-        sys.executable,
-        "-m",
-        "fact_reasoner",
-        "--input-file",
-        str(source),
-        "--output-dir",
-        str(tmp_path),
-        "--engine",
-        "brute-force",
-        "--quiet",
-    ]
-    process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 60
-    while time.time() < deadline and (not out.exists() or out.stat().st_size < 2000):
-        time.sleep(0.05)
-    process.send_signal(signal.SIGINT)
-    _, err = process.communicate(timeout=60)
-    if process.returncode == 0:
-        pytest.skip("the run finished before it could be interrupted")
-    assert process.returncode == 130, err
-    assert "rerun to resume" in err
-    kept = read_jsonl(out)  # every line parses: no half line
-    assert 0 < len(kept) < 400
-    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    held = HeldCall("(record 4)")
+    with ScriptedServer([held]) as server:
+        command = [sys.executable, "-m", "fact_reasoner", "--input-file", str(source), "--output-dir", str(tmp_path)]
+        command += ["--engine", "brute-force", "--nli", "llm", "--backend", "openai", "--model", "m"]
+        command += ["--base-url", server.base_url, "--llm-retries", "0", "--llm-timeout", "600", "--no-cache"]
+        process = subprocess.Popen([*command, "--quiet"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        err = held.interrupt(process)
+        assert process.returncode == 130, err
+        assert "rerun to resume" in err
+        kept = read_jsonl(out)  # every line parses: no half line
+        assert [row["source_line"] for row in kept] == [1, 2, 3, 4]
+        done = subprocess.run([*command, "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     final = read_jsonl(out)
-    assert len(final) == 400 and len({r["record_key"] for r in final}) == 400
+    assert len(final) == 8 and len({r["record_key"] for r in final}) == 8
     assert [r["record_key"] for r in final[: len(kept)]] == [r["record_key"] for r in kept]
 
 
