@@ -49,19 +49,8 @@ def make_context(args) -> MetricContext:
         nli=args.nli,
         nli_prompt_version=args.nli_prompt_version,
     )
-    context = MetricContext(config, atomizer=args.atomizer)
-    try:
-        context.nli  # noqa: B018 - builds the NLI stage through the pipeline's factory
-    except Exception as error:  # factory not there yet: the LLM judge directly
-        from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions
-
-        print(f"note: NLI factory unavailable ({error}); using LLMJudgeNLI", file=sys.stderr)
-        context = MetricContext(
-            config,
-            atomizer=args.atomizer,
-            nli=LLMJudgeNLI(context.llm(), LLMJudgeOptions(prompt_version=args.nli_prompt_version)),
-        )
-    return context
+    # the judge is built by the pipeline's factory; one that cannot be built stops the run
+    return MetricContext(config, atomizer=args.atomizer)
 
 
 def balanced_accuracy(scores, labels, threshold) -> float:
@@ -216,7 +205,9 @@ def main(argv=None) -> int:
         report["wikieval"] = run_wikieval(args, context)
     report["atomizer"] = context.atomizer_name
     report["nli"] = context.nli.name
-    report["nli_pairs_judged"] = context.nli.calls
+    # pairs asked of the judge, and those its model answered (the rest came from the pair cache)
+    report["nli_pairs"] = context.nli.requested
+    report["nli_pairs_judged"] = context.nli.backend_pairs
     report["seconds_total"] = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, default=str))

@@ -195,7 +195,11 @@ def run(args: argparse.Namespace) -> int:
     for name in args.variants:
         variant = VARIANTS[name]
         for version in args.versions:
-            config = base.with_options(nli="precomputed", version=version, **variant.settings)
+            # the replayed relations are a judge's, so the graph's rules for a judge's noise apply
+            # to them (a record's supplied relations are otherwise used as given)
+            config = base.with_options(
+                nli="precomputed", version=version, filter_supplied_relations=True, **variant.settings
+            )
             fr = FactReasoner(config)
             rows = []
             for item, relations in zip(records, judged):

@@ -18,16 +18,18 @@ def test_table_reads_what_the_command_writes(tmp_path):
     args = ["--nli", "cross-encoder", "--no-passages", "--per-capability", "3", "--json", str(out)]
     behaviour.main([*args, "--quiet", "--no-cache"])
     report = json.loads(out.read_text())
-    heldout = report["parts"]["heldout"]
-    printed = table({"a": report, "b": report}, "heldout")
-    lines = printed.splitlines()
-    assert lines[0] == "| capability (heldout part) | threshold | a | b |"
-    rows = {line.split(" (n=")[0].lstrip("| "): line for line in lines[2:]}
-    for name, scored in heldout["capabilities"].items():
-        cell = f"{scored['accuracy']:.3f}" + ("" if scored["passed"] else " ✗")
-        assert rows[name].endswith(f"| {cell} | {cell} |")
-    verdict = "pass" if heldout["passed"] else "fail"
-    assert lines[-1] == f"| **all thresholds** | | {verdict} | {verdict} |"
+    # `parts` is the suite through the graph (where the thresholds apply), `judge_alone` the judge
+    for view, key, what in (("graph", "parts", "through the graph"), ("judge", "judge_alone", "judge alone")):
+        heldout = report[key]["heldout"]
+        printed = table({"a": report, "b": report}, "heldout", view)
+        lines = printed.splitlines()
+        assert lines[0] == f"| capability (heldout part, {what}) | threshold | a | b |"
+        rows = {line.split(" (n=")[0].lstrip("| "): line for line in lines[2:]}
+        for name, scored in heldout["capabilities"].items():
+            cell = f"{scored['accuracy']:.3f}" + ("" if scored["passed"] else " ✗")
+            assert rows[name].endswith(f"| {cell} | {cell} |")
+        verdict = "pass" if heldout["passed"] else "fail"
+        assert lines[-1] == f"| **all thresholds** | | {verdict} | {verdict} |"
 
 
 def test_a_missed_threshold_is_marked():
@@ -40,6 +42,7 @@ def test_a_missed_threshold_is_marked():
         "passed": False,
     }
     printed = table({"x": {"parts": {"train": part}}}, "train")
+    assert printed.startswith("| capability (train part, through the graph) |")
     assert "| role_swap (n=10) | ≥ 0.90 | 0.500 ✗ |" in printed
     assert "| spurious contradictions (n=5 neutral) | ≤ 0.05 | 0.200 ✗ |" in printed
     with pytest.raises(KeyError):

@@ -52,7 +52,12 @@ def test_every_capability_gets_rows_with_its_label(generated):
     by_source = {}
     for row in result["train"]:
         by_source.setdefault(row["source"], set()).add(row["label"])
-    assert set(by_source) == {f"targeted_{c}" for c in CAPABILITIES}
+    # each negative capability's rows are balanced by entailed rows of the same forms (forms.py),
+    # named `targeted_<capability>_positive`
+    negatives = ("role_swap", "substitution", "negation", "other_attribute", "someone_else", "hedged")
+    expected = {f"targeted_{c}" for c in CAPABILITIES} | {f"targeted_{c}_positive" for c in negatives}
+    assert set(by_source) == expected
+    assert all(by_source[f"targeted_{c}_positive"] == {"entailment"} for c in negatives)
     assert by_source["targeted_role_swap"] == {"not_entailment"}
     assert by_source["targeted_substitution"] == by_source["targeted_negation"] == {"contradiction"}
     assert by_source["targeted_other_attribute"] == by_source["targeted_hedged"] == {"neutral"}
@@ -150,6 +155,8 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
     mix = {
         "train": [_row(f"the cat sat on the mat {i} .", "a cat sat .", labels[i % 4]) for i in range(20)],
         "validation": [_row("the dog sat .", "a dog sat .", "entailment")] * 4,
+        # what no training row may repeat, FactCG's replayed documents included
+        "heldout": {"wice_dev": [_row("the dog sat .", "a dog sat .", "entailment")]},
     }
     bag = {"atom": "he was born in paris .", "premises": ["he was born in paris .", "she is an actor ."]}
     indomain = {
@@ -186,11 +193,14 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
     command += ["--mix", str(tmp_path / "mix.json"), "--indomain", str(tmp_path / "indomain.json")]
     command += ["--targeted", str(tmp_path / "targeted.json"), "--out", str(out), "--threads", "1"]
     command += ["--targeted-rows", "2", "--replay-rows", "2", "--bags", "1", "--eval-every", "2", "--log-every", "1"]
-    command += ["--keep-entailment-of", str(init), "--keep-rows", "2"]
+    command += ["--keep-entailment-of", str(init), "--keep-rows", "2", "--factcg-max-length", "64"]
     subprocess.run(
         [*command, "--steps", "4", "--warmup", "1"], capture_output=True, text=True, check=True, cwd=REPO_ROOT
     )
     first = [json.loads(line) for line in (out / "curve.jsonl").read_text().splitlines()]
+    # FactCG's documents are replayed, and the frozen word embeddings are not trained
+    assert first[0]["phase"] == "data" and first[0]["factcg"] > 0
+    assert first[1]["phase"] == "parameters" and first[1]["trained"] < first[1]["total"]
     evaluated = [p for p in first if "suite_train" in p]
     assert [p["step"] for p in evaluated] == [0, 2, 4]
     assert set(evaluated[0]["suite_train"]["accuracy"]) == {"word_for_word", "other_attribute"}
@@ -206,7 +216,9 @@ def test_finetune_runs_stops_and_resumes(tmp_path):
         cwd=REPO_ROOT,
     )
     second = [json.loads(line) for line in (out / "curve.jsonl").read_text().splitlines()][len(first) :]
-    assert second[1] == second[1] | {"phase": "resumed", "step": 4}
+    # the data and parameter counts are logged again, then the plan goes on from step 4
+    assert [p.get("phase") for p in second[:3]] == ["data", "parameters", "resumed"]
+    assert second[2]["step"] == 4
     assert [p["step"] for p in second if "suite_train" in p] == [6]
 
 
