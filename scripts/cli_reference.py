@@ -10,7 +10,7 @@ and each option becomes one row with its spellings, its value, its default, its 
 :class:`~fact_reasoner.settings.config.PipelineConfig`), so they are listed once, by group, with the
 commands that take them; each command lists its own options. ``docs/hooks.py`` puts the page
 into the site at every ``mkdocs build``, so the reference cannot drift from the code;
-``tests/core/test_docs.py`` checks that every flag of every command is in it.
+``tests/project/test_docs.py`` checks that every flag of every command is in it.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ does not go to a lower floor is an arrow *back up*.
     python -m scripts.import_graph --layers   # modules by layer (a module imports only below)
     python -m scripts.import_graph --rooms    # rooms, the arrows between them, those back up
 
-``tests/core/test_import_graph.py`` fails on any cycle, of modules or of rooms.
+``tests/project/test_import_graph.py`` fails on any cycle, of modules or of rooms.
 """
 
 from __future__ import annotations
