@@ -14,7 +14,7 @@ import pytest
 from fact_reasoner import cli
 from fact_reasoner.errors import InputError, RecordFailed, SettingsError, SettingsMismatch, SetupError
 from fact_reasoner.reasoner import FactReasoner
-from fact_reasoner.runner import RunReport, run_dataset
+from fact_reasoner.runner import AssessDataset, RunReport, run_dataset
 from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT
 
@@ -56,7 +56,9 @@ def test_a_run_reports_what_happened_to_every_line(tmp_path, monkeypatch, caplog
     monkeypatch.delenv("FACT_REASONER_MODEL", raising=False)
     source = mixed_input(tmp_path)
     assessor = FactReasoner(OFFLINE.with_options(backend="openai"))
-    report = run_dataset(assessor, source, output_dir=tmp_path / "out", progress=False)
+    report = run_dataset(
+        AssessDataset(assessor=assessor, input_file=source, output_dir=tmp_path / "out", progress=False)
+    )
 
     assert report.output_file == tmp_path / "out" / "mixed.fr3.jsonl"
     assert (report.records, report.done, report.skipped, report.failed, report.not_run) == (4, 2, 0, 2, 0)
@@ -73,7 +75,9 @@ def test_a_run_reports_what_happened_to_every_line(tmp_path, monkeypatch, caplog
     logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "fact_reasoner.runner"]
     assert logged == [("ERROR", f"error: {unreadable}"), ("ERROR", f"error: {failed}")]
 
-    again = run_dataset(assessor, source, output_dir=tmp_path / "out", progress=False)
+    again = run_dataset(
+        AssessDataset(assessor=assessor, input_file=source, output_dir=tmp_path / "out", progress=False)
+    )
     assert (again.done, again.skipped, again.failed) == (0, 2, 2)  # the failures are tried again
     assert len(read_jsonl(again.output_file)) == 2
 
@@ -90,14 +94,14 @@ def test_an_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch, capl
         return real_assess(self, *args, **kwargs)
 
     monkeypatch.setattr(FactReasoner, "assess", interrupted_at_the_second_record)
-    first = run_dataset(assessor, EXAMPLE, output_dir=tmp_path, progress=False)
+    first = run_dataset(AssessDataset(assessor=assessor, input_file=EXAMPLE, output_dir=tmp_path, progress=False))
     assert first.interrupted and not first.completed
     assert (first.done, first.failed, first.not_run, first.kept) == (1, 0, 1, 1)
     assert first.summary is not None and first.summary["interrupted"] is True
 
     monkeypatch.setattr(FactReasoner, "assess", real_assess)
     with caplog.at_level(logging.INFO, logger="fact_reasoner.runner"):
-        second = run_dataset(assessor, EXAMPLE, output_dir=tmp_path, progress=False)
+        second = run_dataset(AssessDataset(assessor=assessor, input_file=EXAMPLE, output_dir=tmp_path, progress=False))
     assert f"resuming: 1 record(s) already in {second.output_file}" in caplog.messages
     assert second.completed and (second.done, second.skipped, second.kept) == (1, 1, 2)
     rows = read_jsonl(second.output_file)
@@ -110,7 +114,9 @@ def test_a_stage_lost_during_the_run_stops_it_with_a_report(tmp_path, monkeypatc
         raise SetupError("the model went away")
 
     monkeypatch.setattr(FactReasoner, "assess", lost)
-    report = run_dataset(FactReasoner(OFFLINE), EXAMPLE, output_dir=tmp_path, progress=False)
+    report = run_dataset(
+        AssessDataset(assessor=FactReasoner(OFFLINE), input_file=EXAMPLE, output_dir=tmp_path, progress=False)
+    )
     assert report.stopped_by == "the model went away" and not report.completed
     assert (report.done, report.failed, report.not_run) == (0, 0, 2)
     assert report.summary is None and not report.summary_file.exists()
@@ -119,19 +125,28 @@ def test_a_stage_lost_during_the_run_stops_it_with_a_report(tmp_path, monkeypatc
 def test_problems_found_before_any_record_raise(tmp_path):
     assessor = FactReasoner(OFFLINE)
     with pytest.raises(InputError, match="input file not found"):
-        run_dataset(assessor, tmp_path / "absent.jsonl", output_dir=tmp_path, progress=False)
+        run_dataset(
+            AssessDataset(assessor=assessor, input_file=tmp_path / "absent.jsonl", output_dir=tmp_path, progress=False)
+        )
     with pytest.raises(SettingsError, match="unknown option no_such_option"):
         run_dataset(
-            FactReasoner(OFFLINE.with_options(engine_options={"no_such_option": 1})),
-            EXAMPLE,
-            output_dir=tmp_path,
-            progress=False,
+            AssessDataset(
+                assessor=FactReasoner(OFFLINE.with_options(engine_options={"no_such_option": 1})),
+                input_file=EXAMPLE,
+                output_dir=tmp_path,
+                progress=False,
+            )
         )
     assert not (tmp_path / "bios_with_relations.fr3.jsonl").exists()  # refused before any output
-    run_dataset(assessor, EXAMPLE, output_dir=tmp_path, progress=False)
+    run_dataset(AssessDataset(assessor=assessor, input_file=EXAMPLE, output_dir=tmp_path, progress=False))
     with pytest.raises(SettingsMismatch, match=r'graph.factor_tables: "priors" in the file, "paper" now'):
         run_dataset(
-            FactReasoner(OFFLINE.with_options(factor_tables="paper")), EXAMPLE, output_dir=tmp_path, progress=False
+            AssessDataset(
+                assessor=FactReasoner(OFFLINE.with_options(factor_tables="paper")),
+                input_file=EXAMPLE,
+                output_dir=tmp_path,
+                progress=False,
+            )
         )
 
 
@@ -209,7 +224,7 @@ def test_the_record_service_gives_the_row_the_dataset_run_writes(tmp_path):
     from fact_reasoner.runner import AssessDataset, RecordService
 
     assessor = FactReasoner(OFFLINE)
-    report = run_dataset(assessor, EXAMPLE, output_dir=tmp_path, progress=False)
+    report = run_dataset(AssessDataset(assessor=assessor, input_file=EXAMPLE, output_dir=tmp_path, progress=False))
     records = [r for r in read_records(EXAMPLE) if isinstance(r, NumberedRecord)]
     job = AssessDataset(assessor=assessor, input_file=EXAMPLE, output_file=report.output_file)
     service = RecordService(job, records)

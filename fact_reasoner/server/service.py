@@ -5,7 +5,7 @@ model behind a :class:`~fact_reasoner.server.batching.MicroBatchNLI`), the infer
 and — only when a request needs one — the language model, the atomizer, the reviser, the
 retriever and the sentence embedder. For each request it builds the same job the command line
 builds (:class:`~fact_reasoner.runner.AssessDataset` for ``fact-reasoner``,
-:class:`~fact_reasoner.commands.ragas.RagasDataset` for ``fact-reasoner ragas``) around those
+:class:`~fact_reasoner.runner.jobs.RagasDataset` for ``fact-reasoner ragas``) around those
 shared stages and asks :class:`~fact_reasoner.runner.RecordService` for the row: the row a
 dataset run writes for a one-line input file holding the request's body, with the same
 ``record_key`` / ``sample_key`` and ``source_line`` 1.
@@ -316,8 +316,8 @@ class AssessmentService:
     def ragas_metrics(self, names: str | None) -> list[Any]:
         """The metrics a request names (comma-separated; default: the command's), with the
         command's default options."""
-        from ..commands.ragas import DEFAULT_METRICS
         from ..metrics.base import make_metric
+        from ..runner.jobs import DEFAULT_METRICS
 
         wanted = [n.strip() for n in (names or DEFAULT_METRICS).split(",") if n.strip()]
         if not wanted:
@@ -352,8 +352,8 @@ class AssessmentService:
     def ragas(self, item: Any, metrics: list[Any], values: Mapping[str, Any]) -> dict[str, Any]:
         """The row of ``fact-reasoner ragas --input-file`` for a one-line file holding the sample.
         Runs on a worker thread."""
-        from ..commands.ragas import RagasDataset
         from ..metrics.context import MetricContext
+        from ..runner.jobs import RagasDataset
 
         config = self.settings_for(values, self.ragas_settings, version=2)
         lent = self._lent_stages()

@@ -43,6 +43,14 @@ def test_the_import_graph_has_no_cycle():
     assert layers(found)[0]  # a graph without cycles has a ground floor
 
 
+def test_no_room_imports_a_room_above_it():
+    """The rooms (top-level modules and subpackages) form no circle: no arrow runs back up."""
+    found = arrows()
+    seen = rooms(found)
+    assert len(seen.rooms) > 20  # the whole package was read
+    assert seen.circles == [] and seen.back_up == [], "\n".join(describe_rooms(found))
+
+
 def test_the_settings_model_imports_nothing_of_the_project_but_the_data_model():
     assert _below("fact_reasoner.settings.config") <= SETTINGS_FLOOR
     # a field names its kind's registry (for type checking only)

@@ -29,8 +29,9 @@ prints: what happens during the run (unreadable lines, failed items, resuming) i
 ``warning:``, ``resuming:``), and the command line prints the report
 (:mod:`fact_reasoner.commands`).
 
-:class:`RecordService` is the same job one item at a time, with its stages loaded once: the row
-it returns is the row :func:`run_dataset` writes for that item.
+The jobs themselves are :mod:`fact_reasoner.runner.jobs`; :class:`~fact_reasoner.runner.service.RecordService`
+is the same job one item at a time, with its stages loaded once: the row it returns is the row
+:func:`run_dataset` writes for that item.
 """
 
 from __future__ import annotations
@@ -39,22 +40,20 @@ import json
 import logging
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from .errors import RecordFailed, SettingsMismatch, SetupError
-from .executors import Executor, Job, LocalExecutor, describe_error, make_executor
-from .interrupts import deferred, stop_on_signals
-from .io import InOrderWriter, NumberedRecord, RecordError, ResultWriter, dumps_line, read_records, write_errors
-from .scores import median_num_atoms, summarize_rows
-from .settings.config import PipelineConfig
+from ..errors import RecordFailed, SettingsMismatch, SetupError
+from ..executors import Executor, Job, LocalExecutor, describe_error
+from ..interrupts import deferred, stop_on_signals
+from ..io import InOrderWriter, RecordError, ResultWriter, dumps_line, write_errors
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .reasoner import FactReasoner
+    pass
 
-log = logging.getLogger(__name__)
+log = logging.getLogger(__package__)  # one logger for the whole run: fact_reasoner.runner
 
 #: Where results go when neither an output file nor a directory is given.
 DEFAULT_OUTPUT_DIR = Path("fact_reasoner_output")
@@ -101,15 +100,6 @@ class RunReport:
         return self.stopped_by is None and not self.interrupted
 
 
-@dataclass(frozen=True)
-class ExportReport:
-    """What ``--export-uai`` wrote: per record, its files (``.uai``, evidence, variable map),
-    and the records that could not be built or read."""
-
-    files: tuple[tuple[Path, ...], ...]
-    failures: tuple[RecordError, ...] = field(default=())
-
-
 def default_output_file(
     input_file: str | Path, output_dir: str | Path, version: int, pipeline: str = "factreasoner"
 ) -> Path:
@@ -137,7 +127,8 @@ class DatasetJob(ABC):
     commands want. An item is anything with ``key`` (its resume key), ``path`` and ``line``.
 
     The files are needed by :func:`run_dataset` only: a job that makes one row at a time
-    (:class:`RecordService`, what ``fact-reasoner serve`` does with each request) has none.
+    (:class:`~fact_reasoner.runner.service.RecordService`, what ``fact-reasoner serve`` does with
+    each request) has none.
     """
 
     input_file: Path | None = None
@@ -158,7 +149,7 @@ class DatasetJob(ABC):
 
     @property
     def input_path(self) -> Path:
-        """The input file, which :meth:`read` reads (a job made for :class:`RecordService` has none)."""
+        """The input file, which :meth:`read` reads (a job made for a record service has none)."""
         if self.input_file is None:
             raise TypeError(f"{type(self).__name__} has no input_file to read")
         return Path(self.input_file)
@@ -242,117 +233,18 @@ class DatasetJob(ABC):
         return 0
 
 
-@dataclass(kw_only=True)
-class AssessDataset(DatasetJob):
-    """A pipeline (:class:`~fact_reasoner.reasoner.FactReasoner`, a baseline) over the records of
-    an input file: ``fact-reasoner --input-file``, and ``fact-reasoner correct`` with its own
-    ``make_job``, ``job_state``, ``row_settings`` and ``summarize`` (see :func:`run_dataset`)."""
-
-    assessor: Any
-    make_job: Callable[[PipelineConfig, int | str, float | None], Job] | None = None
-    job_state: Any = None
-    row_settings: dict[str, Any] | None = None
-    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None
-    #: the written rows that are failures all the same (``correct``: a refused correction)
-    count_failed: Callable[[list[dict[str, Any]]], int] | None = None
-
-    @property
-    def config(self) -> PipelineConfig:
-        return self.assessor.config
-
-    def failed_rows(self, rows: list[dict[str, Any]]) -> int:
-        return self.count_failed(rows) if self.count_failed is not None else 0
-
-    def read(self) -> list[Any]:
-        return list(read_records(self.input_path))
-
-    def make_executor(self) -> Executor:
-        return make_executor(self.config.execution)  # --executor local|ray
-
-    def preflight(self, items: Sequence[Any]) -> None:
-        # Everything the records will need is checked now, once: a missing package, a bad engine
-        # option or a missing merlin binary stops the run before any record.
-        self.assessor.preflight([r.record for r in items])
-        note = ignored_top_k(self.config, [r.record for r in items])
-        if note:
-            log.warning("warning: %s", note)
-
-    def settings(self) -> dict[str, Any]:
-        return self.assessor.settings() if self.row_settings is None else self.row_settings
-
-    def worker_job(self, items: Sequence[Any]) -> Job:
-        median = median_num_atoms([len(r.record.atoms) for r in items if r.record.atoms is not None])
-        k_rule = self.config.scores.k
-        if k_rule == "median" and median is None:
-            k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
-        return (self.make_job or AssessJob)(self.config, k_rule, median)
-
-    def local_state(self) -> Any:
-        return self.assessor if self.job_state is None else self.job_state
-
-    def summary(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
-        out = dataset_summary(rows)
-        if self.summarize is not None:
-            out.update(self.summarize(rows))
-        return out
-
-    def notes(self, rows: list[dict[str, Any]]) -> list[str]:
-        note = k_beyond_atoms(self.config.scores.k, [row.get("num_atoms") for row in rows])
-        return [note] if note else []
-
-
-@dataclass(frozen=True)
-class AssessJob(Job[NumberedRecord, dict[str, Any]]):
-    """The assessment of one record, as any worker does it: the output row of
-    :meth:`FactReasoner.assess <fact_reasoner.reasoner.FactReasoner.assess>` with the run's K rule
-    and dataset median. Picklable: a Ray actor builds its own ``FactReasoner`` from ``config``."""
-
-    config: PipelineConfig
-    k: int | str | None
-    median: float | None
-
-    def setup(self, config: PipelineConfig) -> Any:
-        from .pipelines import make_pipeline
-
-        return make_pipeline(config)
-
-    def run(self, state: Any, item: NumberedRecord) -> dict[str, Any]:
-        result = state.assess(item.record, k=self.k, dataset_median_atoms=self.median, record_key=item.key)
-        return result.model_dump(mode="json")
-
-
 # -- the run --------------------------------------------------------------------------------------
 
 
-def run_dataset(
-    job: DatasetJob | FactReasoner,
-    input_file: str | Path | None = None,
-    *,
-    output_dir: str | Path = DEFAULT_OUTPUT_DIR,
-    output_file: str | Path | None = None,
-    dataset_name: str | None = None,
-    overwrite: bool = False,
-    limit: int | None = None,
-    progress: bool = True,
-    make_job: Callable[[PipelineConfig, int | str, float | None], Job[NumberedRecord, dict[str, Any]]] | None = None,
-    job_state: Any = None,
-    settings: dict[str, Any] | None = None,
-    summarize: Callable[[list[dict[str, Any]]], dict[str, Any]] | None = None,
-) -> RunReport:
+def run_dataset(job: DatasetJob) -> RunReport:
     """Run ``job`` over its input (steps in the module docstring) and report what happened.
 
-    ``job`` is a :class:`DatasetJob`, which carries its own files and controls; or, as in
-    ``run_dataset(assessor, "answers.jsonl", output_dir="out")``, a pipeline
-    (:class:`~fact_reasoner.reasoner.FactReasoner`) to assess every record of ``input_file``
-    with. Then results go to ``output_file``, by default :func:`default_output_file` in
-    ``output_dir``; beside it ``.errors.jsonl`` (this run's failures, removed when there are
-    none) and ``.summary.json``. ``overwrite`` starts the output over instead of resuming;
-    ``limit`` keeps the first ``limit`` lines of the input (unreadable ones included);
-    ``progress`` shows a progress bar on stderr. Another command that makes one row per record
-    (``fact-reasoner correct``) gives its own job, ``make_job(config, k, dataset median)``
-    (default :class:`AssessJob`); ``job_state``, what the local executor's worker uses
-    (default: the assessor); the ``settings`` its rows carry (default: the assessor's); and
-    ``summarize``, whose figures of the rows are added to the summary.
+    The job carries its own files and controls: a pipeline over records is
+    :class:`~fact_reasoner.runner.jobs.AssessDataset` (``run_dataset(AssessDataset(assessor=…,
+    input_file=…, output_dir=…))``), the RAG metrics over samples
+    :class:`~fact_reasoner.runner.jobs.RagasDataset`, another command's run a
+    :class:`DatasetJob` of its own. Results go to the job's output file; beside it
+    ``.errors.jsonl`` (this run's failures, removed when there are none) and ``.summary.json``.
 
     Raises :class:`~fact_reasoner.errors.InputError` (the input cannot be read at all), a
     :class:`~fact_reasoner.errors.SetupError`, :class:`~fact_reasoner.errors.SettingsError` or
@@ -361,32 +253,11 @@ def run_dataset(
     (the output cannot be used) or :class:`~fact_reasoner.errors.SettingsMismatch`, each before
     any item is worked on.
     """
-    if not isinstance(job, DatasetJob):
-        if input_file is None:
-            raise TypeError("run_dataset(assessor, input_file, …): the input file is missing")
-        config = job.config
-        job = AssessDataset(
-            assessor=job,
-            input_file=Path(input_file),
-            output_file=(
-                Path(output_file)
-                if output_file is not None
-                else default_output_file(input_file, output_dir, config.graph.version, config.pipeline.name)
-            ),
-            dataset_name=dataset_name,
-            overwrite=overwrite,
-            limit=limit,
-            progress=progress,
-            make_job=make_job,
-            job_state=job_state,
-            row_settings=settings,
-            summarize=summarize,
-        )
     return _run(job)
 
 
 def _run(job: DatasetJob) -> RunReport:
-    from .progress import progress_bar
+    from ..progress import progress_bar
 
     if job.input_file is None or job.output_file is None:
         raise TypeError(f"run_dataset: {type(job).__name__} needs input_file and output_file")
@@ -546,89 +417,6 @@ class _Releaser:
         self.job.release_executor(self.executor)
 
 
-class RecordService:
-    """A job's stages loaded once, and rows made one item at a time: what a server does with
-    each request, and what ``fact-reasoner --response`` does with its one response.
-
-    :meth:`row` gives exactly the row :func:`run_dataset` writes for the item: the worker job
-    and :meth:`DatasetJob.row` are the same code. ``items`` are those the worker job is made
-    for (the dataset median of their atoms, when the K rule needs one).
-    """
-
-    def __init__(self, job: DatasetJob, items: Sequence[Any] = ()) -> None:
-        self.job = job
-        self.work = job.worker_job(list(items))
-        local = job.local_state()
-        self.state = local if local is not None else self.work.setup(self.work.config)
-
-    def row(self, item: Any) -> dict[str, Any]:
-        """The row of one item; the stages' own exceptions are raised as they are."""
-        (work_item,) = self.job.work_items([item])
-        return self.job.row(item, self.work.run(self.state, work_item))
-
-
-def export_models(assessor: FactReasoner, input_file: str | Path, directory: str | Path) -> ExportReport:
-    """``--export-uai DIR``: write every record's model as UAI files (``line<N>.fr<version>``:
-    model, evidence, variable map) into ``directory`` and run no inference. A record that cannot
-    be read or built is logged (``error: file:line: …``) and listed; the others are written."""
-    from merlin_bridge.uai import export_graph
-
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    files: list[tuple[Path, ...]] = []
-    failures: list[RecordError] = []
-    for item in read_records(input_file):
-        if isinstance(item, RecordError):
-            failures.append(item)
-            log.error("error: %s", item)
-            continue
-        try:
-            built, _, _ = assessor.build(item.record)
-        except Exception as error:  # one record that cannot be built must not stop the export
-            failures.append(RecordError(item.path, item.line, f"{type(error).__name__}: {error}"))
-            log.error("error: %s", failures[-1])
-            continue
-        stem = directory / f"line{item.line:05d}.fr{assessor.config.graph.version}"
-        files.append(tuple(Path(p) for p in export_graph(built.graph, stem)))
-    return ExportReport(tuple(files), tuple(failures))
-
-
-def dataset_summary(rows: Any) -> dict[str, Any]:
-    """The one dataset summary (:func:`~fact_reasoner.scores.summarize_rows`) of the written rows,
-    with the engines that produced them."""
-    rows = list(rows)
-    out = summarize_rows(rows).as_dict()
-    out["engines"] = sorted({row["engine"]["algorithm"] for row in rows})
-    return out
-
-
-def ignored_top_k(config: PipelineConfig, records: Sequence[Any]) -> str | None:
-    """A warning when ``--top-k`` was set (to another value than its default) but cannot matter:
-    contexts come only from the records (``--service-type supplied``), or every record brings
-    its own."""
-    if config.retrieval.top_k == type(config.retrieval).model_fields["top_k"].default:
-        return None
-    if config.retrieval.service_type == "supplied":
-        why = "--service-type supplied takes the records' own contexts"
-    elif records and all(record.contexts is not None for record in records):
-        why = "every record brings its own contexts"
-    else:
-        return None
-    return f"--top-k {config.retrieval.top_k} is ignored: {why} (nothing is retrieved)"
-
-
-def k_beyond_atoms(k: int | str, atom_counts: Sequence[Any]) -> str | None:
-    """A warning when a fixed K is larger than every response's number of atoms: R@K = S/K and
-    F1@K then cannot reach 1 (with K far above, they are about 0) although the number is right."""
-    counts = [n for n in atom_counts if isinstance(n, int)]
-    if not isinstance(k, int) or not counts or k <= max(counts):
-        return None
-    return (
-        f"K = {k} is more than the atoms of any response (at most {max(counts)}): "
-        f"R@K and F1@K are at most {max(counts)}/{k}; give --k median, half or a smaller number"
-    )
-
-
 def open_results(
     out_path: Path,
     settings: dict[str, Any],
@@ -686,18 +474,10 @@ def settings_difference(before: Any, now: Any, limit: int = 6) -> str:
 
 
 __all__ = [
-    "AssessDataset",
-    "AssessJob",
     "DEFAULT_OUTPUT_DIR",
     "DatasetJob",
-    "ExportReport",
-    "RecordService",
     "RunReport",
-    "dataset_summary",
     "default_output_file",
-    "export_models",
-    "ignored_top_k",
-    "k_beyond_atoms",
     "run_dataset",
     "settings_difference",
 ]
