@@ -2,7 +2,6 @@
 
 import math
 
-import numpy as np
 import pytest
 
 from fact_reasoner.inference import make_engine
@@ -238,45 +237,3 @@ def test_respond_ratio_by_hand():
     assert respond_ratio([False, False, True, False, True]) == pytest.approx(3 / 5)
     assert respond_ratio([True]) == 0.0
     assert math.isnan(respond_ratio([]))
-
-
-# -- balanced accuracy, AUROC, the paired bootstrap --------------------------------------------------
-
-
-def test_balanced_accuracy_is_the_mean_of_both_recalls():
-    from fact_reasoner.scores import balanced_accuracy
-
-    gold = [True] * 7 + [False] * 3
-    assert balanced_accuracy(gold, [True] * 10) == 0.5  # always-S: 0.5 whatever the balance
-    assert balanced_accuracy(gold, [True] * 6 + [False] + [False, False, True]) == pytest.approx((6 / 7 + 2 / 3) / 2)
-    assert math.isnan(balanced_accuracy([True, True], [True, False]))
-
-
-def test_auroc_counts_ties_as_half_and_matches_the_pairwise_definition():
-    from fact_reasoner.scores import auroc
-
-    rng = np.random.default_rng(0)
-    gold = rng.random(60) < 0.4
-    scores = np.round(rng.random(60), 1)  # many ties
-    pairs = [(p, n) for p in scores[gold] for n in scores[~gold]]
-    expected = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in pairs) / len(pairs)
-    assert auroc(gold.tolist(), scores.tolist()) == pytest.approx(expected)
-    assert math.isnan(auroc([True, True], [0.1, 0.2]))
-
-
-def test_paired_bootstrap_is_seeded_and_tells_better_from_noise():
-    from fact_reasoner.scores import balanced_accuracy, paired_bootstrap
-
-    rng = np.random.default_rng(1)
-    gold = rng.random(400) < 0.6
-    good = np.where(rng.random(400) < 0.9, gold, ~gold)  # right 90 % of the time
-    noisy = np.where(rng.random(400) < 0.7, gold, ~gold)  # right 70 %
-    better = paired_bootstrap(balanced_accuracy, (gold, good), (gold, noisy), resamples=300)
-    assert better.low > 0 and better.reaches_zero_or_above
-    worse = paired_bootstrap(balanced_accuracy, (gold, noisy), (gold, good), resamples=300)
-    assert worse.high < 0 and not worse.reaches_zero_or_above
-    same = paired_bootstrap(balanced_accuracy, (gold, good), (gold, good), resamples=50)
-    assert same.difference == same.low == same.high == 0.0
-    assert paired_bootstrap(balanced_accuracy, (gold, good), (gold, noisy), resamples=300) == better  # seeded
-    with pytest.raises(ValueError, match="same items"):
-        paired_bootstrap(balanced_accuracy, (gold, good), (gold[:10], noisy[:10]))

@@ -223,7 +223,7 @@ class RecordPairs:
 
     def precision_gap(self, temperature: float) -> dict:
         """Mean predicted minus mean gold precision, MAE and balanced accuracy of FR2."""
-        from fact_reasoner.scores import balanced_accuracy
+        from fact_reasoner.measures import balanced_accuracy
 
         results = self.assess(temperature)
         predicted = [r.factuality_score for r in results]
