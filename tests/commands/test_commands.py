@@ -70,7 +70,7 @@ def test_there_is_one_run_loop_and_one_signal_handler():
         return sorted(set(found))
 
     # evaluate() (the Python API of the RAG metrics) iterates too, but writes no file and resumes nothing
-    assert calling("executor", "map") == ["fact_reasoner/metrics/evaluation.py", "fact_reasoner/runner.py"]
+    assert calling("executor", "map") == ["fact_reasoner/metrics/evaluation.py", "fact_reasoner/runner/loop.py"]
     assert calling("signal", "signal") == ["fact_reasoner/executors/ray_executor.py", "fact_reasoner/interrupts.py"]
 
 
