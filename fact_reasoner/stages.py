@@ -133,6 +133,12 @@ class Stages:
             self._nli = make_nli(config, self.llm)
         return self._nli
 
+    @property
+    def has_model_judge(self) -> bool:
+        """Whether a model NLI backend is at hand: given to these stages, or built already (with
+        ``--nli precomputed`` none is built, so a caller without relations must be given one)."""
+        return self._nli is not None
+
     def judge_description(self) -> str | None:
         """The NLI judge as a person names it (:func:`~fact_reasoner.nli.base.describe_judge`),
         once it has been built; the records' own relations with ``--nli precomputed``; else None."""

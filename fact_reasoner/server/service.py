@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,9 +38,10 @@ from ..settings.config import PipelineConfig
 from ..stages import Stages
 from ..version import __version__
 from .batching import MicroBatchNLI
+from .options import BATCH_WAIT_SECONDS, Limits
 from .settings import RequestSetting, UnsafeSetting, apply_request_settings, request_settings
 
-__all__ = ["ApiError", "AssessmentService", "Limits"]
+__all__ = ["ApiError", "AssessmentService"]
 
 log = logging.getLogger(__name__)
 
@@ -67,14 +67,6 @@ class ApiError(FactReasonerError):
     def body(self) -> dict[str, Any]:
         """The one shape of every error the server answers."""
         return {"error": {"status": self.status, "code": self.code, "message": self.message, **self.fields}}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may ask for (larger records get 422 naming the limit)."""
-
-    max_atoms: int = 200
-    max_contexts: int = 100
 
 
 # -- shared stages, and which stage failed ---------------------------------------------------------
@@ -179,7 +171,7 @@ class AssessmentService:
         limits: Limits = Limits(),
         *,
         nli_backend: Any = None,
-        batch_wait_seconds: float = 0.005,
+        batch_wait_seconds: float = BATCH_WAIT_SECONDS,
         batch_max_pairs: int = 512,
         ragas_atomizer: str = "auto",
     ) -> None:

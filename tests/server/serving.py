@@ -125,7 +125,8 @@ def wait_until(condition: Any, what: str, timeout: float = 60.0) -> None:
 def running_server(service: Any, options: Any = None) -> Iterator[tuple[str, Any]]:
     """``service`` served by uvicorn on a free port of 127.0.0.1, in a thread: yields the base
     URL and the app; stops the server afterwards."""
-    from fact_reasoner.server.app import ServerOptions, create_app
+    from fact_reasoner.server.app import create_app
+    from fact_reasoner.server.options import ServerOptions
     from fact_reasoner.server.run import bind, make_server
 
     options = options or ServerOptions()
