@@ -13,8 +13,9 @@ class RecordService:
     """A job's stages loaded once, and rows made one item at a time: what a server does with
     each request, and what ``fact-reasoner --response`` does with its one response.
 
-    :meth:`row` gives exactly the row :func:`run_dataset` writes for the item: the worker job
-    and :meth:`DatasetJob.row` are the same code. ``items`` are those the worker job is made
+    :meth:`row` gives exactly the row :func:`~fact_reasoner.runner.loop.run_dataset` writes for
+    the item: the worker job and :meth:`~fact_reasoner.runner.loop.DatasetJob.row` are the same
+    code. ``items`` are those the worker job is made
     for (the dataset median of their atoms, when the K rule needs one).
     """
 
