@@ -52,7 +52,7 @@ class Atom(_Open):
     sentence: int | None = Field(
         default=None,
         ge=0,
-        description="the response sentence the atom was made from (0-based, as fact_reasoner.atoms.atomizer.split_sentences "
+        description="the response sentence the atom was made from (0-based, as fact_reasoner.text.sentences.response_sentences "
         "splits it): recorded by the atomizer, kept by the reviser; `correct` attaches the atom there",
     )
 

@@ -26,7 +26,7 @@ If a sentence still cannot be atomized, the sentence itself becomes one atom car
 ``atomizer_failure`` (the reason): the claim stays assessable and the failure visible.
 
 Atom ids are ``a0, a1, …`` in order; ``original`` is the atom as atomized (before revision);
-``sentence`` the index of the sentence it was made from (:func:`split_sentences` of the
+``sentence`` the index of the sentence it was made from (:func:`~fact_reasoner.text.sentences.response_sentences` of the
 response), so that ``fact-reasoner correct`` attaches each claim to its own sentence, also one
 that opens with a pronoun ("She was born in Vienna."), whatever the reviser makes of its text.
 """
@@ -35,13 +35,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import RecordFailed
 from ..llm.base import LLMBackend
 from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
 from ..schema import Atom
+from ..text.sentences import response_sentences
 
 if TYPE_CHECKING:
     from ..settings.config import PipelineConfig
@@ -202,22 +202,6 @@ def build_messages(
     return messages
 
 
-@lru_cache(maxsize=1)
-def _segmenter():
-    import pysbd
-
-    return pysbd.Segmenter(language="en", clean=False)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (pysbd), paragraphs first so a blank line always ends a sentence."""
-    sentences: list[str] = []
-    for paragraph in text.split("\n"):
-        if paragraph.strip():
-            sentences.extend(s.strip() for s in _segmenter().segment(paragraph) if s.strip())
-    return sentences
-
-
 def check_atoms(payload: Any) -> list[str]:
     """The atoms of a reply: a list of non-empty strings, duplicates removed, order kept."""
     if not isinstance(payload, dict) or "atoms" not in payload:
@@ -255,7 +239,7 @@ class Atomizer:
         self._counters = {"sentences": 0, "failures": 0, "repairs": 0, "atoms": 0}
 
     def atomize(self, response: str, *, question: str | None = None) -> list[Atom]:
-        sentences = split_sentences(response)
+        sentences = response_sentences(response)
         # v1 keeps pronouns, so it needs no earlier text; showing the 1.5B model the previous
         # sentence made it re-extract that sentence's facts too (measured on a dev biography).
         with_previous = self.prompt_version == "v2"

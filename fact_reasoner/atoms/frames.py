@@ -147,6 +147,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from ..text.sentences import FRAME_BREAK, frame_sentences
+
 __all__ = [
     "COMPARABLE",
     "MAX_ATOM_FRAME",
@@ -164,7 +166,6 @@ __all__ = [
     "names_subject",
     "passage_frames",
     "same_attribute",
-    "split_sentences",
 ]
 
 #: the comparability gate's frame overlap threshold: Jaccard |F_a ∩ F_b| / |F_a ∪ F_b|
@@ -254,9 +255,6 @@ _IRREGULAR = {
     "marriage": "marry",
 }
 _YEAR = re.compile(r"1\d{3}|20\d{2}")
-#: a sentence end (after a lower-case word or a number: not an initial, "Joey D. Vieira")
-#: followed by the next sentence's capitalised first word
-_SENTENCE_BREAK = re.compile(r"(?<=[a-z\d]{2})[.!?][\"”')]?\s+(?=[\"“(]?[A-Z])")
 _TOKEN = re.compile(r"\d[\d,.]*\d|\d|[^\W\d_]+(?:['’-][^\W\d_]+)*")
 
 
@@ -383,7 +381,7 @@ def atom_frame(text: str) -> AtomFrame:
         frozenset(skeleton),
         frozenset(dates),
         frozenset(subject),
-        1 + len(_SENTENCE_BREAK.findall(text.strip())),
+        1 + len(FRAME_BREAK.findall(text.strip())),
         frozenset(named),
     )
 
@@ -487,19 +485,8 @@ def _opens_with_lifespan(sentence: str) -> bool:
     return match is not None and not any(t[0].islower() for t in _TOKEN.findall(sentence[: match.start()]))
 
 
-def split_sentences(text: str) -> list[str]:
-    """The sentences of a passage: split after ., ! or ? that end a lower-case word or a number
-    and come before a capitalised word (not after an initial: "Joey D. Vieira"); the mark that
-    ends a sentence is dropped with the break.
-
-    >>> split_sentences("He was born in Ulm in 1879. He died in Princeton. Dr. J. D. Vieira acted.")
-    ['He was born in Ulm in 1879', 'He died in Princeton', 'Dr. J. D. Vieira acted.']
-    """
-    return [part.strip() for part in _SENTENCE_BREAK.split(text.strip()) if part.strip()]
-
-
 def passage_frames(text: str) -> tuple[AtomFrame, ...]:
-    """The frame of each sentence of a passage (:func:`split_sentences`, :func:`atom_frame`); a
+    """The frame of each sentence of a passage (:func:`~fact_reasoner.text.sentences.frame_sentences`, :func:`atom_frame`); a
     sentence whose opening name is followed by life dates in parentheses also gets the frame
     tokens ``birth`` and ``death`` (not one that gives someone else's later on: "… worked at
     the studios of Robert Hecquet (1693-1775)").
@@ -509,7 +496,7 @@ def passage_frames(text: str) -> tuple[AtomFrame, ...]:
     [['birth', 'death', 'engraver'], ['work']]
     """
     frames = []
-    for sentence in split_sentences(text):
+    for sentence in frame_sentences(text):
         frame = atom_frame(sentence)
         if _opens_with_lifespan(sentence):
             frame = dataclasses.replace(frame, frame=frame.frame | {"birth", "death"})

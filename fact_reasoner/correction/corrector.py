@@ -50,13 +50,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..atoms.atomizer import split_sentences
 from ..errors import RecordFailed
 from ..executors import Job
 from ..io import NumberedRecord
 from ..llm.correction import FactToCorrect, RewriteRequest
 from ..schema import Context, InputRecord, Label, OutputRecord
 from ..settings.config import PipelineConfig
+from ..text.sentences import response_sentences
 from .plan import (
     AtomDecision,
     SentenceAction,
@@ -119,7 +119,7 @@ class Corrector:
         that could not be asked, a record without response text): the record gets no row."""
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)
-        sentences = split_sentences(record.output)
+        sentences = response_sentences(record.output)
         if not sentences:
             raise RecordFailed("correct: the record has no response text to correct (only atoms)")
         before = self.assessor.assess(record, k=k, dataset_median_atoms=dataset_median_atoms, record_key=record_key)

@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..atoms.atomizer import split_sentences
 from ..atoms.grounding import PRONOUNS
 from ..scores import is_supported
+from ..text.sentences import response_sentences
 
 __all__ = [
     "CONTRADICTION_THRESHOLD",
@@ -263,7 +263,7 @@ def introduced_atoms(
 def evidence_snippet(context_text: str, claim: str, max_chars: int = SNIPPET_CHARS) -> str:
     """The sentence of a context that shares most words with ``claim`` (:func:`word_overlap` of
     the claim in the sentence; the first on a tie), cut to ``max_chars`` with an ellipsis."""
-    sentences = split_sentences(context_text) or [context_text]
+    sentences = response_sentences(context_text) or [context_text]
     best = max(sentences, key=lambda s: (word_overlap(claim, s), -sentences.index(s)))
     best = " ".join(best.split())
     return best if len(best) <= max_chars else best[: max_chars - 1].rstrip() + "…"

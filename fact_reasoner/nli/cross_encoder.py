@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,6 +65,7 @@ import numpy as np
 
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
+from ..text.sentences import sentence_spans
 from .base import NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,7 +76,6 @@ __all__ = [
     "combine_windows",
     "label_names_from_config",
     "make_cross_encoder",
-    "sentence_spans",
     "shipped_model_path",
     "softmax",
 ]
@@ -104,8 +103,6 @@ _LABEL_ALIASES = {
     "refutes": "contradiction",
     "refute": "contradiction",
 }
-
-_SENTENCE_END = re.compile(r"[.!?](?:[\"')\]]*)\s+")
 
 
 def shipped_model_path() -> Path:
@@ -159,18 +156,6 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     scaled = scaled - scaled.max(axis=-1, keepdims=True)
     exp = np.exp(scaled)
     return exp / exp.sum(axis=-1, keepdims=True)
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences of ``text`` (split after ``.``, ``!`` or ``?`` and
-    whitespace; FActScore's ``<s>`` marks are treated as plain text)."""
-    spans, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        spans.append((start, match.end()))
-        start = match.end()
-    if start < len(text):
-        spans.append((start, len(text)))
-    return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
 class CrossEncoderNLI:

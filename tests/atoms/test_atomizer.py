@@ -10,7 +10,7 @@ from tests.helpers import require_extra
 require_extra("llm")
 
 
-from fact_reasoner.atoms.atomizer import Atomizer, build_messages, check_atoms, make_atomizer, split_sentences
+from fact_reasoner.atoms.atomizer import Atomizer, build_messages, check_atoms, make_atomizer
 from fact_reasoner.atoms.reviser import Reviser, make_reviser
 from fact_reasoner.cache import ModelCache
 from fact_reasoner.llm.local import LocalLLM
@@ -27,14 +27,6 @@ needs_tiny_model = pytest.mark.skipif(
 RESPONSE = (
     "Ada Lovelace was born in 1815. She was a mathematician.\n\nDr. Babbage built engines, e.g. the Difference Engine."
 )
-
-
-def test_split_sentences_respects_abbreviations_and_paragraphs():
-    assert split_sentences(RESPONSE) == [
-        "Ada Lovelace was born in 1815.",
-        "She was a mathematician.",
-        "Dr. Babbage built engines, e.g. the Difference Engine.",
-    ]
 
 
 def test_check_atoms_and_json_tolerance():

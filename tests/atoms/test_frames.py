@@ -12,7 +12,6 @@ from fact_reasoner.atoms.frames import (
     context_comparability,
     passage_frames,
     same_attribute,
-    split_sentences,
 )
 
 
@@ -170,11 +169,3 @@ def test_life_dates_after_the_opening_name_speak_about_birth_and_death():
         passage_frames(other)[0].frame
     )
     assert same_attribute("Jean Daullé died in 1763.", other) == "other attribute"
-
-
-def test_sentences_split_after_words_not_initials():
-    assert split_sentences("Joey D. Vieira was born in 1944. He acted in Lassie! Dr. J. Smith wrote it.") == [
-        "Joey D. Vieira was born in 1944",
-        "He acted in Lassie",
-        "Dr. J. Smith wrote it.",
-    ]

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from fact_reasoner.atoms.atomizer import split_sentences
 from fact_reasoner.cli import main
 from fact_reasoner.correction.plan import (
     AtomDecision,
@@ -35,6 +34,7 @@ from fact_reasoner.correction.result import correction_summary
 from fact_reasoner.llm.correction import SYSTEM as REWRITE_SYSTEM
 from fact_reasoner.llm.correction import check_sentence
 from fact_reasoner.llm.structured import InvalidOutput
+from fact_reasoner.text.sentences import response_sentences
 from tests.helpers import REPO_ROOT, require_extra
 
 # -- planning ----------------------------------------------------------------------------------
@@ -71,13 +71,13 @@ def test_the_examples_claims_go_to_the_sentences_they_came_from():
     records = [json.loads(line) for line in EXAMPLE.read_text().splitlines()]
     expected = [[0, 0, 0, 1, 1, 2, 2, 3, 3], [0, 0, 1, 1, 2]]
     for record, want in zip(records, expected, strict=True):
-        sentences = split_sentences(record["output"])
+        sentences = response_sentences(record["output"])
         spellings = [[a["text"], a.get("original") or ""] for a in record["atoms"]]
         assert attach_atoms([(None, s) for s in spellings], sentences, record["topic"]) == want
         # without a topic, the subject is the name the response opens with
         assert attach_atoms([(None, s) for s in spellings], sentences) == want
     # what the words alone did: no claim for the false sentence of either record
-    first = split_sentences(records[0]["output"])
+    first = response_sentences(records[0]["output"])
     assert 2 not in assign_sentences([[a["text"]] for a in records[0]["atoms"]], first)
 
 

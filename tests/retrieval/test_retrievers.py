@@ -19,7 +19,7 @@ from fact_reasoner.retrieval import (
     register_retriever,
     retrieve_for_record,
 )
-from fact_reasoner.retrieval.corpus import CorpusError, Document, chunk_document, read_documents, split_sentences
+from fact_reasoner.retrieval.corpus import CorpusError, Document, chunk_document, read_documents
 from fact_reasoner.retrieval.llm_tools import parse_query, parse_summary
 from fact_reasoner.retrieval.retrievers import BM25Retriever, SuppliedRetriever, reciprocal_rank_fusion
 from fact_reasoner.retrieval.store import build_index
@@ -62,16 +62,6 @@ def bm25_store(tmp_path: Path) -> tuple[Path, Path]:
 
 
 # ---------------------------------------------------------------- corpus and chunking
-
-
-def test_split_sentences_keeps_abbreviations_and_initials() -> None:
-    text = "Dr. J. R. R. Tolkien wrote books. He was born in 1892! Was he English? Yes."
-    assert split_sentences(text) == [
-        "Dr. J. R. R. Tolkien wrote books.",
-        "He was born in 1892!",
-        "Was he English?",
-        "Yes.",
-    ]
 
 
 def test_chunks_are_whole_sentences_within_size_with_overlap() -> None:
