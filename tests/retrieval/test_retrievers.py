@@ -19,6 +19,7 @@ from fact_reasoner.retrieval import (
     register_retriever,
     retrieve_for_record,
 )
+from fact_reasoner.retrieval.base import RETRIEVERS
 from fact_reasoner.retrieval.corpus import CorpusError, Document, chunk_document, read_documents
 from fact_reasoner.retrieval.llm_tools import parse_query, parse_summary
 from fact_reasoner.retrieval.retrievers import BM25Retriever, SuppliedRetriever, reciprocal_rank_fusion
@@ -322,13 +323,18 @@ def make_keyword_retriever(config: PipelineConfig) -> KeywordRetriever:
 
 def test_extension_point_registry_and_module_path(tmp_path: Path) -> None:
     register_retriever("keyword-test", make_keyword_retriever)
-    config = PipelineConfig(service_type="keyword-test", cache_dir=tmp_path)
-    retriever = make_retriever(config)
-    assert [r.text for r in retriever.retrieve("paris", 3)] == ["paris is in france"]
-    by_path = make_retriever(config.with_options(service_type=f"{__name__}:make_keyword_retriever", use_cache=False))
-    assert isinstance(by_path, KeywordRetriever)
-    with pytest.raises(ValueError, match="built-in"):
-        register_retriever("bm25", make_keyword_retriever)
+    try:  # registered for this test only: later tests see the built-in retrievers alone
+        config = PipelineConfig(service_type="keyword-test", cache_dir=tmp_path)
+        retriever = make_retriever(config)
+        assert [r.text for r in retriever.retrieve("paris", 3)] == ["paris is in france"]
+        by_path = make_retriever(
+            config.with_options(service_type=f"{__name__}:make_keyword_retriever", use_cache=False)
+        )
+        assert isinstance(by_path, KeywordRetriever)
+        with pytest.raises(ValueError, match="built-in"):
+            register_retriever("bm25", make_keyword_retriever)
+    finally:
+        RETRIEVERS.unregister("keyword-test")
 
 
 def test_supplied_retriever() -> None:
