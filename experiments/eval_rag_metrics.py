@@ -61,8 +61,12 @@ def balanced_accuracy(scores, labels, threshold) -> float:
 
 
 def best_threshold(scores, labels) -> float:
+    """The threshold of the highest balanced accuracy (the nearest to 0.5 among equals); with
+    one class only, where no threshold has one, the lowest candidate."""
     values = sorted(set(scores))
     candidates = [values[0] - 1e-9] + [(a + b) / 2 for a, b in zip(values, values[1:])] + [values[-1] + 1e-9]
+    if len(set(labels)) < 2:
+        return candidates[0]
     return max(candidates, key=lambda t: (balanced_accuracy(scores, labels, t), -abs(t - 0.5)))
 
 

@@ -66,3 +66,12 @@ def test_the_experiments_report_the_shared_measures():
         gold, [s >= 0.5 for s in scores]
     )
     assert math.isnan(eval_rag_metrics.balanced_accuracy([0.1, 0.9], [1, 1], 0.5))
+
+
+def test_a_threshold_is_not_chosen_by_an_undefined_balanced_accuracy():
+    """One class only: no threshold has a balanced accuracy, and the lowest candidate is kept
+    (not whichever a comparison of NaNs happens to favour)."""
+    from experiments import eval_rag_metrics
+
+    assert eval_rag_metrics.best_threshold([0.2, 0.9, 0.6], [1, 1, 1]) == 0.2 - 1e-9
+    assert eval_rag_metrics.best_threshold([0.2, 0.9, 0.6, 0.1], [0, 1, 1, 0]) == 0.4
