@@ -1,5 +1,5 @@
 """Griffe extension for the API pages: the docstrings are written with Sphinx roles
-(``:class:`~fact_reasoner.config.PipelineConfig```) and reST literal blocks (``::``); the site
+(``:class:`~fact_reasoner.settings.config.PipelineConfig```) and reST literal blocks (``::``); the site
 renders them as Markdown, so a role becomes inline code (its last name with ``~``, as Sphinx
 shows it), ``::`` a colon before the indented block, and a doctest a fenced code block."""
 

@@ -28,11 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from fact_reasoner.measures import brier_score
 from fact_reasoner.nli import NLIBackend, NLIJudgement
 from fact_reasoner.schema import Atom, InputRecord, Label, RelationType
 from fact_reasoner.scores import (
     SUPPORTED_THRESHOLD,
-    brier_score,
     entropy_terms,
     f1_at_k,
     factual_precision,

@@ -23,7 +23,7 @@ import re
 import sys
 from pathlib import Path
 
-from fact_reasoner.checkworthy import classify_by_rules
+from fact_reasoner.atoms.checkworthy import classify_by_rules
 
 DATA = Path("/work/shared/data/factscore_bios_dev")
 OUT = Path(__file__).parent / "data" / "checkworthy_sample.jsonl"

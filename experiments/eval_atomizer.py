@@ -19,10 +19,10 @@ model's token counters, and the number of human atoms (IR included: they are ato
 too). From these ``--summarise`` computes, per file:
 
 - atoms produced, and atoms per human atom;
-- ungrounded atoms (:func:`fact_reasoner.grounding.ungrounded_terms`: a number or proper name
+- ungrounded atoms (:func:`fact_reasoner.atoms.grounding.ungrounded_terms`: a number or proper name
   that neither the response nor the question states) and atoms with an unresolved reference
-  (:func:`fact_reasoner.grounding.unresolved_reference`), both after revision, and clauses
-  that state nothing (:func:`fact_reasoner.grounding.claimless_clause`); the same for the
+  (:func:`fact_reasoner.atoms.grounding.unresolved_reference`), both after revision, and clauses
+  that state nothing (:func:`fact_reasoner.atoms.grounding.claimless_clause`); the same for the
   human atoms, as a yardstick of the checks themselves;
 - matched atoms: greedy one-to-one on token F1 (lower-cased word tokens, punctuation dropped),
   a pair counts when F1 ≥ ``--threshold`` (0.6); precision = matched / model atoms, recall =
@@ -41,7 +41,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from fact_reasoner.grounding import check_atom, claimless_clause
+from fact_reasoner.atoms.grounding import check_atom, claimless_clause
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 #: the 14 ChatGPT dev topics held out of the NLI training (MODEL_CARD.md of nli-minilm-l6)
@@ -107,8 +107,8 @@ def human_atoms(record: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> None:
     from fact_reasoner.cache import ModelCache
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.llm import make_llm
+    from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
 
     out: Path = args.out
@@ -193,8 +193,8 @@ EXAMPLES = (
 def examples(args: argparse.Namespace) -> None:
     """Atomize and revise :data:`EXAMPLES`; print each atom with its checks."""
     from fact_reasoner.cache import ModelCache
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.llm import make_llm
+    from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
 
     options: dict[str, Any] = {"backend": args.backend, "model": args.model, "threads": args.threads}

@@ -36,9 +36,9 @@ from collections import Counter
 from pathlib import Path
 
 from fact_reasoner.cache import ModelCache
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.llm import make_llm
 from fact_reasoner.nli.llm_judge import LLMJudgeNLI, LLMJudgeOptions, calibrated
+from fact_reasoner.settings.config import PipelineConfig
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 

@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from fact_reasoner.config import PipelineConfig
+from fact_reasoner import measures
 from fact_reasoner.metrics import AnswerRelevance, Faithfulness, MetricContext
+from fact_reasoner.settings.config import PipelineConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "rag"
@@ -54,25 +55,19 @@ def make_context(args) -> MetricContext:
 
 
 def balanced_accuracy(scores, labels, threshold) -> float:
-    """Mean of recall on PASS (score ≥ t) and on FAIL (score < t)."""
-    scores, labels = np.asarray(scores), np.asarray(labels)
-    pos, neg = labels == 1, labels == 0
-    tpr = float(np.mean(scores[pos] >= threshold)) if pos.any() else float("nan")
-    tnr = float(np.mean(scores[neg] < threshold)) if neg.any() else float("nan")
-    return (tpr + tnr) / 2
+    """Mean of recall on PASS (score ≥ t) and on FAIL (score < t): the shared measure
+    (:func:`fact_reasoner.measures.balanced_accuracy`) of the verdicts at threshold t."""
+    return measures.balanced_accuracy([label == 1 for label in labels], [score >= threshold for score in scores])
 
 
 def best_threshold(scores, labels) -> float:
+    """The threshold of the highest balanced accuracy (the nearest to 0.5 among equals); with
+    one class only, where no threshold has one, the lowest candidate."""
     values = sorted(set(scores))
     candidates = [values[0] - 1e-9] + [(a + b) / 2 for a, b in zip(values, values[1:])] + [values[-1] + 1e-9]
+    if len(set(labels)) < 2:
+        return candidates[0]
     return max(candidates, key=lambda t: (balanced_accuracy(scores, labels, t), -abs(t - 0.5)))
-
-
-def auc(scores, labels) -> float:
-    from sklearn.metrics import roc_auc_score
-
-    labels = np.asarray(labels)
-    return float(roc_auc_score(labels, scores)) if 0 < labels.sum() < len(labels) else float("nan")
 
 
 def run_halubench(args, context) -> dict:
@@ -128,8 +123,8 @@ def run_halubench(args, context) -> dict:
         "balanced_accuracy_tune": balanced_accuracy([scores[j] for j in tune], [labels[j] for j in tune], threshold),
         "balanced_accuracy_test": balanced_accuracy([scores[j] for j in test], [labels[j] for j in test], threshold),
         "balanced_accuracy_test_at_0.5": balanced_accuracy([scores[j] for j in test], [labels[j] for j in test], 0.5),
-        "roc_auc_test": auc([scores[j] for j in test], [labels[j] for j in test]),
-        "roc_auc_all": auc(scores, labels),
+        "roc_auc_test": measures.auroc([labels[j] == 1 for j in test], [scores[j] for j in test]),
+        "roc_auc_all": measures.auroc([label == 1 for label in labels], scores),
         "seconds_per_sample": float(np.mean([r["seconds"] for r in rows])) if rows else float("nan"),
         "per_row": rows,
     }

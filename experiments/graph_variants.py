@@ -39,12 +39,12 @@ from typing import Any
 
 from experiments import baselines as baseline_module
 from experiments.run_biographies import read_prepared
-from fact_reasoner.config import PipelineConfig
-from fact_reasoner.frames import same_attribute
-from fact_reasoner.graph import plan_graph
+from fact_reasoner.atoms.frames import same_attribute
+from fact_reasoner.graph.build import plan_graph
 from fact_reasoner.nli import PrecomputedNLI
 from fact_reasoner.schema import InputRecord, Relation, RelationType
 from fact_reasoner.scores import summarize_rows
+from fact_reasoner.settings.config import PipelineConfig
 from fact_reasoner.stages import Stages, judge_plan
 
 
@@ -190,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         for r in records
     ]
     lines.append(summary_line("—", "FactScore-style", baseline_rows))
-    from fact_reasoner.pipeline import FactReasoner
+    from fact_reasoner.reasoner import FactReasoner
 
     for name in args.variants:
         variant = VARIANTS[name]

@@ -16,9 +16,9 @@ import argparse
 import numpy as np
 
 from fact_reasoner import FactReasoner, PipelineConfig
-from fact_reasoner.graph import plan_graph
+from fact_reasoner.graph.build import plan_graph
+from fact_reasoner.graph.pair_selection import embedding_similarities, lexical_similarities, select_pairs
 from fact_reasoner.io import read_records
-from fact_reasoner.pair_selection import embedding_similarities, lexical_similarities, select_pairs
 from fact_reasoner.schema import InputRecord
 
 THRESHOLDS = (0.0, 0.1, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6, 1.01)

@@ -46,8 +46,6 @@ from pathlib import Path
 from typing import Any
 
 from experiments import baselines as baseline_module
-from fact_reasoner.cli_options import add_config_arguments, config_from_args
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.errors import FactReasonerError, RecordFailed, SetupError
 from fact_reasoner.executors import Job, describe_error, make_executor
 from fact_reasoner.interrupts import stop_on_signals
@@ -55,6 +53,8 @@ from fact_reasoner.io import NumberedRecord, read_records
 from fact_reasoner.nli import PrecomputedNLI
 from fact_reasoner.runner import DatasetJob, run_dataset
 from fact_reasoner.schema import InputRecord
+from fact_reasoner.settings.cli_options import add_config_arguments, config_from_args
+from fact_reasoner.settings.config import PipelineConfig
 from fact_reasoner.stages import Stages
 
 ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3", "factscore-pipeline", "veriscore", "factverify")
@@ -116,7 +116,7 @@ class RunnerState:
             return None
         version = int(assessor[2])
         if version not in self._fr:
-            from fact_reasoner.pipeline import FactReasoner
+            from fact_reasoner.reasoner import FactReasoner
 
             fr = FactReasoner(
                 self.config.with_options(version=version),

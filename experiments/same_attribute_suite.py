@@ -1,8 +1,8 @@
 """The same-attribute rule on the behavioural suite: which pairs would still become
 contradiction factors.
 
-For every item of the judges' behavioural suite (:mod:`fact_reasoner.nli.behaviour`) it asks
-the judge, and :func:`fact_reasoner.frames.same_attribute` whether the premise speaks about
+For every item of the judges' behavioural suite (:mod:`experiments.behaviour`) it asks
+the judge, and :func:`fact_reasoner.atoms.frames.same_attribute` whether the premise speaks about
 the claim's attribute. A pair becomes a contradiction factor in the graph when the judge says
 contradiction and, with ``--contradictions same-attribute``, the rule keeps it. Per part and
 capability it prints n, the share the judge calls contradiction, the share the rule keeps
@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from fact_reasoner.cli_options import add_config_arguments, config_from_args
-from fact_reasoner.frames import same_attribute
-from fact_reasoner.nli.behaviour import CAPABILITIES, DEFAULT_FACTSCORE_DIR, PARTS, ItemResult, judge_items, suite_items
+from experiments.behaviour import CAPABILITIES, DEFAULT_FACTSCORE_DIR, PARTS, ItemResult, judge_items, suite_items
+from fact_reasoner.atoms.frames import same_attribute
+from fact_reasoner.settings.cli_options import add_config_arguments, config_from_args
 from fact_reasoner.stages import Stages
 
 

@@ -10,11 +10,13 @@ module behind a small protocol so it can be swapped::
 metrics); each kind is built by its ``make_*`` factory from a :class:`PipelineConfig`.
 """
 
-from .config import PipelineConfig
-from .graph import FactorGraph, GraphOptions, build_graph, plan_graph
+from .graph.build import build_graph, plan_graph
+from .graph.factor_graph import FactorGraph
 from .inference import make_engine
-from .pipeline import FactReasoner, GraphBuild
+from .reasoner import FactReasoner, GraphBuild
 from .schema import Atom, Context, InputRecord, OutputRecord, Relation
+from .settings.config import PipelineConfig
+from .settings.graph_options import GraphOptions
 from .stages import Stages, available
 from .version import __version__ as __version__  # the alias re-exports it (PEP 484)
 

@@ -7,7 +7,7 @@ pooled as sentence-transformers pools it (mean over tokens, truncation at 256 to
 L2-normalised, so a dot product is the cosine similarity.
 
 Two ways to run it, the same numbers (max |Δ| ≈ 2e-6, tested), the encoders of
-:data:`EMBEDDERS` (a kind of :mod:`fact_reasoner.registry`, each made as
+:data:`EMBEDDERS` (a kind of :mod:`fact_reasoner.settings.registry`, each made as
 ``factory(model_path, threads=…, cache_dir=…)``):
 
 - ``onnx`` (default when ``onnxruntime``, ``onnx`` and ``tokenizers`` are installed — no torch):
@@ -33,7 +33,7 @@ import numpy as np
 from .errors import SetupError
 from .hashing import files_fingerprint
 from .installer import NO_INSTALL_VARIABLE, installs_allowed, no_deps_command, pip_install_no_deps
-from .registry import Extra, Registry
+from .settings.registry import Extra, Registry
 
 #: the sentence embedder's packages (ONNX path), in the order a missing one is reported; a
 #: backend that embeds sentences lists these as its extras
@@ -127,7 +127,7 @@ def _onnx_available() -> bool:
 
 
 def _cache_root() -> Path:
-    from .config import default_cache_dir
+    from .settings.config import default_cache_dir
 
     return default_cache_dir()
 

@@ -74,8 +74,8 @@ class SettingsError(FactReasonerError, ValueError):
 
 
 class StageUnavailable(SetupError):
-    """A record needs a stage (atomizer, retriever, NLI model) that cannot be set up (re-exported
-    by :mod:`fact_reasoner.stages`)."""
+    """A record needs a stage (atomizer, retriever, NLI model) that cannot be set up (raised by
+    :mod:`fact_reasoner.stages`)."""
 
 
 class RecordFailed(FactReasonerError, RuntimeError):

@@ -52,7 +52,7 @@ class Atom(_Open):
     sentence: int | None = Field(
         default=None,
         ge=0,
-        description="the response sentence the atom was made from (0-based, as fact_reasoner.atomizer.split_sentences "
+        description="the response sentence the atom was made from (0-based, as fact_reasoner.text.sentences.response_sentences "
         "splits it): recorded by the atomizer, kept by the reviser; `correct` attaches the atom there",
     )
 
@@ -239,7 +239,7 @@ class ContradictingPair(BaseModel):
 
 #: Output fields added with ``--coherence`` (absent without it, so the rows are unchanged):
 #: ``coherence`` (float, 1 − the largest P(contradiction) between two atoms, 1 when none; see
-#: :func:`fact_reasoner.coherence.coherence_score`) and ``contradicting_pairs`` (a list of
+#: :func:`fact_reasoner.graph.coherence.coherence_score`) and ``contradicting_pairs`` (a list of
 #: :class:`ContradictingPair` as JSON, most probable first).
 COHERENCE_FIELD = "coherence"
 CONTRADICTING_PAIRS_FIELD = "contradicting_pairs"

@@ -1,9 +1,9 @@
 """The stages of one configuration, and the one judge → build → infer sequence.
 
-:class:`Stages` builds each stage from a :class:`~fact_reasoner.config.PipelineConfig` on first
+:class:`Stages` builds each stage from a :class:`~fact_reasoner.settings.config.PipelineConfig` on first
 use — or takes it ready-made — and keeps it: the LLM, the NLI backend (behind the pair cache),
 the atomizer, the reviser, the retriever, the inference engine and the sentence embedder. The
-pipeline (:class:`~fact_reasoner.pipeline.FactReasoner`) and the RAG metrics
+pipeline (:class:`~fact_reasoner.reasoner.FactReasoner`) and the RAG metrics
 (:class:`~fact_reasoner.metrics.context.MetricContext`) both hold one, so a stage is built the
 same way wherever it is used.
 
@@ -23,28 +23,29 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .errors import NoEvidence, RecordFailed, StageUnavailable
-from .graph import BuiltGraph, GraphOptions, GraphPlan, build_graph
+from .graph.build import build_graph
+from .graph.factor_graph import BuiltGraph, GraphPlan
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
 from .nli.factory import uses_record_relations
-from .registry import Entry, Extra, require_extras
 from .schema import Relation, RelationType
+from .settings.graph_options import GraphOptions
+from .settings.registry import Entry, Extra, require_extras
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .atomizer import AtomizerBackend
-    from .checkworthy import AbstentionDetector, CheckworthyClassifier
-    from .config import PipelineConfig
+    from .atoms.atomizer import AtomizerBackend
+    from .atoms.checkworthy import AbstentionDetector, CheckworthyClassifier
+    from .atoms.grounding import CheckedAtoms
+    from .atoms.reviser import ReviserBackend
     from .embeddings import Embedder
-    from .grounding import CheckedAtoms
     from .llm.base import LLMBackend
     from .retrieval.base import Retriever
-    from .reviser import ReviserBackend
     from .schema import InputRecord
+    from .settings.config import PipelineConfig
 
 __all__ = [
     "JudgedPlan",
     "Reasoning",
-    "StageUnavailable",
     "Stages",
     "available",
     "check_judged",
@@ -57,12 +58,12 @@ __all__ = [
 
 def available() -> dict[str, list[str]]:
     """What is registered, by kind: inference ``engines``, ``retrievers`` (``--service-type``),
-    ``nli`` backends, ``llm_backends`` and RAG ``metrics`` (:func:`fact_reasoner.registry.available`).
+    ``nli`` backends, ``llm_backends`` and RAG ``metrics`` (:func:`fact_reasoner.settings.registry.available`).
 
     Each kind also has its own ``available_<kind>()`` function beside its factory
     (``make_engine``, ``make_retriever``, ``make_nli``, ``make_llm``, ``make_metric``).
     """
-    from .registry import available as registered
+    from .settings.registry import available as registered
 
     return registered()
 
@@ -132,6 +133,12 @@ class Stages:
             self._nli = make_nli(config, self.llm)
         return self._nli
 
+    @property
+    def has_model_judge(self) -> bool:
+        """Whether a model NLI backend is at hand: given to these stages, or built already (with
+        ``--nli precomputed`` none is built, so a caller without relations must be given one)."""
+        return self._nli is not None
+
     def judge_description(self) -> str | None:
         """The NLI judge as a person names it (:func:`~fact_reasoner.nli.base.describe_judge`),
         once it has been built; the records' own relations with ``--nli precomputed``; else None."""
@@ -159,14 +166,14 @@ class Stages:
 
     def atomizer(self) -> "AtomizerBackend":
         if self._atomizer is None:
-            from .atomizer import make_atomizer
+            from .atoms.atomizer import make_atomizer
 
             self._atomizer = make_atomizer(self.config, self.llm())
         return self._atomizer
 
     def reviser(self) -> "ReviserBackend":
         if self._reviser is None:
-            from .reviser import make_reviser
+            from .atoms.reviser import make_reviser
 
             self._reviser = make_reviser(self.config, self.llm())
         return self._reviser
@@ -174,9 +181,9 @@ class Stages:
     def atoms(self, record: "InputRecord", timings: dict[str, float]) -> "CheckedAtoms":
         """The atoms of ``record``: those it carries, as given (``checked`` False), else the
         atomizer's, revised (``--no-revise``: not) and checked against the response and the
-        question (:func:`fact_reasoner.grounding.check_atoms`: ungrounded atoms set aside unless
+        question (:func:`fact_reasoner.atoms.grounding.check_atoms`: ungrounded atoms set aside unless
         ``--keep-ungrounded-atoms``, atoms that do not stand alone marked)."""
-        from .grounding import CheckedAtoms, check_atoms
+        from .atoms.grounding import CheckedAtoms, check_atoms
 
         if record.atoms is not None:
             return CheckedAtoms(list(record.atoms), checked=False)
@@ -204,7 +211,7 @@ class Stages:
     def checkworthy(self) -> "CheckworthyClassifier":
         """The atom classifier of ``--checkworthy`` (``llm`` asks the LLM backend)."""
         if self._checkworthy is None:
-            from .checkworthy import make_classifier
+            from .atoms.checkworthy import make_classifier
 
             self._checkworthy = make_classifier(self.config, self._checkworthy_llm())
         return self._checkworthy
@@ -212,14 +219,14 @@ class Stages:
     def abstention(self) -> "AbstentionDetector":
         """The abstention detector of ``--checkworthy`` (``llm`` asks the LLM backend)."""
         if self._abstention is None:
-            from .checkworthy import make_abstention_detector
+            from .atoms.checkworthy import make_abstention_detector
 
             self._abstention = make_abstention_detector(self.config, self._checkworthy_llm())
         return self._abstention
 
     def _checkworthy_llm(self) -> "LLMBackend | None":
         """The LLM backend, for a ``--checkworthy`` choice whose registration uses it."""
-        from .checkworthy import CHECKWORTHY
+        from .atoms.checkworthy import CHECKWORTHY
 
         return self.llm() if "llm" in CHECKWORTHY.entry(self.config.scores.checkworthy).uses else None
 
@@ -281,7 +288,7 @@ class Stages:
             uses_llm |= "llm" in nli_entry.uses
         scores = config.scores
         if scores.skip_uncheckable or scores.abstention == "on":
-            from .checkworthy import CHECKWORTHY
+            from .atoms.checkworthy import CHECKWORTHY
 
             uses_llm |= "llm" in CHECKWORTHY.entry(scores.checkworthy).uses
         if uses_llm and self._llm is None:
@@ -324,7 +331,7 @@ class JudgedPlan:
     """The relations judged for a plan's pairs (unjudged pairs left out) and every judgement.
 
     ``reverse_skipped``: reverse context pairs that ``--nli-mode fast`` deferred and did not
-    judge (:func:`~fact_reasoner.pair_selection.reverse_needed`)."""
+    judge (:func:`~fact_reasoner.graph.pair_selection.reverse_needed`)."""
 
     relations: list[Relation]
     judgements: list[NLIJudgement]
@@ -455,11 +462,11 @@ def _judge_reverse(
     nli: NLIBackend,
     deferred_reverse: Sequence[tuple[tuple[str, str], tuple[str, str]]],
 ) -> tuple[JudgedPlan, GraphPlan]:
-    """Judge the deferred reverse pairs that :func:`~fact_reasoner.pair_selection.reverse_pairs_needed`
+    """Judge the deferred reverse pairs that :func:`~fact_reasoner.graph.pair_selection.reverse_pairs_needed`
     asks for; the plan gains exactly those pairs."""
     from dataclasses import replace
 
-    from .pair_selection import reverse_pairs_needed
+    from .graph.pair_selection import reverse_pairs_needed
 
     needed = reverse_pairs_needed(judged.relations, deferred_reverse)
     plan = replace(plan, pairs=plan.pairs + tuple(needed))

@@ -1,7 +1,7 @@
 """Random FR1/FR2/FR3 inputs for inference tests and the benchmark.
 
 Graphs are made the way the product makes them: atoms, contexts and NLI ``Relation``s go
-through :func:`fact_reasoner.graph.plan_graph` and :func:`fact_reasoner.graph.build_graph`, so
+through :func:`fact_reasoner.graph.build.plan_graph` and :func:`fact_reasoner.graph.build.build_graph`, so
 deduplication, FR3 two-way reconciliation (equivalence included), clamping and both table
 families are exercised. Every relation is a factor (``contradictions any``,
 ``min_relation_probability 0``): the texts are placeholders ("atom 3") that the same-attribute
@@ -21,8 +21,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fact_reasoner.graph import FactorGraph, GraphOptions, Version, build_graph, plan_graph
+from fact_reasoner.graph.build import build_graph, plan_graph
+from fact_reasoner.graph.factor_graph import FactorGraph
 from fact_reasoner.schema import Atom, Context, Relation
+from fact_reasoner.settings.graph_options import GraphOptions, Version
 
 
 @dataclass(frozen=True)

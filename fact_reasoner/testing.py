@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .config import PipelineConfig
-from .pipeline import FactReasoner
+from .reasoner import FactReasoner
 from .schema import Context, OutputRecord
+from .settings.config import PipelineConfig
 
 __all__ = ["assert_factual"]
 

@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fact_reasoner.factor_graph import FactorGraph
+from fact_reasoner.graph.factor_graph import FactorGraph
 from fact_reasoner.inference import InferenceResult
 
 from .errors import MerlinError

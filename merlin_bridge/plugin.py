@@ -2,7 +2,7 @@
 
 Everything the core knows about merlin comes from here, as it would from an outside package:
 the ``merlin`` engine in :data:`fact_reasoner.inference.ENGINES`, and the options it adds to
-the ``engine`` group of :class:`~fact_reasoner.config.PipelineConfig` (so the flags
+the ``engine`` group of :class:`~fact_reasoner.settings.config.PipelineConfig` (so the flags
 ``--merlin-path``, ``--merlin-algorithm``, ``--ibound``, ``--iterations``, ``--merlin-timeout``
 and ``--keep-uai``). Each option is passed to :class:`~merlin_bridge.engine.MerlinEngine` only
 when set, under the keyword ``argument`` names.
@@ -13,9 +13,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from fact_reasoner.fields import Count, Seconds, option
 from fact_reasoner.inference.base import ENGINES
-from fact_reasoner.registry import Option
+from fact_reasoner.settings.fields import Count, Seconds, option
+from fact_reasoner.settings.registry import Option
 
 #: merlin's inference algorithms. Declared here, not in :mod:`.runner`: this module
 #: may be loaded while ``merlin_bridge`` itself is still importing fact_reasoner, so it imports

@@ -27,7 +27,7 @@ round trip exact for every reader.
 Reading (:func:`read_uai`, :func:`read_evidence`, :func:`read_variable_map`,
 :func:`load_exported`) accepts any ``MARKOV`` or ``BAYES`` file into a generic
 :class:`UaiModel`; :meth:`UaiModel.to_factor_graph` turns a binary model with unary and
-pairwise factors back into a :class:`~fact_reasoner.graph.FactorGraph`.
+pairwise factors back into a :class:`~fact_reasoner.graph.factor_graph.FactorGraph`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fact_reasoner.factor_graph import FactorGraph
+from fact_reasoner.graph.factor_graph import FactorGraph
 
 UAI_SUFFIX = ".uai"
 EVIDENCE_SUFFIX = ".uai.evid"

@@ -46,11 +46,11 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from fact_reasoner.config import ExecutionOptions, PipelineConfig
 from fact_reasoner.executors import Executor, LocalExecutor
 from fact_reasoner.io import NumberedRecord, read_records
 from fact_reasoner.runner import AssessJob
 from fact_reasoner.scores import median_num_atoms
+from fact_reasoner.settings.config import ExecutionOptions, PipelineConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fact_reasoner.graph import GraphOptions, build_graph, plan_graph
+from fact_reasoner.graph.build import build_graph, plan_graph
 from fact_reasoner.inference import InferenceError, make_engine
 from fact_reasoner.inference.native import (
     NativeEngine,
@@ -44,6 +44,7 @@ from fact_reasoner.inference.native import (
     ising_model,
     vertex_cover,
 )
+from fact_reasoner.settings.graph_options import GraphOptions
 from fact_reasoner.synthetic import random_input
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -166,7 +166,7 @@ def describe(label: str, result: dict[str, Any]) -> str:
 THREADS_CHECK = """
 import os, resource, sys, tempfile, time
 from pathlib import Path
-from fact_reasoner import atomizer
+from fact_reasoner.atoms import atomizer
 from fact_reasoner.llm.base import ChatRequest
 from fact_reasoner.llm.local import LocalLLM
 threads, generation, schema = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]

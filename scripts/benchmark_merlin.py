@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fact_reasoner.graph import FactorGraph
+from fact_reasoner.graph.factor_graph import FactorGraph
 from fact_reasoner.inference import InferenceError
 from fact_reasoner.inference.native import NativeEngine
 from fact_reasoner.synthetic import random_graph

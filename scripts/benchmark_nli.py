@@ -52,8 +52,8 @@ def load_pairs(path: Path, n: int) -> list[tuple[str, str]]:
 
 def make_backend(spec: str, threads: int):
     """The bare model backend a judge spec names (no pair cache in front)."""
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.nli.factory import make_model_nli
+    from fact_reasoner.settings.config import PipelineConfig
 
     kind, _, folder = spec.partition(":")
     models = {"nli": kind, "threads": threads} | ({"nli_model": folder} if folder else {})

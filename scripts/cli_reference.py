@@ -6,11 +6,11 @@ Nothing here is written by hand: each command registered in
 :data:`fact_reasoner.commands.COMMANDS` builds its parser (the same one ``--help-all`` prints),
 and each option becomes one row with its spellings, its value, its default, its key in a
 ``--config`` file and its help text. The settings' flags come from the settings model
-(:mod:`fact_reasoner.cli_options` makes them from the ``option(...)`` fields of
-:class:`~fact_reasoner.config.PipelineConfig`), so they are listed once, by group, with the
+(:mod:`fact_reasoner.settings.cli_options` makes them from the ``option(...)`` fields of
+:class:`~fact_reasoner.settings.config.PipelineConfig`), so they are listed once, by group, with the
 commands that take them; each command lists its own options. ``docs/hooks.py`` puts the page
 into the site at every ``mkdocs build``, so the reference cannot drift from the code;
-``tests/core/test_docs.py`` checks that every flag of every command is in it.
+``tests/project/test_docs.py`` checks that every flag of every command is in it.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ def _value(action: argparse.Action) -> str:
         shown = "{" + ",".join(str(c) for c in action.choices) + "}"
         if len(shown) > 40:
             shown = "NAME"
-    elif getattr(action.type, "metavar", None):  # a number (fact_reasoner.cli_options): N or X
+    elif getattr(action.type, "metavar", None):  # a number (fact_reasoner.settings.cli_options): N or X
         shown = str(action.type.metavar)  # type: ignore[union-attr]
     elif action.type is int:
         shown = "N"
@@ -126,7 +126,7 @@ def _groups(parser: argparse.ArgumentParser) -> Iterable[tuple[str, list[argpars
 
 def cli_reference() -> str:
     """The whole page, as Markdown."""
-    from fact_reasoner.cli_options import config_flags
+    from fact_reasoner.settings.cli_options import config_flags
 
     flags = {flag.dest: flag for flag in config_flags()}
     commands = _commands()
@@ -194,7 +194,7 @@ def _command_section(name: str, chosen: Any, parser: Any, flags: dict[str, Any])
 
 def _settings_section(settings: dict[str, _Setting], flags: dict[str, Any]) -> list[str]:
     """Every setting some command takes, by group, in the order the settings model declares them."""
-    from fact_reasoner.config import PipelineConfig
+    from fact_reasoner.settings.config import PipelineConfig
 
     order = [f"{flag.group}.{flag.field}" for flag in flags.values()]
     lines = [
@@ -242,7 +242,7 @@ def _is_switch(action: argparse.Action, flags: dict[str, Any]) -> bool:
 
 
 def _group_title(group: str) -> str:
-    from fact_reasoner.config import group_model
+    from fact_reasoner.settings.config import group_model
 
     return str(getattr(group_model(group), "title", "") or group)
 

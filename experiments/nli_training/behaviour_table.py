@@ -1,6 +1,6 @@
 """Side-by-side table of behavioural-suite results, one column per judge.
 
-Reads the ``--json`` files that ``python -m fact_reasoner.nli.behaviour`` writes and prints a
+Reads the ``--json`` files that ``python -m experiments.behaviour`` writes and prints a
 Markdown table of one part (``heldout`` by default): each capability's accuracy with its
 threshold, then the share of neutral items labelled contradiction::
 

@@ -242,9 +242,9 @@ def ensure_inputs(args) -> tuple[dict, dict, dict, dict]:
 
 def factcg_rows(args, keys, tokenizer) -> tuple[list[dict], list[dict], dict]:
     """FactCG rows for training and validation (claims split by a hash), and what was dropped."""
+    from experiments import behaviour
     from experiments.nli_training.sources import factcg, stable_fraction
     from experiments.nli_training.targeted import heldout_guard
-    from fact_reasoner.nli import behaviour
 
     names, _, _ = heldout_guard(behaviour.load_suite(), None)
     dropped: Counter = Counter()
@@ -557,7 +557,7 @@ def evaluate_steps(args) -> list[tuple[str, Path, list[str]]]:
                 f"behaviour suite, held-out part ({name})",
                 work / f"behaviour_{name}.json",
                 py
-                + ["fact_reasoner.nli.behaviour", "--nli", "cross-encoder", "--nli-model", str(folder)]
+                + ["experiments.behaviour", "--nli", "cross-encoder", "--nli-model", str(folder)]
                 + ["--part", "heldout", "--quiet", "--json", str(work / f"behaviour_{name}.json")],
             ),
             (

@@ -177,7 +177,7 @@ class RecordPairs:
     floor, the default contradiction and entailment rules: ``filter_supplied_relations``)."""
 
     def __init__(self, backend, records: list[dict], graph: dict | None = None) -> None:
-        from fact_reasoner.graph import plan_graph
+        from fact_reasoner.graph.build import plan_graph
         from fact_reasoner.schema import InputRecord
 
         self.records = [InputRecord.model_validate(r) for r in records]
@@ -223,7 +223,7 @@ class RecordPairs:
 
     def precision_gap(self, temperature: float) -> dict:
         """Mean predicted minus mean gold precision, MAE and balanced accuracy of FR2."""
-        from fact_reasoner.scores import balanced_accuracy
+        from fact_reasoner.measures import balanced_accuracy
 
         results = self.assess(temperature)
         predicted = [r.factuality_score for r in results]

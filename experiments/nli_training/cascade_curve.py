@@ -28,7 +28,8 @@ import json
 import time
 from pathlib import Path
 
-from experiments.nli_training.evaluate import auroc, binary_metrics, factscore_pairs, records_atoms
+from experiments.nli_training.evaluate import binary_metrics, factscore_pairs, records_atoms
+from fact_reasoner.measures import auroc
 
 HERE = Path(__file__).resolve().parent
 
@@ -45,7 +46,7 @@ def atom_scores(atoms: list[dict], owner: list[int], entailment: list[float]) ->
     for i, p in zip(owner, entailment):
         best[i] = max(best[i], p)
     gold = [a["label"] == "S" for a in atoms]
-    return binary_metrics(gold, [p > 0.5 for p in best]) | {"auroc": round(auroc(best, gold), 4)}
+    return binary_metrics(gold, [p > 0.5 for p in best]) | {"auroc": round(auroc(gold, best), 4)}
 
 
 def main() -> None:
@@ -61,8 +62,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
 
     if args.records:

@@ -25,7 +25,7 @@ that two judges can be compared item by item:
     .venv-dev/bin/python -m experiments.nli_training.evaluate compare NEW.json OLD.json
 
 prints, per set and measure, both values and the paired bootstrap of NEW − OLD (1,000
-resamples of the items, seed 13; :func:`fact_reasoner.scores.paired_bootstrap`) with its 95 %
+resamples of the items, seed 13; :func:`fact_reasoner.measures.paired_bootstrap`) with its 95 %
 interval — "not worse beyond chance" when the interval reaches 0 or above.
 
 ``--records FILE`` takes the FActScore atoms and passages from prepared input records instead
@@ -41,6 +41,8 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+
+from fact_reasoner.measures import auroc, balanced_accuracy
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -61,15 +63,9 @@ def judge_all(backend, pairs: list[tuple[str, str]], chunk: int = 64):
     return out
 
 
-def auroc(scores: list[float], positives: list[bool]) -> float:
-    """P(a random positive scores above a random negative), ties counting half
-    (:func:`fact_reasoner.scores.auroc`)."""
-    from fact_reasoner.scores import auroc as rank_auroc
-
-    return rank_auroc(positives, scores)
-
-
 def binary_metrics(gold: list[bool], predicted: list[bool]) -> dict:
+    """Accuracy, F1, balanced accuracy (:func:`fact_reasoner.measures.balanced_accuracy`, a
+    class absent from ``gold`` counting recall 0) and the recalls of a set's binary verdicts."""
     tp = sum(g and p for g, p in zip(gold, predicted))
     tn = sum(not g and not p for g, p in zip(gold, predicted))
     fp = sum(not g and p for g, p in zip(gold, predicted))
@@ -81,7 +77,7 @@ def binary_metrics(gold: list[bool], predicted: list[bool]) -> dict:
         "n": len(gold),
         "accuracy": round((tp + tn) / max(len(gold), 1), 4),
         "f1_positive": round(2 * precision * recall / max(precision + recall, 1e-12), 4),
-        "balanced_accuracy": round((recall + specificity) / 2, 4),
+        "balanced_accuracy": round(balanced_accuracy(gold, predicted, absent=0.0), 4),
         "recall_positive": round(recall, 4),
         "recall_negative": round(specificity, 4),
         "predicted_positive": sum(predicted),
@@ -122,7 +118,7 @@ def entailed_or_not(backend, rows: list[dict]) -> dict:
     gold = [r["label"] == "entailment" for r in rows]
     p = [j.probabilities.get("entailment", 0.0) if not j.failed else 0.0 for j in judgements]
     return binary_metrics(gold, [x > 0.5 for x in p]) | {
-        "auroc": round(auroc(p, gold), 4),
+        "auroc": round(auroc(gold, p), 4),
         "failed": sum(j.failed for j in judgements),
         "gold": gold,
         "entailment": p,
@@ -151,7 +147,7 @@ def factscore(backend, atoms: list[dict]) -> dict:
         "n_pairs": len(pairs),
         "gold": dict(Counter(a["label"] for a in atoms)),
         "max_entailment_gt_0.5": binary_metrics(gold, [p > 0.5 for p in max_entail]),
-        "auroc_max_entailment": round(auroc(max_entail, gold), 4),
+        "auroc_max_entailment": round(auroc(gold, max_entail), 4),
         "failed_pairs": sum(j.failed for j in judgements),
         "gold_supported": gold,
         "max_entailment": max_entail,
@@ -195,11 +191,8 @@ def speed(make_backend, atoms: list[dict], n: int = 320) -> dict:
 
 def measures_of(name: str, result: dict) -> dict[str, tuple]:
     """The measures of one set as ``{measure: (function, per-item columns)}``, for
-    :func:`fact_reasoner.scores.paired_bootstrap`."""
+    :func:`fact_reasoner.measures.paired_bootstrap`."""
     import numpy as np
-
-    from fact_reasoner.scores import auroc as rank_auroc
-    from fact_reasoner.scores import balanced_accuracy
 
     def accuracy(gold, predicted):
         return float(np.mean(np.asarray(gold) == np.asarray(predicted)))
@@ -209,10 +202,10 @@ def measures_of(name: str, result: dict) -> dict[str, tuple]:
 
     if name == "factscore":
         columns = (result["gold_supported"], result["max_entailment"])
-        return {"balanced_accuracy": (above_half, columns), "auroc": (rank_auroc, columns)}
+        return {"balanced_accuracy": (above_half, columns), "auroc": (auroc, columns)}
     if name == "wice_dev":
         columns = (result["gold"], result["entailment"])
-        return {"balanced_accuracy": (above_half, columns), "auroc": (rank_auroc, columns)}
+        return {"balanced_accuracy": (above_half, columns), "auroc": (auroc, columns)}
     if name == "fever_dev":
         return {"accuracy": (accuracy, (result["gold"], result["predicted_supports"]))}
     return {"accuracy": (accuracy, (result["gold"], result["predicted_labels"]))}
@@ -220,8 +213,8 @@ def measures_of(name: str, result: dict) -> dict[str, tuple]:
 
 def compare(new: dict, old: dict, resamples: int = 1000, seed: int = 13) -> list[dict]:
     """Per set and measure: the new judge's value, the old one's, and the paired bootstrap of
-    new − old over the items both judged (:func:`fact_reasoner.scores.paired_bootstrap`)."""
-    from fact_reasoner.scores import paired_bootstrap
+    new − old over the items both judged (:func:`fact_reasoner.measures.paired_bootstrap`)."""
+    from fact_reasoner.measures import paired_bootstrap
 
     rows = []
     for name in SETS:
@@ -296,8 +289,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="write the metrics as JSON here")
     args = parser.parse_args()
 
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.nli.cache import CachedNLI
+    from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
 
     if args.mix:

@@ -41,7 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fact_reasoner.nli.behaviour import other_nationality, shifted_year, with_article
+from experiments.behaviour import other_nationality, shifted_year, with_article
 
 MONTHS = ("January February March April May June July August September October November December").split()
 SUBJECTS = (

@@ -8,7 +8,7 @@ What it makes (each row an ``Example``: premise, hypothesis, label, ``source`` =
 ``targeted_<capability>``, ``synthetic`` true):
 
 1. **Templates over invented people**: the ``train`` templates of
-   ``fact_reasoner/nli/behaviour_suite.json`` plus :data:`EXTRA_TEMPLATES` (more wordings of the
+   ``experiments/behaviour_suite.json`` plus :data:`EXTRA_TEMPLATES` (more wordings of the
    same capabilities, written here), filled with ``--people`` invented people (names, places,
    years, occupations and works drawn from the lists below) and the countries of
    :data:`COUNTRIES`, ``--samples`` times with different substitutes.
@@ -40,12 +40,12 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from experiments import behaviour
+from experiments.behaviour import CAPABILITIES, NOT_ENTAILED, Item
 from experiments.nli_training import forms
 from experiments.nli_training.data import content_words
 from experiments.nli_training.mix import normalise
 from experiments.nli_training.sources import Example
-from fact_reasoner.nli import behaviour
-from fact_reasoner.nli.behaviour import CAPABILITIES, NOT_ENTAILED, Item
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -1,7 +1,7 @@
 """The command line: ``fact-reasoner [COMMAND] …`` (also ``python -m fact_reasoner``).
 
 Every command is a class in this package, registered once in :data:`COMMANDS` (a kind of
-:mod:`fact_reasoner.registry`, like the engines and NLI backends: an installed package adds a
+:mod:`fact_reasoner.settings.registry`, like the engines and NLI backends: an installed package adds a
 command through the ``fact_reasoner.commands`` entry-point group). A command parses its
 arguments, builds a job and hands it to the one runner
 (:func:`fact_reasoner.runner.run_dataset`); its parser, help, config file and the way a run

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from .. import runner
-from ..cli_options import positive_int
 from ..errors import InputError
 from ..io import NumberedRecord, dumps_line, read_contexts
 from ..report.terminal import SHOW_AT_MOST
+from ..runner.jobs import ignored_top_k, k_beyond_atoms
+from ..settings.cli_options import positive_int
 from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems
+
+log = logging.getLogger(__name__)
 
 DESCRIPTION = """\
 Assess the factuality of long-form responses with FactReasoner's factor graphs: each atom
@@ -309,16 +313,16 @@ def run_single(args: argparse.Namespace, assessor: Any) -> int:
     except ValidationError as error:  # an empty --response: nothing to assess
         raise InputError(f"--response: {describe_validation_error(error)}") from None
     assessor.preflight([record])
-    note = runner.ignored_top_k(assessor.config, [record])
+    note = ignored_top_k(assessor.config, [record])
     if note:
-        runner.log.warning("warning: %s", note)
+        log.warning("warning: %s", note)
     job = SingleResponse(assessor=assessor, input_file=Path("--response"), output_file=Path("-"))
     # no resume key: the row carries the record's own key (InputRecord.record_key)
     item = NumberedRecord("--response", 0, "", record)
     row = runner.RecordService(job).row(item)
-    note = runner.k_beyond_atoms(assessor.config.scores.k, [row.get("num_atoms")])
+    note = k_beyond_atoms(assessor.config.scores.k, [row.get("num_atoms")])
     if note:
-        runner.log.warning("warning: %s", note)
+        log.warning("warning: %s", note)
     line = dumps_line(row)
     if args.output_file:
         args.output_file.parent.mkdir(parents=True, exist_ok=True)

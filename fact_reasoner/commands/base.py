@@ -1,8 +1,8 @@
 """What every command shares: its parser, its help, its config file, and how a run ends.
 
 A command (:class:`Command`) declares its name, its texts and its own flags, and says which
-groups of the settings model (:class:`~fact_reasoner.config.PipelineConfig`) it takes; the
-flags of those groups come from the settings' declarations (:mod:`fact_reasoner.cli_options`).
+groups of the settings model (:class:`~fact_reasoner.settings.config.PipelineConfig`) it takes; the
+flags of those groups come from the settings' declarations (:mod:`fact_reasoner.settings.cli_options`).
 Everything below is the same for every command:
 
 - **errors**: a bad flag prints one line, ``error: argument --top-k: -3: …``, and where to read
@@ -10,7 +10,7 @@ Everything below is the same for every command:
 - **help**: ``--help`` is one screen, the options a newcomer needs (:attr:`Command.basic`, one
   line each); ``--help-all`` lists every option by group;
 - **config file**: ``--config FILE.toml`` sets what the flags set, flags override it, and
-  ``--print-config`` writes the effective settings as TOML (:mod:`fact_reasoner.config_file`);
+  ``--print-config`` writes the effective settings as TOML (:mod:`fact_reasoner.settings.config_file`);
 - **the end of a run** (:func:`finish_run`): why it stopped, the summary, what an interruption
   kept and the exact command that resumes it, the ``--fail-under`` gate, the exit status.
 """
@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from ..cli_options import add_config_arguments, config_flags, config_from_args
-from ..config import PipelineConfig, field_owners, group_model
-from ..config_file import ConfigFile, read_config_file, to_toml
-from ..fields import describe_problem
 from ..gate import GATE_FAILED, evaluate_gate
-from ..registry import Registry
 from ..runner import RunReport
+from ..settings.cli_options import add_config_arguments, config_flags, config_from_args
+from ..settings.config import PipelineConfig, field_owners, group_model
+from ..settings.config_file import ConfigFile, read_config_file, to_toml
+from ..settings.fields import describe_problem
+from ..settings.registry import Registry
 
 __all__ = [
     "COMMANDS",

@@ -1,9 +1,9 @@
 """``fact-reasoner correct``: every response of a dataset corrected, cited and re-assessed.
 
 The run is :func:`fact_reasoner.runner.run_dataset` with the corrector's job
-(:class:`~fact_reasoner.corrector.CorrectJob`): the same input records, resume, progress bar,
+(:class:`~fact_reasoner.correction.corrector.CorrectJob`): the same input records, resume, progress bar,
 row-by-row writing, ``.errors.jsonl`` and ``.summary.json`` as an assessment; what one record
-goes through is in :mod:`fact_reasoner.corrector`.
+goes through is in :mod:`fact_reasoner.correction.corrector`.
 """
 
 from __future__ import annotations
@@ -117,9 +117,9 @@ class Correct(Command):
         add_dataset_arguments(parser, verb="correct", outputs="<input>.fr<version>.corrected.jsonl")
 
     def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
-        from ..correction_result import failed_corrections
-        from ..corrector import CorrectJob, Corrector, correction_settings, correction_summary
-        from ..pipeline import FactReasoner
+        from ..correction.corrector import CorrectJob, Corrector
+        from ..correction.result import correction_settings, correction_summary, failed_corrections
+        from ..reasoner import FactReasoner
 
         if args.input_file is None:
             parser.error("the following arguments are required: --input-file")

@@ -12,8 +12,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from ..cli_options import number
-from ..fields import Count, CountOrZero, Size, Threads
+from ..settings.cli_options import number
+from ..settings.fields import Count, CountOrZero, Size, Threads
 from .base import Command, CommandParser
 
 EPILOG = """\

@@ -9,21 +9,18 @@ from __future__ import annotations
 
 import argparse
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .. import runner
-from ..cli_options import number, positive_int
-from ..config import PipelineConfig
-from ..errors import RecordFailed
-from ..fields import Probability, Weight
+from ..runner.jobs import DEFAULT_METRICS, RagasDataset
+from ..settings.cli_options import number, positive_int
+from ..settings.fields import Probability, Weight
 from .base import Command, CommandParser, finish_run, output_problems
 
 #: the non-answers the summary lists one by one (the rest are counted)
 SHOW_NOT_ANSWERABLE = 5
 
-DEFAULT_METRICS = "faithfulness,factual_correctness,context_precision,context_recall,answer_relevance,ragas_score"
 
 DESCRIPTION = """\
 Compute RAG metrics on FactReasoner's atoms, NLI relations and FR2 factor graphs.
@@ -59,7 +56,7 @@ exit status: 0 done, 1 a sample failed, 2 the run could not be done, 3 the gate 
 
 def build_metrics(args: argparse.Namespace) -> list[Any]:
     """The metrics ``--metrics`` names, each with the options its flags set."""
-    from ..metrics.evaluation import make_metric
+    from ..metrics.base import make_metric
 
     params: dict[str, dict[str, Any]] = {
         "faithfulness": {
@@ -84,7 +81,9 @@ def output_path(args: argparse.Namespace) -> Path:
 
 def argument_problems(args: argparse.Namespace) -> list[str]:
     """What cannot work, found before anything runs (one line each, argparse style)."""
-    from ..metrics.evaluation import available_metrics, column_names, make_metric
+    from ..metrics.base import make_metric
+    from ..metrics.catalog import available_metrics
+    from ..metrics.evaluation import column_names
 
     problems = []
     names = [n.strip() for n in args.metrics.split(",") if n.strip()]
@@ -108,90 +107,6 @@ def argument_problems(args: argparse.Namespace) -> list[str]:
         problems.append(f"argument --input-file: {args.input_file} is a directory, not a file")
     problems += output_problems("--output", output_path(args)) + output_problems("--csv", args.csv)
     return problems
-
-
-@dataclass(kw_only=True)
-class RagasDataset(runner.DatasetJob):
-    """The samples of a file, every metric on each (the ``ragas`` command's run)."""
-
-    pipeline: PipelineConfig
-    context: Any
-    metrics: list[Any]
-    atomizer: str
-    needs_response: bool = True
-    worker_notes: list[str] = field(default_factory=list)
-
-    noun = "sample"
-    key_field = "sample_key"
-    elsewhere = "--output"
-    in_order = True  # Ray workers finish out of order; the file keeps the input's
-
-    def progress_label(self) -> str:
-        return "ragas"
-
-    @property
-    def config(self) -> PipelineConfig:
-        return self.pipeline
-
-    def make_executor(self) -> Any:
-        from ..executors import make_executor
-
-        return make_executor(self.pipeline.execution)  # --executor local|ray
-
-    @property
-    def names(self) -> list[str]:
-        from ..metrics.evaluation import column_names
-
-        return column_names(self.metrics)
-
-    def read(self) -> list[Any]:
-        from ..metrics.sample import read_samples
-
-        return list(read_samples(self.input_path, needs_response=self.needs_response))
-
-    def settings(self) -> dict[str, Any]:
-        return {
-            "pipeline": self.pipeline.settings(),
-            "atomizer": self.atomizer,
-            "metrics": {name: m.key for name, m in zip(self.names, self.metrics)},
-        }
-
-    def worker_job(self, items: Any) -> Any:
-        from ..metrics.evaluation import SampleJob
-
-        return SampleJob(self.pipeline, self.atomizer, tuple(self.names), tuple(self.metrics))
-
-    def local_state(self) -> Any:
-        return self.context
-
-    def work_items(self, items: Any) -> list[Any]:
-        return [(position, item.sample) for position, item in enumerate(items)]
-
-    def row(self, item: Any, value: Any) -> dict[str, Any]:
-        evaluation, notes = value
-        self.worker_notes += [note for note in notes if note not in self.worker_notes]
-        if evaluation.errors:  # not written: reported, and tried again by the next run
-            reasons = "; ".join(f"{name}: {error}" for name, error in evaluation.errors.items())
-            raise RecordFailed(f"not computed: {reasons}")
-        row = evaluation.row()
-        row.pop("index")
-        return {"sample_key": item.key, "source_line": item.line, **row, "settings": self.settings()}
-
-    def failure_message(self, item: Any, error: BaseException) -> str:
-        if isinstance(error, RecordFailed):
-            return str(error)
-        # the worker holding the sample was lost: every metric of it failed
-        from ..executors import describe_error
-
-        reasons = "; ".join(f"{name}: error: {describe_error(error)}" for name in self.names)
-        return f"not computed: {reasons}"
-
-    def normalise(self, settings: Any) -> Any:
-        """A row written before ``--pipeline`` existed: its FactReasoner settings with the
-        pipeline named (:func:`fact_reasoner.runner.with_default_pipeline`), so it still resumes."""
-        if isinstance(settings, dict) and isinstance(settings.get("pipeline"), dict):
-            return settings | {"pipeline": runner.with_default_pipeline(settings["pipeline"])}
-        return settings
 
 
 def rows_table(rows: list[dict[str, Any]], names: list[str]) -> Any:

@@ -7,10 +7,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..cli_options import number
 from ..errors import OutputError
-from ..fields import Count
 from ..io import RecordError
+from ..settings.cli_options import number
+from ..settings.fields import Count
 from .base import Command, CommandParser
 
 EPILOG = """\

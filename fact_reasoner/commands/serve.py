@@ -11,9 +11,10 @@ import argparse
 import os
 from typing import Any
 
-from ..cli_options import number
 from ..errors import SetupError
-from ..fields import Count, CountOrZero, Milliseconds, Port, Seconds, SecondsOrZero, Size, Threads
+from ..server.options import BATCH_WAIT_SECONDS, Limits, ServerOptions
+from ..settings.cli_options import number
+from ..settings.fields import Count, CountOrZero, Milliseconds, Port, Seconds, SecondsOrZero, Size, Threads
 from .base import Command, CommandParser
 
 DESCRIPTION = """\
@@ -106,35 +107,35 @@ class Serve(Command):
         work.add_argument(
             "--workers",
             type=number(Threads),
-            default=4,
+            default=ServerOptions.workers,
             metavar="N",
             help="requests worked on at once (threads; default: %(default)s)",
         )
         work.add_argument(
             "--queue-size",
             type=number(CountOrZero),
-            default=16,
+            default=ServerOptions.queue_size,
             metavar="N",
             help="requests that may wait beyond --workers; one more gets 503 with Retry-After (default: %(default)s)",
         )
         work.add_argument(
             "--deadline",
             type=number(Seconds),
-            default=60.0,
+            default=ServerOptions.deadline_seconds,
             metavar="SECONDS",
             help="a request not answered within this gets 504, never a partial score (default: %(default)s)",
         )
         work.add_argument(
             "--drain-seconds",
             type=number(SecondsOrZero),
-            default=30.0,
+            default=ServerOptions.drain_seconds,
             metavar="SECONDS",
             help="on SIGTERM or Ctrl-C, how long the requests in flight may take to finish (default: %(default)s)",
         )
         work.add_argument(
             "--batch-wait-ms",
             type=number(Milliseconds),
-            default=5.0,
+            default=BATCH_WAIT_SECONDS * 1000,
             metavar="MS",
             help="how long the judge waits for the NLI pairs of other requests to judge them together (default: %(default)s)",
         )
@@ -142,21 +143,21 @@ class Serve(Command):
         limits.add_argument(
             "--max-body-bytes",
             type=number(Size),
-            default=1_000_000,
+            default=ServerOptions.max_body_bytes,
             metavar="N",
             help="larger bodies get 413 (default: %(default)s)",
         )
         limits.add_argument(
             "--max-atoms",
             type=number(Count),
-            default=200,
+            default=Limits.max_atoms,
             metavar="N",
             help="records with more atoms get 422 (default: %(default)s)",
         )
         limits.add_argument(
             "--max-contexts",
             type=number(Count),
-            default=100,
+            default=Limits.max_contexts,
             help="records or samples with more contexts get 422 (default: %(default)s)",
         )
         limits.add_argument(
@@ -207,9 +208,9 @@ class Serve(Command):
 def serve(args: argparse.Namespace, config: Any, sock: Any, api_key: str | None, nli_backend: Any = None) -> int:
     """Load the stages (``nli_backend``: a ready judge instead of the configured one), serve on
     ``sock`` until a signal, drain; 0 once stopped."""
-    from ..server.app import ServerOptions, create_app
+    from ..server.app import create_app
     from ..server.run import log, make_server
-    from ..server.service import AssessmentService, Limits
+    from ..server.service import AssessmentService
 
     service = AssessmentService(
         config,

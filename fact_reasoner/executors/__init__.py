@@ -27,13 +27,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..fields import Count, Threads, option
-from ..registry import Option, Registry
+from ..settings.fields import Count, Threads, option
+from ..settings.registry import Option, Registry
 from .base import Executor, Job, Outcome, Worker, WorkerError, WorkerLost, WorkerStats, describe_error
 from .local import LocalExecutor
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import ExecutionOptions
+    from ..settings.config import ExecutionOptions
 
 __all__ = [
     "EXECUTORS",

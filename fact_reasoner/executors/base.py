@@ -1,7 +1,7 @@
 """What every executor shares: the job a worker runs, one item's outcome, per-worker counters.
 
 A dataset run is a list of work items (records, RAG samples) and a :class:`Job`: how a worker
-builds its state — its stages, from the :class:`~fact_reasoner.config.PipelineConfig` — and
+builds its state — its stages, from the :class:`~fact_reasoner.settings.config.PipelineConfig` — and
 what it does with one item. The job is a small picklable object (the config and plain
 parameters), so a worker on another machine rebuilds its stages itself and never receives a
 loaded model. An :class:`Executor` runs the job over the items and yields one :class:`Outcome`
@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from ..errors import FactReasonerError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 __all__ = [
     "Executor",
@@ -49,7 +49,7 @@ class Job(ABC, Generic[ItemT, ResultT]):
 
     @abstractmethod
     def setup(self, config: "PipelineConfig") -> Any:
-        """The worker's state (e.g. a :class:`~fact_reasoner.pipeline.FactReasoner`), built once per
+        """The worker's state (e.g. a :class:`~fact_reasoner.reasoner.FactReasoner`), built once per
         worker from ``config``: the job's config, with the worker's CPU threads filled in."""
 
     @abstractmethod

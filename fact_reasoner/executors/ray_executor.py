@@ -6,7 +6,7 @@
   the run ends); ``auto`` joins the cluster that ``ray start`` runs on this machine;
   ``ray://HOST:10001`` connects through Ray Client.
 - **Actors hold their stages.** ``--workers N`` actors (default: one per CPU of the cluster)
-  each rebuild the stages from the job's :class:`~fact_reasoner.config.PipelineConfig` once —
+  each rebuild the stages from the job's :class:`~fact_reasoner.settings.config.PipelineConfig` once —
   model loaded once per actor, its own cache connection — and then take batches of
   ``--batch-size`` items. Each actor reserves ``CPUs / N`` CPUs of the cluster and, unless
   ``--threads`` is given, runs its models (ONNX Runtime, llama.cpp) with that many threads
@@ -44,7 +44,7 @@ from ..errors import SetupError
 from .base import Executor, Job, Outcome, Worker, WorkerError, WorkerLost, WorkerStats
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import ExecutionOptions
+    from ..settings.config import ExecutionOptions
 
 __all__ = ["FORWARDED_VARIABLES", "MAX_ATTEMPTS", "RayExecutor", "worker_python_path"]
 

@@ -1,4 +1,4 @@
-"""Inference engines over :class:`~fact_reasoner.graph.FactorGraph`.
+"""Inference engines over :class:`~fact_reasoner.graph.factor_graph.FactorGraph`.
 
 Registered engines:
 

@@ -1,8 +1,8 @@
 """The inference-engine protocol, its result type, and the engine registry.
 
-An engine takes a :class:`~fact_reasoner.graph.FactorGraph` and returns P(x_v = 1) for every
+An engine takes a :class:`~fact_reasoner.graph.factor_graph.FactorGraph` and returns P(x_v = 1) for every
 variable. Engines see variable names only, never atoms or contexts. Engines live in
-:data:`ENGINES` (a :class:`~fact_reasoner.registry.Registry`); a new one (a user's own, an
+:data:`ENGINES` (a :class:`~fact_reasoner.settings.registry.Registry`); a new one (a user's own, an
 installed package's through the ``fact_reasoner.engines`` entry-point group, the merlin bridge
 through its plug-in module :mod:`merlin_bridge.plugin`) registers a factory under a name::
 
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..errors import FactReasonerError, SettingsError
-from ..factor_graph import FactorGraph
-from ..registry import Registry
+from ..graph.factor_graph import FactorGraph
+from ..settings.registry import Registry
 
 
 @dataclass
@@ -64,7 +64,7 @@ ENGINES: Registry[InferenceEngine] = Registry(
 def register_engine(name: str, factory: EngineFactory | str, **metadata: Any) -> None:
     """Register ``factory`` (a callable, or ``"module:attribute"`` imported on first use).
 
-    ``metadata`` is passed on to :meth:`~fact_reasoner.registry.Registry.register`
+    ``metadata`` is passed on to :meth:`~fact_reasoner.settings.registry.Registry.register`
     (``description``, ``extras``, ``options`` …)."""
     ENGINES.register(name, factory, **metadata)
 
@@ -77,7 +77,7 @@ def available_engines() -> list[str]:
 def make_engine(name: Any = "native", **options: Any) -> InferenceEngine:
     """Create the engine registered as ``name`` with engine-specific ``options``.
 
-    ``name`` may also be a :class:`~fact_reasoner.config.PipelineConfig`: its ``engine`` group
+    ``name`` may also be a :class:`~fact_reasoner.settings.config.PipelineConfig`: its ``engine`` group
     names the engine and gives the options (``options`` given here are added to them).
     Options an engine does not accept are an error, so a misspelt option is never ignored.
     Every problem with the name or the options raises :class:`~fact_reasoner.errors.SettingsError`

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 
-from ..factor_graph import FactorGraph
+from ..graph.factor_graph import FactorGraph
 from .base import InferenceError, InferenceResult
 
 MAX_VARIABLES = 22

@@ -27,7 +27,7 @@ import warnings
 import networkx as nx
 import numpy as np
 
-from ..factor_graph import FactorGraph
+from ..graph.factor_graph import FactorGraph
 from .base import InferenceError, InferenceResult
 
 DEFAULT_MAX_WIDTH = 16

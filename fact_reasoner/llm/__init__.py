@@ -1,7 +1,7 @@
 """Chat language models: the protocol (:class:`LLMBackend`) and its two backends.
 
 ``make_llm(config)`` builds the backend named by ``config.models.backend``, one of
-:data:`LLM_BACKENDS` (a :class:`~fact_reasoner.registry.Registry`; installed packages add theirs
+:data:`LLM_BACKENDS` (a :class:`~fact_reasoner.settings.registry.Registry`; installed packages add theirs
 through the ``fact_reasoner.llm_backends`` entry-point group; a factory is called as
 ``factory(config, cache)``):
 
@@ -19,12 +19,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..cache import ModelCache
-from ..fields import CountOrZero, Seconds, option
-from ..registry import Extra, Option, Registry
+from ..settings.fields import CountOrZero, Seconds, option
+from ..settings.registry import Extra, Option, Registry
 from .base import ChatBackend, ChatRequest, ChatResponse, Choice, LLMBackend, LLMError, TokenLogprob, stats_delta
 
 if TYPE_CHECKING:
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 __all__ = [
     "ChatBackend",
@@ -35,7 +35,6 @@ __all__ = [
     "LLMError",
     "LLM_BACKENDS",
     "TokenLogprob",
-    "available_llm_backends",
     "language_model_extras",
     "make_cache",
     "make_llm",
@@ -71,7 +70,7 @@ def _make_openai(config: "PipelineConfig", cache: ModelCache) -> LLMBackend:
 
 def language_model_extras(config: "PipelineConfig") -> list[tuple[str, Extra]]:
     """What the configured language model needs installed, as ``(what needs it, extra)`` pairs
-    for :func:`~fact_reasoner.registry.require_extras`."""
+    for :func:`~fact_reasoner.settings.registry.require_extras`."""
     backend = config.models.backend
     return [(f"the {backend} language model (--backend {backend})", e) for e in LLM_BACKENDS.entry(backend).extras]
 
@@ -114,11 +113,6 @@ LLM_BACKENDS.register(
     options=OPENAI_OPTIONS,
     builtin=True,
 )
-
-
-def available_llm_backends() -> list[str]:
-    """The values ``--backend`` takes."""
-    return LLM_BACKENDS.available()
 
 
 def make_cache(config: "PipelineConfig") -> ModelCache:

@@ -1,6 +1,6 @@
 """The corrector's prompt: one sentence of a response rewritten to state only what is supported.
 
-:mod:`fact_reasoner.corrector` decides, without a model, what each sentence must say: the
+:mod:`fact_reasoner.correction.corrector` decides, without a model, what each sentence must say: the
 facts to keep (supported atoms), the facts to correct (unsupported atoms that a context
 contradicts, with that context's sentence as the evidence of what is true) and the facts to
 drop (unsupported atoms no context corrects). The model only writes the sentence. Citation

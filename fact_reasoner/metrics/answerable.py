@@ -12,7 +12,7 @@ A response answers nothing (:func:`non_answer`) when it
 
 - has no word at all (``"..."``, ``"?!"``);
 - declines: its first sentence opens with a refusal or "I don't know" (the rules of
-  ``--abstention``, :class:`~fact_reasoner.checkworthy.RuleAbstentionDetector`, FActScore's
+  ``--abstention``, :class:`~fact_reasoner.atoms.checkworthy.RuleAbstentionDetector`, FActScore's
   convention), or all it says is an uncertainty phrase (:data:`UNCERTAINTY_PHRASES`) with
   filler words ("I have no idea.", "Not sure!");
 - only echoes the question: every word of it is a word of the question ("Hamlet?" to "Who
@@ -126,7 +126,7 @@ def non_answer(response: str | None, question: str | None = None) -> str | None:
     >>> print(non_answer("In Paris.", "Where is the Eiffel Tower?"))
     None
     """
-    from ..checkworthy import RuleAbstentionDetector
+    from ..atoms.checkworthy import RuleAbstentionDetector
 
     if response is None or not response.strip():
         return None

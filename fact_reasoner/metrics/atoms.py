@@ -11,38 +11,16 @@ and the natural choice for short, single-fact sentences such as references.
 
 from __future__ import annotations
 
-import re
 import threading
 from typing import Any, Protocol
 
 from ..cache import ModelCache, cache_key
 from ..schema import Atom
-
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+from ..text.sentences import claim_lines
 
 
 class Atomizer(Protocol):
     def atomize(self, text: str, question: str | None = None) -> list[Atom]: ...
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (pysbd if installed, else split after . ! ? before a capital)."""
-    text = text.strip()
-    if not text:
-        return []
-    try:
-        import pysbd
-
-        pieces = pysbd.Segmenter(language="en", clean=False).segment(text)
-    except ImportError:  # pragma: no cover - pysbd is in the heavy extra
-        pieces = _SENTENCE_END.split(text)
-    sentences = []
-    for piece in pieces:
-        for line in piece.splitlines():  # bullet lists and paragraphs: one claim per line
-            line = line.strip().lstrip("-*• ").strip()
-            if re.search(r"\w", line):
-                sentences.append(line)
-    return sentences
 
 
 SHORT_ANSWER_WORDS = 4
@@ -62,7 +40,7 @@ class SentenceAtomizer:
     def atomize(self, text: str, question: str | None = None) -> list[Atom]:
         if question and question.strip() and 0 < len(text.split()) <= SHORT_ANSWER_WORDS:
             return [Atom(id="a0", text=f"{question.strip()} {text.strip()}")]
-        return [Atom(id=f"a{i}", text=s) for i, s in enumerate(split_sentences(text))]
+        return [Atom(id=f"a{i}", text=s) for i, s in enumerate(claim_lines(text))]
 
 
 def atomizer_name(atomizer: Any) -> str:
@@ -121,4 +99,4 @@ class AtomStore:
         return list(claims)
 
 
-__all__ = ["AtomStore", "Atomizer", "SentenceAtomizer", "atomizer_name", "split_sentences"]
+__all__ = ["AtomStore", "Atomizer", "SentenceAtomizer", "atomizer_name"]

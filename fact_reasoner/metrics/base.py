@@ -6,6 +6,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 from .answerable import non_answer
+from .catalog import METRICS
 from .context import MetricContext
 from .results import ClaimDetail, MetricResult
 from .sample import RagSample
@@ -101,4 +102,14 @@ def describe(evidence: Evidence | None) -> str:
     return f"{evidence.relation.value} p={evidence.probability:.2f} from context {evidence.premise_index}"
 
 
-__all__ = ["Metric", "as_sample", "describe", "evidence_detail"]
+def make_metric(name: str, **params: Any) -> Metric:
+    """A metric by its name (``faithfulness``, ``factual_correctness`` … or an alias); an
+    unknown name raises :class:`~fact_reasoner.settings.registry.UnknownName`, listing the metrics."""
+    key = name.strip().lower().replace("-", "_")
+    if key not in METRICS:
+        raise METRICS.unknown(name)
+    metric: Metric = METRICS.make(key, **params)
+    return metric
+
+
+__all__ = ["Metric", "as_sample", "describe", "evidence_detail", "make_metric"]

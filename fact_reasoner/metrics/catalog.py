@@ -1,4 +1,4 @@
-"""The RAG metrics by name: :data:`METRICS`, the ``metrics`` kind of :mod:`fact_reasoner.registry`.
+"""The RAG metrics by name: :data:`METRICS`, the ``metrics`` kind of :mod:`fact_reasoner.settings.registry`.
 
 ``make_metric(name, **params)`` and ``fact-reasoner ragas --metrics`` take these names (or an
 alias). Each built-in metric is registered here once: its class as ``"module:Class"`` (imported
@@ -13,18 +13,16 @@ while the metrics themselves build on those stages.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..registry import Extra, Registry
+from ..settings.registry import Extra, Registry
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .base import Metric
+__all__ = ["ALIASES", "METRICS", "available_metrics"]
 
-__all__ = ["ALIASES", "METRICS", "available_metrics", "make_metric"]
-
-#: every RAG metric; a factory is called with the metric's parameters
-METRICS: Registry[Metric] = Registry("metrics", noun="metric", entry_point_group="fact_reasoner.metrics")
+#: every RAG metric; a factory is called with the metric's parameters and returns a
+#: :class:`~fact_reasoner.metrics.base.Metric` (not named in the type: that module imports this one)
+METRICS: Registry[Any] = Registry("metrics", noun="metric", entry_point_group="fact_reasoner.metrics")
 
 ALIASES = {
     "answer_relevancy": "answer_relevance",
@@ -114,12 +112,3 @@ for _name, _target, _description, _extras in _BUILTIN:
 def available_metrics() -> list[str]:
     """The metric names ``make_metric`` and ``fact-reasoner ragas --metrics`` take."""
     return sorted(METRICS.available())
-
-
-def make_metric(name: str, **params: Any) -> Metric:
-    """A metric by its name (``faithfulness``, ``factual_correctness`` … or an alias); an
-    unknown name raises :class:`~fact_reasoner.registry.UnknownName`, listing the metrics."""
-    key = name.strip().lower().replace("-", "_")
-    if key not in METRICS:
-        raise METRICS.unknown(name)
-    return METRICS.make(key, **params)

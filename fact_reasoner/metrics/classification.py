@@ -74,4 +74,9 @@ class AnswerClassification(Metric):
         return {label: counter.get(label, 0) for label in (*LABELS, "UNSCORED")}
 
 
-__all__ = ["AnswerClassification", "CORRECT", "DONT_KNOW", "UNCERTAINTY_PHRASES", "WRONG", "uncertainty_match"]
+__all__ = [
+    "AnswerClassification",
+    "CORRECT",
+    "DONT_KNOW",
+    "WRONG",
+]

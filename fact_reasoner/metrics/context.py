@@ -22,13 +22,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..cache import ModelCache
-from ..config import PipelineConfig
 from ..embeddings import Embedder
-from ..graph_options import GraphOptions
 from ..inference import InferenceEngine
 from ..llm.base import LLMBackend
 from ..nli import NLIBackend
 from ..nli.cache import CachedNLI
+from ..settings.config import PipelineConfig
+from ..settings.graph_options import GraphOptions
 from ..stages import Stages
 from .atoms import AtomStore, SentenceAtomizer, atomizer_name
 from .support import SupportResult, judge_support
@@ -141,17 +141,17 @@ class MetricContext:
         :meth:`Stages.preflight <fact_reasoner.stages.Stages.preflight>`), then the extras and
         start-up check its own :data:`~fact_reasoner.metrics.catalog.METRICS` entry declares
         (BERTScore's package; the embedder's only when this instance embeds sentences). Raises
-        :class:`~fact_reasoner.stages.StageUnavailable` naming the metric and the extra to
+        :class:`~fact_reasoner.errors.StageUnavailable` naming the metric and the extra to
         install, instead of every sample failing the same way."""
         from ..embeddings import EMBEDDER_EXTRAS
-        from ..registry import require_extras
-        from ..stages import StageUnavailable
+        from ..errors import StageUnavailable
+        from ..settings.registry import require_extras
         from .catalog import METRICS
 
         for metric in metrics:
             needs = metric.needs()
             uses_llm_atoms = "atoms" in needs and self._atomizer_choice == "llm"
-            if "nli" in needs and self.config.models.nli == "precomputed" and self.stages._nli is None:
+            if "nli" in needs and self.config.models.nli == "precomputed" and not self.stages.has_model_judge:
                 raise StageUnavailable(
                     f"{metric.name}: --nli precomputed has no relations for RAG samples; "
                     "use --nli align, cross-encoder or llm"

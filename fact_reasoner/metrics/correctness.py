@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ..fields import Weight, checked
+from ..settings.fields import Weight, checked
 from .base import Metric, describe, evidence_detail
 from .context import MetricContext
 from .results import ClaimDetail, MetricResult, clamp01

@@ -23,15 +23,14 @@ from ..errors import SetupError
 from ..executors import Executor, Job, LocalExecutor, describe_error
 from ..json_safe import json_safe
 from .answerable import non_answer
-from .base import Metric, as_sample
-from .catalog import ALIASES, METRICS, available_metrics, make_metric
+from .base import Metric, as_sample, make_metric
 from .classification import AnswerClassification
 from .context import MetricContext
 from .results import MetricResult
 from .sample import RagSample
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 
 @dataclass
@@ -265,13 +264,9 @@ def _failed_sample(index: int, raw: Any, names: list[str], metrics: Sequence[Met
 
 
 __all__ = [
-    "ALIASES",
     "EvaluationResult",
-    "METRICS",
     "SampleEvaluation",
     "SampleJob",
-    "available_metrics",
     "evaluate",
     "iter_evaluations",
-    "make_metric",
 ]

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import NamedTuple
 
-from ..fields import Probability, checked
+from ..settings.fields import Probability, checked
 from .base import Metric, describe, evidence_detail
 from .context import MetricContext
 from .results import MetricResult, clamp01

@@ -16,11 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ..graph import GraphOptions, plan_graph
+from ..graph.build import plan_graph
 from ..inference import InferenceEngine
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import Atom, Context, RelationType
 from ..scores import is_supported
+from ..settings.graph_options import GraphOptions
 from ..stages import judge_and_infer
 
 

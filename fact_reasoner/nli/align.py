@@ -29,11 +29,12 @@ import numpy as np
 
 from ..embeddings import Embedder
 from ..hashing import files_fingerprint
-from .alignment_features import SCALAR_FEATURES, scalar_features, split_sentences, vector_features
+from ..text.sentences import premise_sentences
+from .alignment_features import SCALAR_FEATURES, scalar_features, vector_features
 from .base import LABELS, NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 SHIPPED_ALIGN_MODEL = "nli-align"
 FEATURE_VERSION = "align-features/v2"
@@ -49,7 +50,7 @@ def pair_features(pairs: Sequence[tuple[str, str]], embedder: Embedder, use_vect
 
     All distinct texts (hypotheses and premise sentences) are embedded in one call.
     """
-    sentence_lists = [split_sentences(premise) for premise, _ in pairs]
+    sentence_lists = [premise_sentences(premise) for premise, _ in pairs]
     texts = list(dict.fromkeys([h for _, h in pairs] + [s for ss in sentence_lists for s in ss]))
     vectors = embedder.encode(texts) if texts else np.zeros((0, 0), dtype=np.float32)
     index = {text: i for i, text in enumerate(texts)}

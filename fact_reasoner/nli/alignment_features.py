@@ -79,19 +79,6 @@ _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?|\d+(?:[.,]\d+)*")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _YEAR = re.compile(r"^(1[0-9]\d\d|20\d\d)$")
 _MONTHS = frozenset("january february march april may june july august september october november december".split())
-_SENTENCE_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[])")
-_SENTENCE_TAG = re.compile(r"<s>(.*?)</s>", re.S)
-
-
-def split_sentences(text: str) -> list[str]:
-    """Sentences of a premise: ``<s>…</s>`` marks when present (FActScore), else a regex split
-    after . ! ? before an upper-case letter, digit or quote. Never empty for non-blank text."""
-    if "<s>" in text:
-        tagged = [part.strip() for part in _SENTENCE_TAG.findall(text) if part.strip()]
-        if tagged:
-            return tagged
-    pieces = [piece.strip() for piece in _SENTENCE_SPLIT.split(text) if piece.strip()]
-    return pieces or ([text.strip()] if text.strip() else [])
 
 
 def stem(word: str) -> str:
@@ -240,7 +227,6 @@ __all__ = [
     "negation_count",
     "numbers",
     "scalar_features",
-    "split_sentences",
     "stem",
     "vector_features",
 ]

@@ -43,7 +43,7 @@ How a pair is judged:
    judged sentence by sentence instead — a sentence that opens with a pronoun ("It is 330
    metres tall.") together with the sentence before it — and combined as windows are, except
    that a sentence's contradiction counts only where the sentence speaks about the claim's
-   attribute (:func:`fact_reasoner.frames.same_attribute`; elsewhere its contradiction mass
+   attribute (:func:`fact_reasoner.atoms.frames.same_attribute`; elsewhere its contradiction mass
    counts as neutral): entailment from the best sentence, contradiction only from a sentence
    that can disagree. With ``contradictions`` (the default) only the pairs the whole passage
    calls contradiction are re-judged so (cheap: most pairs are not). Why: judged whole, "The Eiffel
@@ -57,7 +57,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -66,17 +65,17 @@ import numpy as np
 
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
+from ..text.sentences import sentence_spans
 from .base import NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 __all__ = [
     "CrossEncoderNLI",
     "combine_windows",
     "label_names_from_config",
     "make_cross_encoder",
-    "sentence_spans",
     "shipped_model_path",
     "softmax",
 ]
@@ -104,8 +103,6 @@ _LABEL_ALIASES = {
     "refutes": "contradiction",
     "refute": "contradiction",
 }
-
-_SENTENCE_END = re.compile(r"[.!?](?:[\"')\]]*)\s+")
 
 
 def shipped_model_path() -> Path:
@@ -159,18 +156,6 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     scaled = scaled - scaled.max(axis=-1, keepdims=True)
     exp = np.exp(scaled)
     return exp / exp.sum(axis=-1, keepdims=True)
-
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences of ``text`` (split after ``.``, ``!`` or ``?`` and
-    whitespace; FActScore's ``<s>`` marks are treated as plain text)."""
-    spans, start = [], 0
-    for match in _SENTENCE_END.finditer(text):
-        spans.append((start, match.end()))
-        start = match.end()
-    if start < len(text):
-        spans.append((start, len(text)))
-    return [(a, b) for a, b in spans if text[a:b].strip()]
 
 
 class CrossEncoderNLI:
@@ -442,7 +427,7 @@ class CrossEncoderNLI:
         """``(hypothesis, units)`` → combined probabilities: ``e = max e_u``, ``c = max c_u`` over
         the units that speak about the hypothesis's attribute (elsewhere ``c_u`` counts as
         neutral), ``n = min n_u``, renormalised (:func:`combine_windows`)."""
-        from ..frames import SAME_ATTRIBUTE, same_attribute
+        from ..atoms.frames import SAME_ATTRIBUTE, same_attribute
 
         items = [(unit, hypothesis) for hypothesis, units in jobs for unit in units]
         probabilities = iter(self._probabilities(items))
@@ -498,8 +483,8 @@ class _OnnxClassifier:
         graph = folder / "model.onnx"
         self.fingerprint = model_fingerprint(folder)
         if not graph.is_file():
-            from ..config import default_cache_dir
             from ..onnx_bert import build_bert_onnx, load_bert_weights
+            from ..settings.config import default_cache_dir
 
             cache = Path(onnx_dir) if onnx_dir is not None else default_cache_dir() / "onnx"
             graph = cache / f"{self.fingerprint.replace('/', '_')}.classifier.onnx"

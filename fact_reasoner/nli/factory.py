@@ -1,6 +1,6 @@
 """``make_nli(config, llm_factory)``: the NLI backend named by ``config.models.nli``.
 
-The backends are :data:`NLI_BACKENDS` (a :class:`~fact_reasoner.registry.Registry`; installed
+The backends are :data:`NLI_BACKENDS` (a :class:`~fact_reasoner.settings.registry.Registry`; installed
 packages add theirs through the ``fact_reasoner.nli`` entry-point group). Each factory is
 called as ``factory(config, llm_factory)``:
 
@@ -26,7 +26,7 @@ called as ``factory(config, llm_factory)``:
 
 Each backend's own settings (the model folder, the cascade's second judge and band, the LLM
 judge's prompt, calibration and samples) are declared in its registration below
-(:class:`~fact_reasoner.registry.Option`): they join the ``models`` group of the configuration
+(:class:`~fact_reasoner.settings.registry.Option`): they join the ``models`` group of the configuration
 (``config.models.nli_samples``), its flags and its settings.
 """
 
@@ -38,17 +38,17 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..fields import Count, one_of, option
-from ..registry import Extra, Option, Registry, require_extras
+from ..settings.fields import Count, one_of, option
+from ..settings.registry import Extra, Option, Registry, require_extras
 from .base import NLIBackend
 from .cache import CachedNLI
 
 if TYPE_CHECKING:
-    from ..config import PipelineConfig
     from ..llm.base import LLMBackend
+    from ..settings.config import PipelineConfig
 
 #: what ``--nli auto`` uses for pairs that no record relation covers (chosen by measurement:
-#: see the module docstring; it was ``llm`` before the cross-encoder's version 3)
+#: see the module docstring)
 DEFAULT_NLI = "cross-encoder"
 
 #: what the cross-encoder (and so the cascade, which runs it first) imports
@@ -242,11 +242,6 @@ def resolve_nli(name: str) -> str:
     """The backend a model judgement uses for ``name`` (``auto`` → :data:`DEFAULT_NLI`: the
     ``auto`` entry's ``resolves_to``, the one place that choice is made)."""
     return NLI_BACKENDS.resolve(name)
-
-
-def available_nli() -> list[str]:
-    """The values ``--nli`` takes."""
-    return NLI_BACKENDS.available()
 
 
 def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> CachedNLI:

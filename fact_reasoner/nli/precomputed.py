@@ -17,7 +17,7 @@ class PrecomputedNLI:
 
     name = "precomputed"
     #: its relations are data the record supplies, not a judge's output: the graph uses them as
-    #: given (:func:`fact_reasoner.graph.build_graph`, ``supplied``)
+    #: given (:func:`fact_reasoner.graph.build.build_graph`, ``supplied``)
     supplies_relations = True
 
     def __init__(self, relations: Iterable[Relation], texts: Mapping[str, str]):

@@ -1,10 +1,10 @@
 """Assessment pipelines: FactReasoner (the default) and three baselines as their papers define them.
 
 ``--pipeline`` chooses one (:data:`PIPELINES`, the ``pipelines`` kind of
-:mod:`fact_reasoner.registry`):
+:mod:`fact_reasoner.settings.registry`):
 
 - ``factreasoner``: atomize → revise → retrieve → NLI → factor graph → inference
-  (:class:`fact_reasoner.pipeline.FactReasoner`, FR1/FR2/FR3 by ``--version``);
+  (:class:`fact_reasoner.reasoner.FactReasoner`, FR1/FR2/FR3 by ``--version``);
 - ``factscore`` (FActScore, Min et al. 2023): per atom, passages retrieved for it, then
   "True or False?" (:mod:`.factscore`);
 - ``veriscore`` (VeriScore, Song et al. 2024): only *verifiable* claims extracted from the
@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..fields import option
-from ..registry import Option, Registry
+from ..settings.fields import option
+from ..settings.registry import Option, Registry
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
-__all__ = ["BASELINES", "DEFAULT_PIPELINE", "PIPELINES", "available_pipelines", "make_pipeline"]
+__all__ = ["BASELINES", "DEFAULT_PIPELINE", "PIPELINES", "make_pipeline"]
 
 #: the pipeline a configuration runs unless told otherwise
 DEFAULT_PIPELINE = "factreasoner"
@@ -45,7 +45,7 @@ PIPELINES: Registry[Any] = Registry("pipelines", noun="pipeline", entry_point_gr
 
 PIPELINES.register(
     DEFAULT_PIPELINE,
-    "fact_reasoner.pipeline:FactReasoner",
+    "fact_reasoner.reasoner:FactReasoner",
     description="factor graph over atoms and contexts (FR1/FR2/FR3, --version)",
     builtin=True,
 )
@@ -98,15 +98,10 @@ PIPELINES.register(
 )
 
 
-def available_pipelines() -> list[str]:
-    """The ``--pipeline`` names."""
-    return PIPELINES.available()
-
-
 def make_pipeline(config: PipelineConfig | None = None, **stages: Any) -> Any:
-    """The assessor of ``config.pipeline.name`` (a :class:`~fact_reasoner.pipeline.FactReasoner`
+    """The assessor of ``config.pipeline.name`` (a :class:`~fact_reasoner.reasoner.FactReasoner`
     for ``factreasoner``), with ready-made ``stages`` (``llm=``, ``nli=``, ``retriever=`` …)."""
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
     config = config or PipelineConfig()
     return PIPELINES.make(config.pipeline.name, config, **stages)

@@ -34,9 +34,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
+from ..atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, atom_marks
 from ..errors import RecordFailed
-from ..graph import deduplicate_by_text
-from ..grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, atom_marks
+from ..graph.build import deduplicate_by_text
 from ..llm.base import ChatRequest, LLMBackend, LLMError
 from ..nli import NLIBackend, NLIJudgement
 from ..schema import (
@@ -53,8 +53,8 @@ from ..scores import is_supported, predict_label, resolve_k, score_record
 from ..stages import Stages, require_evidence, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import PipelineConfig
     from ..retrieval.base import Retriever
+    from ..settings.config import PipelineConfig
 
 logger = logging.getLogger(__name__)
 
@@ -325,7 +325,7 @@ class BaselinePipeline:
         retriever: Retriever | None = None,
         **stages: Any,
     ) -> None:
-        from ..config import PipelineConfig
+        from ..settings.config import PipelineConfig
 
         self.config = config or PipelineConfig(pipeline=self.name)
         if self.config.pipeline.name != self.name:

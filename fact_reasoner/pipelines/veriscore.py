@@ -114,10 +114,10 @@ class VeriScorePipeline(BaselinePipeline):
     def claims(self, record: InputRecord, timings: dict[str, float]) -> list[Atom]:
         if not self.extracts(record):
             return super().claims(record, timings)
-        from ..atomizer import split_sentences
         from ..errors import RecordFailed
+        from ..text.sentences import response_sentences
 
-        sentences = split_sentences(record.output)
+        sentences = response_sentences(record.output)
         texts: list[str] = []
         with timed(timings, "extract"):
             for index in range(len(sentences)):

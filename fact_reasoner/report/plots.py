@@ -1,7 +1,7 @@
 """Plots of agreement with gold labels (matplotlib, Agg backend), each as PNG bytes.
 
 - reliability diagram: per assessor, acc(B_b) against conf(B_b) over the equal-width bins of
-  :func:`fact_reasoner.scores.reliability_bins`, with the ECE of the table in the legend;
+  :func:`fact_reasoner.measures.reliability_bins`, with the ECE of the table in the legend;
 - predicted vs gold factual precision over the gold-labelled atoms, one point per response,
   with the MAE of the table in the legend;
 - distributions of the atom posteriors P(a_i) by gold label.
@@ -13,7 +13,8 @@ import io
 import math
 from typing import Any
 
-from ..scores import GoldAtoms, reliability_bins, summarize_rows
+from ..measures import reliability_bins
+from ..scores import GoldAtoms, summarize_rows
 
 
 def _pyplot():

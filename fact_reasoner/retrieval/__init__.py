@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..registry import Extra
+from ..settings.registry import Extra
 from .base import (
     RETRIEVERS,
     RetrievalError,
@@ -36,7 +36,7 @@ from .options import GOOGLE_OPTIONS, STORE_OPTIONS, WIKIPEDIA_OPTIONS
 from .records import RetrievedContexts, atom_context_id, question_context_id, retrieve_for_record
 
 if TYPE_CHECKING:
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 DEFAULT_COLLECTION = "default"
 CACHE_FILE_NAME = "retrieval.sqlite"

@@ -17,8 +17,8 @@ an ``identity`` string (used as the cache key: change it when the underlying ind
 then make it reachable in one of three ways:
 
 1. ``register_retriever("mysearch", factory)`` in your code, where ``factory(config)`` builds it
-   from a :class:`~fact_reasoner.config.PipelineConfig`; then ``--service-type mysearch``
-   (:data:`RETRIEVERS` is the registry, a :class:`~fact_reasoner.registry.Registry`);
+   from a :class:`~fact_reasoner.settings.config.PipelineConfig`; then ``--service-type mysearch``
+   (:data:`RETRIEVERS` is the registry, a :class:`~fact_reasoner.settings.registry.Registry`);
 2. an entry point in the group ``fact_reasoner.retrievers`` named ``mysearch`` that points to
    such a factory (for an installed plug-in package);
 3. ``--service-type mypackage.mymodule:factory`` (a ``module:callable`` path).
@@ -37,11 +37,11 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from pydantic import BaseModel, Field
 
 from ..errors import FactReasonerError
-from ..registry import Registry, UnknownName
 from ..schema import Context
+from ..settings.registry import Registry, UnknownName
 
 if TYPE_CHECKING:
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 
 class RetrievalError(FactReasonerError, RuntimeError):
@@ -136,7 +136,7 @@ def builtin_services() -> tuple[str, ...]:
 def register_retriever(name: str, factory: RetrieverFactory, **metadata: Any) -> None:
     """Make ``--service-type name`` build a retriever with ``factory(config)``.
 
-    ``metadata`` is passed on to :meth:`~fact_reasoner.registry.Registry.register`
+    ``metadata`` is passed on to :meth:`~fact_reasoner.settings.registry.Registry.register`
     (``description``, ``extras`` …)."""
     if name in builtin_services():
         raise ValueError(f"{name!r} is a built-in service type; pick another name")
@@ -148,10 +148,3 @@ def available_retrievers() -> list[str]:
     or by installed packages)."""
     builtin = builtin_services()
     return list(builtin) + sorted(set(RETRIEVERS.available()) - set(builtin))
-
-
-def resolve_factory(service_type: str) -> RetrieverFactory:
-    """The factory of ``service_type``: a registered name or a ``module:callable`` path (the
-    registry's loader; :class:`UnknownService` for neither). Kept for callers of this module:
-    :func:`~fact_reasoner.retrieval.make_retriever` builds every retriever through the registry."""
-    return RETRIEVERS.factory(service_type)

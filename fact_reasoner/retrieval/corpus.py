@@ -33,6 +33,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import RecordError, read_json_values
+from ..text.sentences import passage_sentences
 
 
 class CorpusError(InputError):
@@ -186,70 +187,6 @@ def read_documents(paths: Iterable[str | Path]) -> Iterator[Document | RecordErr
 
 # ---------------------------------------------------------------- chunking
 
-# Abbreviations that end in a full stop without ending a sentence (a short, safe list).
-_ABBREVIATIONS = {
-    "mr",
-    "mrs",
-    "ms",
-    "dr",
-    "prof",
-    "sr",
-    "jr",
-    "st",
-    "vs",
-    "etc",
-    "e.g",
-    "i.e",
-    "inc",
-    "ltd",
-    "co",
-    "corp",
-    "no",
-    "fig",
-    "jan",
-    "feb",
-    "mar",
-    "apr",
-    "jun",
-    "jul",
-    "aug",
-    "sep",
-    "sept",
-    "oct",
-    "nov",
-    "dec",
-    "gen",
-    "col",
-    "lt",
-    "sgt",
-    "rev",
-    "mt",
-    "u.s",
-    "u.k",
-}
-_SENTENCE_END = re.compile(r"(?<=[.!?])[\"'”’)\]]*\s+(?=[\"'“‘(\[]?[A-Z0-9])")
-
-
-def split_sentences(paragraph: str) -> list[str]:
-    """Split a paragraph into sentences with a rule-based splitter (fast, deterministic).
-
-    A break is made after ``.``, ``!`` or ``?`` followed by space and a capital or digit,
-    unless the word before is a known abbreviation or a single initial ("J. R. R. Tolkien").
-    """
-    sentences: list[str] = []
-    start = 0
-    for match in _SENTENCE_END.finditer(paragraph):
-        candidate = paragraph[start : match.start()].rstrip()
-        last_word = candidate.rsplit(None, 1)[-1].rstrip(".!?\"'”’)]").lower() if candidate else ""
-        if last_word in _ABBREVIATIONS or (len(last_word) == 1 and last_word.isalpha()):
-            continue
-        sentences.append(paragraph[start : match.end()].strip())
-        start = match.end()
-    tail = paragraph[start:].strip()
-    if tail:
-        sentences.append(tail)
-    return [s for s in sentences if s]
-
 
 def _units(text: str) -> list[tuple[str, bool]]:
     """(sentence, starts_paragraph) pairs; ``<s>`` markers, when present, define sentences."""
@@ -257,7 +194,7 @@ def _units(text: str) -> list[tuple[str, bool]]:
     if "<s>" in text:
         paragraphs = [[clean_text(s) for s in re.split(r"</s>\s*<s>|</?s>", text) if clean_text(s)]]
     else:
-        paragraphs = [split_sentences(p) for p in re.split(r"\n\s*\n", clean_text(text)) if p.strip()]
+        paragraphs = [passage_sentences(p) for p in re.split(r"\n\s*\n", clean_text(text)) if p.strip()]
     for sentences in paragraphs:
         for index, sentence in enumerate(sentences):
             units.append((" ".join(sentence.split()), index == 0))

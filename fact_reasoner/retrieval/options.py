@@ -9,8 +9,8 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..fields import MAX_COUNT, CountOrZero, Seconds, Threads, option
-from ..registry import Option
+from ..settings.fields import MAX_COUNT, CountOrZero, Seconds, Threads, option
+from ..settings.registry import Option
 
 __all__ = ["DEFAULT_SEARCH_URL", "DEFAULT_WIKIPEDIA_URL", "GOOGLE_OPTIONS", "STORE_OPTIONS", "WIKIPEDIA_OPTIONS"]
 

@@ -44,7 +44,7 @@ from .http import HTTPFailure, Page, WebClient, WebSettings
 from .options import DEFAULT_SEARCH_URL
 
 if TYPE_CHECKING:
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
     from .cache import RetrievalCache
 
 logger = logging.getLogger(__name__)

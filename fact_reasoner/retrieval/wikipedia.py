@@ -34,7 +34,7 @@ from .options import DEFAULT_WIKIPEDIA_URL
 from .web import Candidate, ResponseStore, WebService, cut_passages, rank, web_settings
 
 if TYPE_CHECKING:
-    from ..config import PipelineConfig
+    from ..settings.config import PipelineConfig
 
 _MARKUP = re.compile(r"<[^>]+>")
 

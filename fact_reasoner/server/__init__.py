@@ -4,6 +4,7 @@
   job (:class:`~fact_reasoner.runner.RecordService`);
 - :mod:`.batching`: the NLI pairs of concurrent requests judged together;
 - :mod:`.settings`: which settings a request may change (derived from the settings model);
+- :mod:`.options`: how requests are admitted, limited and batched (the ``serve`` flags' defaults);
 - :mod:`.app`: the FastAPI application (endpoints, limits, auth, deadlines, draining);
 - :mod:`.run`: uvicorn, and what SIGTERM does.
 

@@ -39,7 +39,6 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
-from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
@@ -50,9 +49,10 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import FactReasonerError
+from .options import ServerOptions
 from .service import ApiError, AssessmentService
 
-__all__ = ["ServerOptions", "WorkerPool", "create_app"]
+__all__ = ["WorkerPool", "create_app"]
 
 log = logging.getLogger(__name__)
 
@@ -60,21 +60,6 @@ log = logging.getLogger(__name__)
 #: the API's description (Swagger UI's "Authorize" takes the key for its calls)
 OPEN_PATHS = ("/healthz", "/", "/favicon.ico", "/docs", "/openapi.json")
 OPEN_PREFIXES = ("/static/", "/docs-assets/")
-
-
-@dataclass(frozen=True)
-class ServerOptions:
-    """How the server admits and guards requests (the ``serve`` command's flags)."""
-
-    api_key: str | None = None
-    cors_origins: tuple[str, ...] = ()
-    max_body_bytes: int = 1_000_000
-    workers: int = 4
-    queue_size: int = 16
-    deadline_seconds: float = 60.0
-    drain_seconds: float = 30.0
-    #: shown by ``/v1/info``
-    extra_info: dict[str, Any] = field(default_factory=dict)
 
 
 class WorkerPool:

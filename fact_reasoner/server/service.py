@@ -5,7 +5,7 @@ model behind a :class:`~fact_reasoner.server.batching.MicroBatchNLI`), the infer
 and — only when a request needs one — the language model, the atomizer, the reviser, the
 retriever and the sentence embedder. For each request it builds the same job the command line
 builds (:class:`~fact_reasoner.runner.AssessDataset` for ``fact-reasoner``,
-:class:`~fact_reasoner.commands.ragas.RagasDataset` for ``fact-reasoner ragas``) around those
+:class:`~fact_reasoner.runner.jobs.RagasDataset` for ``fact-reasoner ragas``) around those
 shared stages and asks :class:`~fact_reasoner.runner.RecordService` for the row: the row a
 dataset run writes for a one-line input file holding the request's body, with the same
 ``record_key`` / ``sample_key`` and ``source_line`` 1.
@@ -24,24 +24,24 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from .. import runner
-from ..config import PipelineConfig
 from ..errors import FactReasonerError, NoEvidence, RecordFailed, SetupError
 from ..io import NumberedRecord, describe_validation_error, numbered_keys
 from ..nli.base import describe_judge
 from ..nli.cache import CachedNLI
+from ..settings.config import PipelineConfig
 from ..stages import Stages
 from ..version import __version__
 from .batching import MicroBatchNLI
+from .options import BATCH_WAIT_SECONDS, Limits
 from .settings import RequestSetting, UnsafeSetting, apply_request_settings, request_settings
 
-__all__ = ["ApiError", "AssessmentService", "Limits"]
+__all__ = ["ApiError", "AssessmentService"]
 
 log = logging.getLogger(__name__)
 
@@ -67,14 +67,6 @@ class ApiError(FactReasonerError):
     def body(self) -> dict[str, Any]:
         """The one shape of every error the server answers."""
         return {"error": {"status": self.status, "code": self.code, "message": self.message, **self.fields}}
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What one request may ask for (larger records get 422 naming the limit)."""
-
-    max_atoms: int = 200
-    max_contexts: int = 100
 
 
 # -- shared stages, and which stage failed ---------------------------------------------------------
@@ -179,7 +171,7 @@ class AssessmentService:
         limits: Limits = Limits(),
         *,
         nli_backend: Any = None,
-        batch_wait_seconds: float = 0.005,
+        batch_wait_seconds: float = BATCH_WAIT_SECONDS,
         batch_max_pairs: int = 512,
         ragas_atomizer: str = "auto",
     ) -> None:
@@ -316,8 +308,8 @@ class AssessmentService:
     def ragas_metrics(self, names: str | None) -> list[Any]:
         """The metrics a request names (comma-separated; default: the command's), with the
         command's default options."""
-        from ..commands.ragas import DEFAULT_METRICS
-        from ..metrics.evaluation import make_metric
+        from ..metrics.base import make_metric
+        from ..runner.jobs import DEFAULT_METRICS
 
         wanted = [n.strip() for n in (names or DEFAULT_METRICS).split(",") if n.strip()]
         if not wanted:
@@ -352,8 +344,8 @@ class AssessmentService:
     def ragas(self, item: Any, metrics: list[Any], values: Mapping[str, Any]) -> dict[str, Any]:
         """The row of ``fact-reasoner ragas --input-file`` for a one-line file holding the sample.
         Runs on a worker thread."""
-        from ..commands.ragas import RagasDataset
         from ..metrics.context import MetricContext
+        from ..runner.jobs import RagasDataset
 
         config = self.settings_for(values, self.ragas_settings, version=2)
         lent = self._lent_stages()
@@ -418,7 +410,7 @@ class AssessmentService:
 
 
 def _dest(name: str, field: Any) -> str:
-    from ..config import field_dest
+    from ..settings.fields import field_dest
 
     return field_dest(name, field)
 

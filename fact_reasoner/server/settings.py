@@ -30,11 +30,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..cli_options import ConfigFlag, config_flags
-from ..cli_options import _scalar_types as _members  # the member types of a setting's annotation
-from ..config import PipelineConfig, affects_results, group_model
 from ..errors import SettingsError
-from ..fields import describe_problem
+from ..settings.cli_options import ConfigFlag, config_flags
+from ..settings.cli_options import _scalar_types as _members  # the member types of a setting's annotation
+from ..settings.config import PipelineConfig, group_model
+from ..settings.fields import affects_results, describe_problem
 
 __all__ = [
     "BUILT_ONCE",
@@ -133,7 +133,7 @@ def setting_type(flag: ConfigFlag) -> str | None:
 def setting_choices(flag: ConfigFlag) -> tuple[Any, ...] | None:
     """The words a closed setting takes: its ``Literal``'s, or its registry's names."""
     if flag.registry and flag.closed:
-        from ..registry import registry
+        from ..settings.registry import registry
 
         return tuple(registry(flag.registry).available())
     return _choices(flag.annotation)

@@ -20,7 +20,8 @@ from pathlib import Path
 import pytest
 
 from fact_reasoner.cli import main
-from tests.helpers import REPO_ROOT, require_extra
+from scripts.measure_interrupt import marked_records
+from tests.helpers import REPO_ROOT, HeldCall, require_extra
 
 ROOT = REPO_ROOT
 EXAMPLE = ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
@@ -166,8 +167,8 @@ def test_workers_import_a_checkout_first_and_an_installed_package_as_installed(m
 
 def test_workers_get_the_variables_settings_fall_back_to_but_no_api_key(monkeypatch):
     require_extra("distributed")
-    from fact_reasoner.config import ExecutionOptions
     from fact_reasoner.executors.ray_executor import RayExecutor
+    from fact_reasoner.settings.config import ExecutionOptions
 
     monkeypatch.setenv("FACT_REASONER_BASE_URL", "http://llm:8000/v1")
     monkeypatch.setenv("FACT_REASONER_MODEL", "my-model")
@@ -304,11 +305,11 @@ def test_a_record_that_fails_stays_a_failed_record(ray_instance, tmp_path):
 
 
 def test_a_worker_killed_mid_run_loses_no_record_and_repeats_none(ray_instance, tmp_path, caplog):
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.executors import LocalExecutor
     from fact_reasoner.executors.ray_executor import RayExecutor
     from fact_reasoner.io import read_records
     from fact_reasoner.runner import AssessJob
+    from fact_reasoner.settings.config import PipelineConfig
 
     caplog.set_level(logging.WARNING, logger="fact_reasoner.executors")
     items = list(read_records(write_jsonl(tmp_path / "in.jsonl", copies(120))))
@@ -342,7 +343,7 @@ def test_workers_of_a_local_instance_run_at_the_drivers_priority(tmp_path):
     script.write_text(
         "import os\n"
         "from fact_reasoner.runner import AssessJob\n"
-        "from fact_reasoner.config import PipelineConfig\n"
+        "from fact_reasoner.settings.config import PipelineConfig\n"
         "from fact_reasoner.executors.ray_executor import RayExecutor\n"
         "config = PipelineConfig(executor='ray', workers=1)\n"
         "with RayExecutor(config.execution) as executor:\n"
@@ -356,67 +357,87 @@ def test_workers_of_a_local_instance_run_at_the_drivers_priority(tmp_path):
     assert done.stdout.split("\n")[-2] == f"[{os.getpriority(os.PRIO_PROCESS, 0)}] None"
 
 
-def _driver(tmp_path: Path, n: int) -> tuple[list[str], Path]:
-    source = write_jsonl(tmp_path / "many.jsonl", copies(n))
+def _held_driver(tmp_path: Path, n: int, base_url: str) -> tuple[list[str], Path]:
+    """A Ray run of ``n`` marked records whose judge is the scripted server at ``base_url``."""
+    source = marked_records(tmp_path / "many.jsonl", n)
     command = [sys.executable, "-m", "fact_reasoner", "--input-file", str(source), "--output-dir", str(tmp_path)]
     command += ["--engine", "brute-force", "--executor", "ray", "--workers", "2", "--batch-size", "2"]
+    command += ["--nli", "llm", "--backend", "openai", "--model", "m", "--base-url", base_url]
+    command += ["--llm-retries", "0", "--llm-timeout", "600", "--no-cache"]
     return command, tmp_path / "many.fr3.jsonl"
 
 
-def _wait_for_output(out: Path, process: subprocess.Popen, size: int = 4000) -> None:
+def _wait_held_with_rows(held: HeldCall, out: Path, process: subprocess.Popen) -> None:
+    """Until the judge holds the marked call and the output has a whole row (the held record's
+    batch can never finish, so the run cannot end before the signal)."""
+    assert held.holding.wait(240), "the run never reached the held call"
     deadline = time.time() + 240
-    while time.time() < deadline and process.poll() is None and (not out.exists() or out.stat().st_size < size):
+    while time.time() < deadline and process.poll() is None and not complete_lines(out):
         time.sleep(0.1)
 
 
 def test_a_driver_killed_with_sigkill_leaves_an_output_the_next_run_resumes(tmp_path):
     require_extra("distributed")
-    command, out = _driver(tmp_path, 300)
-    driver = subprocess.Popen([*command, "--quiet"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    _wait_for_output(out, driver)
-    started = descendants(driver.pid)  # the local Ray instance and its workers
-    actors = [p for p in started if "RecordWorker" in command_line(p)]
-    driver.kill()
-    driver.communicate(timeout=60)
-    try:
-        if driver.returncode == 0:
-            pytest.skip("the run finished before it could be killed")
-        assert actors
-        assert wait_until_gone(actors, 60) == []  # the workers went with the driver
-        kept = complete_lines(out)
-        assert 0 < len(kept) < 300
-    finally:
-        stop_leftovers(started)  # Ray's agents otherwise linger a minute or two
-    resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    require_extra("llm")
+    from fact_reasoner.llm.testing import ScriptedServer
+
+    held = HeldCall("(record 20)")  # its batch is in flight when the driver is killed
+    with ScriptedServer([held]) as server:
+        command, out = _held_driver(tmp_path, 40, server.base_url)
+        driver = subprocess.Popen([*command, "--quiet"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        started: list[int] = []
+        try:
+            _wait_held_with_rows(held, out, driver)
+            started = descendants(driver.pid)  # the local Ray instance and its workers
+            actors = [p for p in started if "RecordWorker" in command_line(p)]
+            driver.kill()
+            driver.communicate(timeout=60)
+            assert driver.returncode == -signal.SIGKILL
+            assert actors
+            assert wait_until_gone(actors, 60) == []  # the workers went with the driver
+            kept = complete_lines(out)
+            assert 0 < len(kept) < 40
+        finally:
+            held.released.set()
+            if driver.poll() is None:
+                driver.kill()
+            stop_leftovers(started)  # Ray's agents otherwise linger a minute or two
+        resumed = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     assert f"resuming: {len(kept)} record(s) already in" in resumed.stderr
     final = read_jsonl(out)
-    assert len(final) == 300 and len({r["record_key"] for r in final}) == 300
+    assert len(final) == 40 and len({r["record_key"] for r in final}) == 40
     assert [r["record_key"] for r in final[: len(kept)]] == [r["record_key"] for r in kept]
 
 
 def test_ctrl_c_on_the_driver_stops_the_workers_and_keeps_a_resumable_output(tmp_path):
     require_extra("distributed")
-    command, out = _driver(tmp_path, 300)
-    driver = subprocess.Popen([*command, "--quiet"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
-    _wait_for_output(out, driver)
-    started = descendants(driver.pid)
-    actors = [p for p in started if "RecordWorker" in command_line(p)]
-    driver.send_signal(signal.SIGINT)
-    _, err = driver.communicate(timeout=120)
-    try:
-        if driver.returncode == 0:
-            pytest.skip("the run finished before it could be interrupted")
-        assert driver.returncode == 130, err
-        assert "rerun to resume" in err
-        assert actors and wait_until_gone(actors, 30) == []  # no work goes on after Ctrl-C
-        kept = read_jsonl(out)  # every line whole
-        assert 0 < len(kept) < 300
-        summary = json.loads(out.with_suffix(".summary.json").read_text())
-        assert summary["interrupted"] is True and summary["executor"] == "ray"
-    finally:
-        stop_leftovers(started)
-    resumed = subprocess.run([*command, "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    require_extra("llm")
+    from fact_reasoner.llm.testing import ScriptedServer
+
+    held = HeldCall("(record 20)")  # its batch is in flight when Ctrl-C comes
+    with ScriptedServer([held]) as server:
+        command, out = _held_driver(tmp_path, 40, server.base_url)
+        driver = subprocess.Popen([*command, "--quiet"], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+        started: list[int] = []
+        try:
+            _wait_held_with_rows(held, out, driver)
+            started = descendants(driver.pid)
+            actors = [p for p in started if "RecordWorker" in command_line(p)]
+            err = held.interrupt(driver)
+            assert driver.returncode == 130, err
+            assert "rerun to resume" in err
+            assert actors and wait_until_gone(actors, 30) == []  # no work goes on after Ctrl-C
+            kept = read_jsonl(out)  # every line whole
+            assert 0 < len(kept) < 40
+            summary = json.loads(out.with_suffix(".summary.json").read_text())
+            assert summary["interrupted"] is True and summary["executor"] == "ray"
+        finally:
+            held.released.set()
+            if driver.poll() is None:
+                driver.kill()
+            stop_leftovers(started)
+        resumed = subprocess.run([*command, "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     final = read_jsonl(out)
-    assert len(final) == 300 and len({r["record_key"] for r in final}) == 300
+    assert len(final) == 40 and len({r["record_key"] for r in final}) == 40

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
+from experiments import behaviour
 from experiments.nli_training.behaviour_table import table
-from fact_reasoner.nli import behaviour
-from tests.nli.test_behaviour import needs_shipped
+from tests.experiments.test_behaviour import needs_shipped
 
 
 @needs_shipped

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from experiments import eval_rag_metrics
-from tests.nli.test_behaviour import needs_shipped
+from tests.experiments.test_behaviour import needs_shipped
 
 
 @needs_shipped

@@ -22,9 +22,9 @@ pytest.importorskip("transformers")
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
+from experiments import behaviour  # noqa: E402
 from experiments.nli_training import bundle, gpu_train  # noqa: E402
 from experiments.nli_training.from_onnx import bert_from_shipped, read_initializers  # noqa: E402
-from fact_reasoner.nli import behaviour  # noqa: E402
 from tests.helpers import REPO_ROOT  # noqa: E402
 from tests.nli.test_cross_encoder import _build_tiny_model  # noqa: E402
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from experiments import graph_variants, same_attribute_suite
-from fact_reasoner.nli.behaviour import Item, ItemResult
+from experiments.behaviour import Item, ItemResult
 from fact_reasoner.schema import InputRecord
 from tests.helpers import REPO_ROOT
 

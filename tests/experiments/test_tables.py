@@ -7,7 +7,7 @@ import math
 import pytest
 
 from experiments import baselines
-from fact_reasoner import scores
+from fact_reasoner import measures, scores
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
 from fact_reasoner.report import plots, rows, tables
 from fact_reasoner.schema import InputRecord, Relation, RelationType
@@ -22,21 +22,21 @@ def test_ece_by_hand() -> None:
     p = [0.15, 0.15, 0.85, 0.85, 1.0]
     y = [False, False, True, False, True]
     expected = 2 / 5 * 0.15 + 2 / 5 * abs(0.5 - 0.85) + 1 / 5 * 0.0
-    assert scores.expected_calibration_error(y, p) == pytest.approx(expected)
-    assert scores.bin_index(1.0) == 9 and scores.bin_index(0.0) == 0 and scores.bin_index(0.1) == 1
-    bins = scores.reliability_bins(y, p)
+    assert measures.expected_calibration_error(y, p) == pytest.approx(expected)
+    assert measures.bin_index(1.0) == 9 and measures.bin_index(0.0) == 0 and measures.bin_index(0.1) == 1
+    bins = measures.reliability_bins(y, p)
     assert [b.count for b in bins] == [0, 2, 0, 0, 0, 0, 0, 0, 2, 1]
-    assert math.isnan(scores.expected_calibration_error([], []))
+    assert math.isnan(measures.expected_calibration_error([], []))
 
 
 def test_mae_and_brier_by_hand() -> None:
     # scikit-learn's order and names: (y_true, y_pred) / (y_true, y_prob)
-    assert scores.mean_absolute_error(y_true=[0.75, 0.5], y_pred=[0.5, 1.0]) == pytest.approx((0.25 + 0.5) / 2)
-    assert scores.brier_score(y_true=[True, False], y_prob=[0.8, 0.3]) == pytest.approx((0.04 + 0.09) / 2)
+    assert measures.mean_absolute_error(y_true=[0.75, 0.5], y_pred=[0.5, 1.0]) == pytest.approx((0.25 + 0.5) / 2)
+    assert measures.brier_score(y_true=[True, False], y_prob=[0.8, 0.3]) == pytest.approx((0.04 + 0.09) / 2)
     # ECE is not symmetric: probabilities are binned, truths averaged
-    assert scores.expected_calibration_error(y_true=[True, False], y_prob=[0.95, 0.95]) == pytest.approx(0.45)
+    assert measures.expected_calibration_error(y_true=[True, False], y_prob=[0.95, 0.95]) == pytest.approx(0.45)
     with pytest.raises(ValueError):
-        scores.expected_calibration_error(y_true=[0.95, 0.95], y_prob=[True, 2.0])
+        measures.expected_calibration_error(y_true=[0.95, 0.95], y_prob=[True, 2.0])
 
 
 def _row(assessor: str, atoms: list[tuple[str, float]], tier: str = "rare", k: int = 3) -> dict:

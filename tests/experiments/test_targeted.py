@@ -13,10 +13,10 @@ import sys
 import numpy as np
 import pytest
 
+from experiments import behaviour
+from experiments.behaviour import CAPABILITIES, Item
 from experiments.nli_training import targeted
 from experiments.nli_training.mix import normalise
-from fact_reasoner.nli import behaviour
-from fact_reasoner.nli.behaviour import CAPABILITIES, Item
 from tests.helpers import REPO_ROOT
 
 FACTSCORE = REPO_ROOT.parent / "shared" / "data" / "factscore_bios_dev"

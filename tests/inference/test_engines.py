@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from fact_reasoner.graph import FactorGraph
+from fact_reasoner.graph.factor_graph import FactorGraph
 from fact_reasoner.inference import InferenceError, brute_force_marginals, make_engine
 from fact_reasoner.inference.native import (
     IsingModel,

@@ -11,12 +11,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fact_reasoner.coherence import plan_atom_pairs
-from fact_reasoner.graph import FactorGraph, GraphOptions, build_graph, plan_graph
+from fact_reasoner.graph.build import build_graph, plan_graph
+from fact_reasoner.graph.coherence_pairs import plan_atom_pairs
+from fact_reasoner.graph.factor_graph import FactorGraph
 from fact_reasoner.inference import InferenceError, brute_force_marginals, make_engine
 from fact_reasoner.inference.native import NativeEngine, vertex_cover
 from fact_reasoner.inference.native.ising import ising_model
 from fact_reasoner.schema import Relation
+from fact_reasoner.settings.graph_options import GraphOptions
 from fact_reasoner.synthetic import random_input
 
 

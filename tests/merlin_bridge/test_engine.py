@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fact_reasoner.graph import FactorGraph
+from fact_reasoner.graph.factor_graph import FactorGraph
 from fact_reasoner.inference import InferenceError, brute_force_marginals, make_engine
 from fact_reasoner.synthetic import paper_example_1, random_graph
 from merlin_bridge import (

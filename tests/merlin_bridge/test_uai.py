@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from fact_reasoner.graph import FactorGraph
+from fact_reasoner.graph.factor_graph import FactorGraph
 from fact_reasoner.inference import brute_force_marginals
 from fact_reasoner.synthetic import paper_example_1, random_graph
 from merlin_bridge.uai import (

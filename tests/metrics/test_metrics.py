@@ -13,7 +13,6 @@ import math
 import pytest
 
 from fact_reasoner.cache import ModelCache
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.inference import make_engine
 from fact_reasoner.metrics import (
     AnswerClassification,
@@ -37,6 +36,7 @@ from fact_reasoner.metrics import (
 from fact_reasoner.metrics.atoms import AtomStore
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
 from fact_reasoner.schema import Relation
+from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT
 
 DATA = REPO_ROOT.parent / "shared" / "data"

@@ -146,8 +146,8 @@ def test_a_missing_llm_extra_is_caught_at_start_up(tmp_path, monkeypatch, capsys
 
 def test_a_metric_extra_declared_on_its_registry_entry_is_checked_at_start_up(tmp_path, monkeypatch, capsys):
     """BERTScore's package is its METRICS entry's extra (no list of its own in the preflight)."""
-    from fact_reasoner.metrics.evaluation import METRICS
-    from fact_reasoner.registry import Extra
+    from fact_reasoner.metrics.catalog import METRICS
+    from fact_reasoner.settings.registry import Extra
 
     entry = METRICS.entry("bert_score")
     assert [(e.module, e.extra) for e in entry.extras] == [("bert_score", "bertscore")]
@@ -165,7 +165,7 @@ def test_a_metric_extra_declared_on_its_registry_entry_is_checked_at_start_up(tm
 
 def test_a_metric_entry_start_up_check_runs_before_any_sample(tmp_path, monkeypatch, capsys):
     from fact_reasoner.errors import SetupError
-    from fact_reasoner.metrics.evaluation import METRICS
+    from fact_reasoner.metrics.catalog import METRICS
 
     def refuse(config):
         raise SetupError(f"context_precision cannot run with --engine {config.engine.name}")
@@ -179,8 +179,8 @@ def test_a_metric_entry_start_up_check_runs_before_any_sample(tmp_path, monkeypa
 
 def test_answer_relevance_by_rubric_does_not_need_the_embedder(tmp_path, monkeypatch):
     """The embedder's extras on answer_relevance's entry are checked only when it embeds."""
+    from fact_reasoner.errors import StageUnavailable
     from fact_reasoner.metrics import make_metric
-    from fact_reasoner.stages import StageUnavailable
 
     monkeypatch.setitem(sys.modules, "onnxruntime", None)  # the embedder's package, missing
     context = MetricContext(atomizer=SentenceAtomizer(), nli=PrecomputedNLI([], {}), llm=object(), atom_cache=None)

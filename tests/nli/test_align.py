@@ -23,7 +23,6 @@ from fact_reasoner.nli.alignment_features import (
     negation_count,
     numbers,
     scalar_features,
-    split_sentences,
     stem,
     vector_features,
 )
@@ -32,17 +31,6 @@ from fact_reasoner.nli.alignment_features import (
 def unit(v):
     v = np.asarray(v, dtype=np.float32)
     return v / np.linalg.norm(v)
-
-
-def test_sentences_from_tags_and_from_punctuation():
-    assert split_sentences("<s>One two.</s><s> Three.</s>") == ["One two.", "Three."]
-    assert split_sentences('He won in 1990. "Later" he left! 2001 was next.') == [
-        "He won in 1990.",
-        '"Later" he left!',
-        "2001 was next.",
-    ]
-    assert split_sentences("no end mark") == ["no end mark"]
-    assert split_sentences("   ") == []
 
 
 def test_lexical_helpers():

@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 from fact_reasoner.cache import ModelCache
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.nli import NLIJudgement, PrecomputedNLI
 from fact_reasoner.nli.cache import CachedNLI
 from fact_reasoner.schema import InputRecord, RelationType
+from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"

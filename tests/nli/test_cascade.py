@@ -91,9 +91,9 @@ def test_identity_names_both_judges_and_the_band():
 
 def test_real_cascade_of_the_shipped_cross_encoder_and_align():
     pytest.importorskip("onnxruntime")
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.nli.align import make_align
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from fact_reasoner.settings.config import PipelineConfig
 
     fast = CrossEncoderNLI()
     try:
@@ -119,11 +119,12 @@ def test_real_cascade_of_the_shipped_cross_encoder_and_align():
 
 def test_cascade_from_the_config_and_its_start_up_check():
     pytest.importorskip("onnxruntime")
-    from fact_reasoner.config import PipelineConfig
+    from fact_reasoner.errors import StageUnavailable
     from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
     from fact_reasoner.nli.factory import NLI_BACKENDS, make_model_nli
-    from fact_reasoner.registry import Extra
-    from fact_reasoner.stages import Stages, StageUnavailable
+    from fact_reasoner.settings.config import PipelineConfig
+    from fact_reasoner.settings.registry import Extra
+    from fact_reasoner.stages import Stages
 
     config = PipelineConfig(models={"nli": "cascade", "nli_cascade_second": "align", "nli_cascade_band": 0.25})
     backend = make_model_nli(config)

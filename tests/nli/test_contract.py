@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.nli.base import LABELS, NLIBackend, NLIJudgement
 from fact_reasoner.nli.factory import NLI_BACKENDS, make_model_nli
 from fact_reasoner.nli.precomputed import PrecomputedNLI
 from fact_reasoner.schema import Relation, RelationType
+from fact_reasoner.settings.config import PipelineConfig
 
 PAIRS = [
     ("Marie Curie won the Nobel Prize in Physics in 1903.", "Marie Curie won a Nobel Prize."),

@@ -13,13 +13,13 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 from fact_reasoner.cache import ModelCache  # noqa: E402
-from fact_reasoner.config import PipelineConfig  # noqa: E402
 from fact_reasoner.nli.cross_encoder import (  # noqa: E402
     CrossEncoderNLI,
     combine_windows,
     label_names_from_config,
     make_cross_encoder,
 )
+from fact_reasoner.settings.config import PipelineConfig  # noqa: E402
 
 WORDS = (
     "the a cat dog sat on mat was born in paris london is an actor singer he she it and of "

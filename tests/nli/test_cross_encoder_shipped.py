@@ -8,8 +8,8 @@ import json
 import pytest
 
 from fact_reasoner.nli.cross_encoder import shipped_model_path
-from tests.core.test_lean_install import _run_without_torch
 from tests.helpers import require_extra
+from tests.project.test_lean_install import _run_without_torch
 
 pytestmark = pytest.mark.skipif(
     not (shipped_model_path() / "model.onnx").is_file(), reason="the shipped NLI model is not in this checkout"

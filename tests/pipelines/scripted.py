@@ -7,8 +7,8 @@ import json
 import socket
 from typing import Any
 
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.schema import InputRecord
+from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT
 
 EXAMPLES = REPO_ROOT / "fact_reasoner" / "examples"

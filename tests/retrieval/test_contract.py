@@ -21,11 +21,11 @@ import pytest
 
 pytest.importorskip("bm25s")
 
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.retrieval import RETRIEVERS, RetrievedContext, Retriever, make_uncached_retriever
 from fact_reasoner.retrieval.retrievers import SuppliedRetriever
 from fact_reasoner.retrieval.store import build_index
 from fact_reasoner.schema import Context
+from fact_reasoner.settings.config import PipelineConfig
 
 DOCS = [
     ("Marie Curie", "Marie Curie was a Polish physicist and chemist. She won the Nobel Prize in Physics in 1903."),

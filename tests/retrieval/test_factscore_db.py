@@ -16,7 +16,7 @@ require_extra("retrieval")
 
 from fact_reasoner import PipelineConfig
 from fact_reasoner.cli import main
-from fact_reasoner.errors import RecordFailed
+from fact_reasoner.errors import RecordFailed, StageUnavailable
 from fact_reasoner.retrieval import make_retriever, retrieve_for_record
 from fact_reasoner.retrieval.factscore_db import (
     SPECIAL_SEPARATOR,
@@ -26,7 +26,7 @@ from fact_reasoner.retrieval.factscore_db import (
     split_passages,
 )
 from fact_reasoner.schema import Atom
-from fact_reasoner.stages import Stages, StageUnavailable
+from fact_reasoner.stages import Stages
 
 CURIE = [
     "<s>Marie Curie Maria Salomea Skłodowska-Curie (7 November 1867 – 4 July 1934) was a Polish and naturalised-"

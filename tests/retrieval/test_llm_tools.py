@@ -76,8 +76,8 @@ def test_failed_call_keeps_context() -> None:
 
 @pytest.mark.slow
 def test_with_local_llm(tmp_path) -> None:
-    from fact_reasoner.config import PipelineConfig
     from fact_reasoner.llm import make_llm
+    from fact_reasoner.settings.config import PipelineConfig
 
     try:
         llm = make_llm(PipelineConfig(backend="local", cache_dir=tmp_path, use_cache=False))

@@ -9,7 +9,6 @@ import pytest
 
 pytest.importorskip("bm25s")
 
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.io import RecordError
 from fact_reasoner.retrieval import (
     CachedRetriever,
@@ -20,11 +19,13 @@ from fact_reasoner.retrieval import (
     register_retriever,
     retrieve_for_record,
 )
-from fact_reasoner.retrieval.corpus import CorpusError, Document, chunk_document, read_documents, split_sentences
+from fact_reasoner.retrieval.base import RETRIEVERS
+from fact_reasoner.retrieval.corpus import CorpusError, Document, chunk_document, read_documents
 from fact_reasoner.retrieval.llm_tools import parse_query, parse_summary
 from fact_reasoner.retrieval.retrievers import BM25Retriever, SuppliedRetriever, reciprocal_rank_fusion
 from fact_reasoner.retrieval.store import build_index
 from fact_reasoner.schema import Atom, Context
+from fact_reasoner.settings.config import PipelineConfig
 
 BIOS = [
     {
@@ -62,16 +63,6 @@ def bm25_store(tmp_path: Path) -> tuple[Path, Path]:
 
 
 # ---------------------------------------------------------------- corpus and chunking
-
-
-def test_split_sentences_keeps_abbreviations_and_initials() -> None:
-    text = "Dr. J. R. R. Tolkien wrote books. He was born in 1892! Was he English? Yes."
-    assert split_sentences(text) == [
-        "Dr. J. R. R. Tolkien wrote books.",
-        "He was born in 1892!",
-        "Was he English?",
-        "Yes.",
-    ]
 
 
 def test_chunks_are_whole_sentences_within_size_with_overlap() -> None:
@@ -332,13 +323,18 @@ def make_keyword_retriever(config: PipelineConfig) -> KeywordRetriever:
 
 def test_extension_point_registry_and_module_path(tmp_path: Path) -> None:
     register_retriever("keyword-test", make_keyword_retriever)
-    config = PipelineConfig(service_type="keyword-test", cache_dir=tmp_path)
-    retriever = make_retriever(config)
-    assert [r.text for r in retriever.retrieve("paris", 3)] == ["paris is in france"]
-    by_path = make_retriever(config.with_options(service_type=f"{__name__}:make_keyword_retriever", use_cache=False))
-    assert isinstance(by_path, KeywordRetriever)
-    with pytest.raises(ValueError, match="built-in"):
-        register_retriever("bm25", make_keyword_retriever)
+    try:  # registered for this test only: later tests see the built-in retrievers alone
+        config = PipelineConfig(service_type="keyword-test", cache_dir=tmp_path)
+        retriever = make_retriever(config)
+        assert [r.text for r in retriever.retrieve("paris", 3)] == ["paris is in france"]
+        by_path = make_retriever(
+            config.with_options(service_type=f"{__name__}:make_keyword_retriever", use_cache=False)
+        )
+        assert isinstance(by_path, KeywordRetriever)
+        with pytest.raises(ValueError, match="built-in"):
+            register_retriever("bm25", make_keyword_retriever)
+    finally:
+        RETRIEVERS.unregister("keyword-test")
 
 
 def test_supplied_retriever() -> None:

@@ -643,7 +643,8 @@ def test_a_search_that_fails_after_retries_fails_that_record_only(httpserver: HT
 def test_without_the_web_extra_the_service_says_what_to_install(monkeypatch, tmp_path):
     import importlib.util
 
-    from fact_reasoner.stages import Stages, StageUnavailable
+    from fact_reasoner.errors import StageUnavailable
+    from fact_reasoner.stages import Stages
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trafilatura" else real(name, *a))

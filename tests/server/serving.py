@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from fact_reasoner.config import PipelineConfig
+from fact_reasoner.settings.config import PipelineConfig
 
 #: fields of a row that measure the run (seconds, how many calls were cached), not its result
 MEASURED = ("timings", "counters", "seconds")
@@ -125,7 +125,8 @@ def wait_until(condition: Any, what: str, timeout: float = 60.0) -> None:
 def running_server(service: Any, options: Any = None) -> Iterator[tuple[str, Any]]:
     """``service`` served by uvicorn on a free port of 127.0.0.1, in a thread: yields the base
     URL and the app; stops the server afterwards."""
-    from fact_reasoner.server.app import ServerOptions, create_app
+    from fact_reasoner.server.app import create_app
+    from fact_reasoner.server.options import ServerOptions
     from fact_reasoner.server.run import bind, make_server
 
     options = options or ServerOptions()

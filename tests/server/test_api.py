@@ -20,8 +20,8 @@ require_extra("serve", "embeddings")
 
 import httpx
 
-from fact_reasoner.server.app import ServerOptions
-from fact_reasoner.server.service import AssessmentService, Limits
+from fact_reasoner.server.options import Limits, ServerOptions
+from fact_reasoner.server.service import AssessmentService
 
 from .serving import (
     GatedJudge,

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from fact_reasoner.cli_options import config_flags
-from fact_reasoner.config import PipelineConfig
 from fact_reasoner.server.settings import (
     BUILT_ONCE,
     UnsafeSetting,
@@ -15,6 +13,8 @@ from fact_reasoner.server.settings import (
     request_settings,
     setting_type,
 )
+from fact_reasoner.settings.cli_options import config_flags
+from fact_reasoner.settings.config import PipelineConfig
 
 
 def test_every_allowed_setting_has_a_closed_value_and_changes_a_result():

@@ -38,7 +38,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from ...factor_graph import FactorGraph
+from ...graph.factor_graph import FactorGraph
 from ..base import InferenceError, InferenceResult
 from .bp import BPResult, frustration_gauge, loopy_bp
 from .covers import vertex_cover

@@ -18,7 +18,7 @@ from functools import cached_property
 import numpy as np
 from scipy import sparse
 
-from ...factor_graph import FactorGraph
+from ...graph.factor_graph import FactorGraph
 from ..base import InferenceError
 
 

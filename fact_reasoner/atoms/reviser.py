@@ -1,0 +1,266 @@
+"""The Reviser: make each atom self-contained (decontextualise it) against the response.
+
+Pronouns ("he", "its"), vague references ("the company", "the film") and partial names
+("Vieira") are replaced by the full name the response uses, so that NLI against a passage
+judges the right entity. The meaning must not change otherwise.
+
+Atoms go to the model in chunks (``chunk_size`` per call, the response text first so the
+server's prompt cache reuses it across chunks). The reply is ``{"atoms": [...]}`` with exactly
+as many strings as were sent, in order; the schema fixes the length. A chunk that still breaks
+the format after the repair round and retries keeps its atoms unchanged and marks each with
+``reviser_failure`` (the reason) — never dropped.
+
+Every revised atom keeps ``original`` (the text before revision, or the atomizer's original
+when it already had one), ``id`` and any other field.
+
+Prompt versions (part of the cache key):
+
+- ``v2`` (the default): only the atoms that need it go to the model — those with a pronoun,
+  those that name nothing, those whose name is part of a longer one in the response
+  (:func:`fact_reasoner.atoms.grounding.needs_revision`); the others are kept as they are, and
+  counted (``skipped``). Its worked example is about a person and a bridge that do not exist
+  and shows "it" and "the bridge" resolved as well as "she". Why: the model rewrote every atom,
+  so each costs its full length again in generated tokens (the slowest part on a CPU, several
+  times slower per token than reading the prompt: ``docs/measurements.md``), and the common
+  case — an atom that already says "Marie Curie was born in Warsaw." — needs no call at all;
+  v1's example was about a real person (Grace Hopper, 1943), which a small model can repeat
+  into an answer about her. A
+  rewrite that does more than resolve a reference — adds a word the response does not have, or
+  drops one that is not a pronoun or determiner
+  (:func:`fact_reasoner.atoms.grounding.unfaithful_revision`) — is not used: the atom keeps its text
+  and carries ``reviser_rejected`` (the rewrite and why), counted as ``rejected``. Measured
+  why: v1 turned "Ada Lovelace is often called the first computer programmer because of her
+  notes on Babbage's Analytical Engine." into "Ada Lovelace's notes on Babbage's Analytical
+  Engine influenced the development of computers." An atom that still has an unresolved
+  pronoun after its chunk (the model often returns a chunk unchanged) is asked about once
+  more, alone (counted ``second_pass``).
+- ``v1``: every atom is sent; the worked example is about Grace Hopper.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from ..errors import RecordFailed
+from ..llm.base import LLMBackend
+from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from ..schema import Atom
+from .grounding import needs_revision, unfaithful_revision, unresolved_reference
+
+if TYPE_CHECKING:
+    from ..settings.config import PipelineConfig
+
+PROMPT_VERSIONS = ("v1", "v2")
+DEFAULT_PROMPT_VERSION = "v2"
+
+_SYSTEM = (
+    "You rewrite facts extracted from a text so that each one can be understood on its own. "
+    "Replace pronouns (he, she, it, they, his, her, its, their …), vague references (the "
+    "company, the film, the city …) and partial names with the full name the text uses. Change "
+    "nothing else: do not add, drop or correct information. A fact that is already "
+    'self-contained is returned unchanged. Reply with JSON {"atoms": [...]} containing exactly '
+    "one rewritten fact per input fact, in the same order."
+)
+
+# v2 sends only facts that need a rewrite, so it does not say "a self-contained fact is returned
+# unchanged": with that sentence the model returned "He played T'Challa …" as it was.
+_SYSTEM_V2 = (
+    "You rewrite facts extracted from a text so that each one can be understood on its own. Each "
+    "fact below has a pronoun (he, she, it, they, his, her, its, their …), a vague reference (the "
+    "company, the film, the city …) or a partial name: replace it with the full name the text "
+    "uses for what it refers to. Change nothing else: do not add, drop or correct information. "
+    'Reply with JSON {"atoms": [...]} containing exactly one rewritten fact per input fact, in '
+    "the same order."
+)
+
+# v1's worked example, written for this project (kept as it was: v1 reproduces earlier runs).
+_EXAMPLE_TEXT = (
+    "Grace Hopper was an American computer scientist. She joined the US Navy Reserve in 1943. "
+    "Her team developed FLOW-MATIC, and the language influenced COBOL."
+)
+_EXAMPLE_IN = [
+    "She joined the US Navy Reserve.",
+    "Her team developed FLOW-MATIC.",
+    "The language influenced COBOL.",
+    "Grace Hopper was American.",
+]
+_EXAMPLE_OUT = [
+    "Grace Hopper joined the US Navy Reserve.",
+    "Grace Hopper's team developed FLOW-MATIC.",
+    "FLOW-MATIC influenced COBOL.",
+    "Grace Hopper was American.",
+]
+
+
+# v2's worked example: a person, a bridge and a town that do not exist (written for this
+# project), with "she", "it", "the bridge" and a partial name to resolve.
+_EXAMPLE_TEXT_V2 = (
+    "Ilse Marrow was a Danish engineer. She designed the Varnell Bridge, and it opened in 1931. "
+    "The bridge crosses the Oskel at Tovik, where Marrow taught until her death."
+)
+_EXAMPLE_IN_V2 = [
+    "She designed the Varnell Bridge.",
+    "It opened in 1931.",
+    "The bridge crosses the Oskel.",
+    "Marrow taught at Tovik until her death.",
+]
+_EXAMPLE_OUT_V2 = [
+    "Ilse Marrow designed the Varnell Bridge.",
+    "The Varnell Bridge opened in 1931.",
+    "The Varnell Bridge crosses the Oskel.",
+    "Ilse Marrow taught at Tovik until her death.",
+]
+_PROMPTS = {
+    "v1": (_SYSTEM, _EXAMPLE_TEXT, _EXAMPLE_IN, _EXAMPLE_OUT),
+    "v2": (_SYSTEM_V2, _EXAMPLE_TEXT_V2, _EXAMPLE_IN_V2, _EXAMPLE_OUT_V2),
+}
+
+
+def _user(text: str, atoms: list[str]) -> str:
+    numbered = "\n".join(f"{i + 1}. {a}" for i, a in enumerate(atoms))
+    return f"Text: {text}\n\nFacts ({len(atoms)}):\n{numbered}\n\nRewritten facts as JSON:"
+
+
+def build_messages(response: str, atoms: list[str], version: str = DEFAULT_PROMPT_VERSION) -> list[tuple[str, str]]:
+    if version not in PROMPT_VERSIONS:
+        raise ValueError(f"unknown reviser prompt version {version!r}: use one of {PROMPT_VERSIONS}")
+    system, example_text, example_in, example_out = _PROMPTS[version]
+    return [
+        ("system", system),
+        ("user", _user(example_text, example_in)),
+        ("assistant", json.dumps({"atoms": example_out})),
+        ("user", _user(response, atoms)),
+    ]
+
+
+def revised_schema(n: int) -> dict[str, Any]:
+    """At most ``n`` facts; the check asks for exactly ``n``. (A ``minItems`` equal to
+    ``maxItems`` made llama.cpp's grammar sampling many times slower per token for the same
+    output: ``docs/measurements.md``.)"""
+    return {
+        "type": "object",
+        "properties": {"atoms": {"type": "array", "items": {"type": "string"}, "maxItems": n}},
+        "required": ["atoms"],
+        "additionalProperties": False,
+    }
+
+
+def make_check(n: int):
+    def check(payload: Any) -> list[str]:
+        if not isinstance(payload, dict) or not isinstance(payload.get("atoms"), list):
+            raise InvalidOutput('expected an object {"atoms": [...]}')
+        atoms = payload["atoms"]
+        if len(atoms) != n:
+            raise InvalidOutput(f"expected exactly {n} facts, got {len(atoms)}")
+        if not all(isinstance(a, str) and a.strip() for a in atoms):
+            raise InvalidOutput("every fact must be a non-empty string")
+        return [" ".join(a.split()) for a in atoms]
+
+    return check
+
+
+@runtime_checkable
+class ReviserBackend(Protocol):
+    """Rewrites atoms so that each stands on its own (pronouns and partial names resolved)."""
+
+    def revise(self, atoms: list[Atom], response: str) -> list[Atom]: ...
+
+
+@dataclass
+class Reviser:
+    """The LLM reviser: atoms revised in chunks against the whole response."""
+
+    llm: LLMBackend
+    prompt_version: str = DEFAULT_PROMPT_VERSION
+    chunk_size: int = 8
+    retries: int = 1
+
+    def __post_init__(self) -> None:
+        if self.prompt_version not in PROMPT_VERSIONS:
+            raise ValueError(f"unknown reviser prompt version {self.prompt_version!r}: use one of {PROMPT_VERSIONS}")
+        self._caller = StructuredCaller(
+            self.llm, f"reviser/{self.prompt_version}", max_tokens=60 * self.chunk_size, retries=self.retries
+        )
+        self._counters = {"atoms": 0, "failures": 0, "changed": 0, "skipped": 0, "rejected": 0, "second_pass": 0}
+
+    def revise(self, atoms: list[Atom], response: str) -> list[Atom]:
+        if self.prompt_version == "v1":
+            return self._revise(atoms, response)
+        # v2: only the atoms that need it go to the model; the others keep their text
+        selected = [i for i, atom in enumerate(atoms) if needs_revision(atom.text, response)]
+        self._counters["skipped"] += len(atoms) - len(selected)
+        revised = list(atoms)
+        for i, atom in zip(selected, self._revise([atoms[i] for i in selected], response)):
+            revised[i] = atom
+        # the model often returns a whole chunk unchanged; asked about one fact at a time it
+        # resolves most of those (a second pass only for atoms that still open with a pronoun)
+        again = [
+            i
+            for i in selected
+            if unresolved_reference(revised[i].text)
+            and not getattr(revised[i], "reviser_failure", None)
+            and not getattr(revised[i], "reviser_rejected", None)
+        ]
+        self._counters["second_pass"] += len(again)
+        for i, atom in zip(again, self._revise([revised[i] for i in again], response, chunk_size=1)):
+            revised[i] = atom
+        return revised
+
+    def _revise(self, atoms: list[Atom], response: str, chunk_size: int | None = None) -> list[Atom]:
+        size = chunk_size or self.chunk_size
+        chunks = [atoms[i : i + size] for i in range(0, len(atoms), size)]
+        texts = [[a.text for a in chunk] for chunk in chunks]
+        results = self._caller.ask_many(
+            [build_messages(response, t, self.prompt_version) for t in texts],
+            [revised_schema(len(t)) for t in texts],
+            [make_check(len(t)) for t in texts],
+        )
+        transport = [r for r in results if isinstance(r, StructuredFailure) and r.transport]
+        if transport:
+            raise RecordFailed(
+                f"reviser: {len(transport)} of {len(chunks)} call(s) failed: {transport[0].reason}",
+                unreachable=all(r.unreachable for r in transport),
+            )
+        revised: list[Atom] = []
+        for chunk, result in zip(chunks, results):
+            self._counters["atoms"] += len(chunk)
+            if isinstance(result, StructuredFailure):
+                self._counters["failures"] += len(chunk)
+                revised.extend(
+                    a.model_copy(update={"original": a.original or a.text, "reviser_failure": result.reason})
+                    for a in chunk
+                )
+                continue
+            for atom, text in zip(chunk, result.value):
+                update = {"text": text, "original": atom.original or atom.text}
+                rejected = (
+                    unfaithful_revision(atom.text, text, response)
+                    if self.prompt_version != "v1" and text != atom.text
+                    else None
+                )
+                if rejected:
+                    # v2: a rewrite that changes more than a reference is not used (module docstring)
+                    self._counters["rejected"] += 1
+                    update = {"original": atom.original or atom.text, "reviser_rejected": f"{text!r}: {rejected}"}
+                else:
+                    self._counters["changed"] += int(text != atom.text)
+                revised.append(atom.model_copy(update=update))
+        return revised
+
+    def stats(self) -> dict[str, float]:
+        """This stage's counters (atoms sent to the model, failures, changed, skipped: atoms v2
+        kept without asking, rejected: rewrites v2 did not use, second_pass: atoms v2 asked
+        about again, alone); model calls and cache hits are in
+        ``self.llm.stats()``."""
+        return dict(self._counters)
+
+
+def make_reviser(config: "PipelineConfig", llm: LLMBackend | None = None) -> Reviser:
+    """The LLM reviser of ``config.models`` (``llm`` default: ``make_llm(config)``)."""
+    if llm is None:
+        from ..llm import make_llm
+
+        llm = make_llm(config)
+    return Reviser(llm, prompt_version=config.models.reviser_prompt_version)
