@@ -54,7 +54,7 @@ from .schema import (
     OutputRecord,
     UnusedEvidence,
 )
-from .scores import length_penalty, predict_label, resolve_k, score_record
+from .scores import predict_label, response_score_fields
 from .settings.config import PipelineConfig
 from .stages import JudgedPlan, Stages, judge_and_build, judge_and_infer, require_evidence, tidy_count, timed
 
@@ -380,11 +380,13 @@ class FactReasoner:
         # --skip-uncheckable: the scores (precision, R@K, F1@K, K, gold agreement) count the
         # checkworthy atoms only; every atom keeps its verdict below
         scored = {a: p for a, p in probabilities.items() if checkworthy is None or checkworthy[a].checkworthy}
-        n = len(scored)
-        median = dataset_median_atoms if dataset_median_atoms is not None else float(n)
-        k = resolve_k(self.config.scores.k if k is None else k, n, median)
-        gold = {a.id: a.label for a in built.plan.atoms if a.id in scored}
-        scores = score_record(scored, k, gold if any(gold.values()) else None)
+        fields = response_score_fields(
+            scored,
+            self.config.scores.k if k is None else k,
+            {a.id: a.label for a in built.plan.atoms},
+            dataset_median_atoms=dataset_median_atoms,
+            gamma=self.config.scores.gamma,
+        )
 
         evidence: dict[str, list[EvidenceLink]] = {a: [] for a in atom_ids}
         for rel in built.factor_relations:
@@ -421,13 +423,6 @@ class FactReasoner:
             for atom in built.plan.atoms
         ]
         marginals = [Marginal(variable=v, probabilities=(1.0 - p, p)) for v, p in sorted(inference.marginals.items())]
-        fields = scores.as_fields()
-        gamma = self.config.scores.gamma
-        if gamma > 0:
-            penalty = length_penalty(n, gamma)
-            fields["unpenalized_factuality_score"] = fields["factuality_score"]
-            fields["factuality_score"] = fields["factuality_score"] * penalty
-            fields["length_penalty"] = penalty
         extra: dict[str, Any] = {}
         if built.plan.atom_duplicates:
             extra["duplicate_atoms"] = built.plan.atom_duplicates

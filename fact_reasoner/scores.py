@@ -248,6 +248,42 @@ def score_record(
     )
 
 
+def response_score_fields(
+    probabilities: Mapping[str, float],
+    k: int | str,
+    gold: Mapping[str, Label | None],
+    *,
+    dataset_median_atoms: float | None = None,
+    gamma: float = 0.0,
+) -> dict[str, Any]:
+    """The score fields of one output row, whichever pipeline judged the atoms: FactReasoner's
+    graph or a baseline.
+
+    ``probabilities`` are the scored atoms' P(true) (``{atom id: P}``); K is resolved by
+    :func:`resolve_k` against ``dataset_median_atoms`` (the response's own count n when not
+    given); agreement with gold is computed when any scored atom has a label (``gold`` may name
+    more atoms than are scored). With γ = ``gamma`` > 0, FActScore's length penalty
+    (:func:`length_penalty`) multiplies the precision, and the row keeps both:
+
+        factuality_score = precision · penalty(n),  unpenalized_factuality_score = precision.
+
+    >>> fields = response_score_fields({"a0": 0.9, "a1": 0.2}, 2, {}, gamma=10)
+    >>> fields["unpenalized_factuality_score"], round(fields["length_penalty"], 4)
+    (0.5, 0.0183)
+    """
+    n = len(probabilities)
+    median = dataset_median_atoms if dataset_median_atoms is not None else float(n)
+    labels = {atom: label for atom, label in gold.items() if atom in probabilities}
+    scores = score_record(probabilities, resolve_k(k, n, median), labels if any(labels.values()) else None)
+    fields = scores.as_fields()
+    if gamma > 0:
+        penalty = length_penalty(n, gamma)
+        fields["unpenalized_factuality_score"] = fields["factuality_score"]
+        fields["factuality_score"] = fields["factuality_score"] * penalty
+        fields["length_penalty"] = penalty
+    return fields
+
+
 # -- one dataset, from the rows that were written --------------------------------------------
 
 

@@ -237,3 +237,20 @@ def test_respond_ratio_by_hand():
     assert respond_ratio([False, False, True, False, True]) == pytest.approx(3 / 5)
     assert respond_ratio([True]) == 0.0
     assert math.isnan(respond_ratio([]))
+
+
+def test_response_score_fields_are_the_record_scores_with_the_length_penalty():
+    """Both pipelines' rows get their scores here: K resolved against the dataset median, gold
+    agreement over the scored atoms only, and with γ > 0 precision × exp(1 − γ/n)."""
+    from fact_reasoner.scores import length_penalty, response_score_fields, score_record
+
+    probabilities = {"a0": 0.9, "a1": 0.2, "a2": 0.7}
+    gold = {"a0": "S", "a1": "NS", "a2": "S", "a3": "NS"}  # a3 not scored: not in the agreement
+    fields = response_score_fields(probabilities, "median", gold, dataset_median_atoms=5)
+    expected = score_record(probabilities, 5, {k: v for k, v in gold.items() if k != "a3"}).as_fields()
+    assert fields == expected and fields["k"] == 5
+    assert response_score_fields(probabilities, "median", {})["k"] == 3  # no dataset median: n
+    penalised = response_score_fields(probabilities, 2, {}, gamma=10)
+    assert penalised["unpenalized_factuality_score"] == pytest.approx(2 / 3)
+    assert penalised["length_penalty"] == length_penalty(3, 10)
+    assert penalised["factuality_score"] == pytest.approx(2 / 3 * length_penalty(3, 10))

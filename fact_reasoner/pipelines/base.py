@@ -49,7 +49,7 @@ from ..schema import (
     OutputRecord,
     RelationType,
 )
-from ..scores import is_supported, predict_label, resolve_k, score_record
+from ..scores import is_supported, predict_label, response_score_fields
 from ..stages import Stages, require_evidence, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,6 +57,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..settings.config import PipelineConfig
 
 logger = logging.getLogger(__name__)
+
+#: the ``scores`` settings a baseline uses: K of R@K / F1@K and FActScore's length penalty γ
+BASELINE_SCORE_SETTINGS = ("k", "gamma")
+#: the settings groups a baseline does not use: it builds no graph and runs no inference engine
+BASELINE_UNUSED_GROUPS = ("graph", "engine")
 
 __all__ = [
     "RETRY_TEMPERATURE",
@@ -338,8 +343,18 @@ class BaselinePipeline:
         return self.config.pipeline.judge
 
     def settings(self) -> dict[str, Any]:
-        """The settings that change results (derived from the config); a resumed run must match."""
-        return self.config.settings()
+        """The settings that change this pipeline's results (derived from the config); a resumed
+        run must match. A baseline builds no graph and runs no engine, so the ``graph`` and
+        ``engine`` groups are not among them, and of the ``scores`` group only K and γ
+        (``--skip-uncheckable`` and ``--abstention`` are refused for a baseline when the
+        configuration is validated)."""
+        settings: dict[str, Any] = {}
+        for group, values in self.config.settings().items():
+            if group == "scores":
+                values = {key: value for key, value in values.items() if key in BASELINE_SCORE_SETTINGS}
+            if group not in BASELINE_UNUSED_GROUPS and values:
+                settings[group] = values
+        return settings
 
     def stage_stats(self) -> dict[str, float]:
         return self.stages.stats()
@@ -445,11 +460,13 @@ class BaselinePipeline:
     ) -> OutputRecord:
         scored = [j for j in judgements if not j.failed]
         probabilities = {j.atom.id: float(j.probability if j.probability is not None else 0.0) for j in scored}
-        n = len(scored)
-        median = dataset_median_atoms if dataset_median_atoms is not None else float(n)
-        k_value = resolve_k(self.config.scores.k if k is None else k, n, median)
-        gold = {j.atom.id: j.atom.label for j in scored}
-        scores = score_record(probabilities, k_value, gold if any(gold.values()) else None)
+        fields = response_score_fields(
+            probabilities,
+            self.config.scores.k if k is None else k,
+            {j.atom.id: j.atom.label for j in scored},
+            dataset_median_atoms=dataset_median_atoms,
+            gamma=self.config.scores.gamma,
+        )
         verdicts = [
             AtomVerdict(
                 id=j.atom.id,
@@ -490,6 +507,6 @@ class BaselinePipeline:
             atoms=verdicts,
             engine=EngineDiagnostics(name=self.name, algorithm=f"{self.name}-{self.judge}", exact=True, converged=True),
             settings=self.settings(),
-            **scores.as_fields(),
+            **fields,
             **extra,
         )

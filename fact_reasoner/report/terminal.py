@@ -14,8 +14,9 @@ the command prints, per record::
 
 The passage shown is the factor that pushed the verdict its way: for S the strongest
 entailment, for NS the strongest contradiction; a claim with no factor says "no evidence",
-with the judge's relations the graph left out and why (``unused_evidence``). Pure functions of
-the written rows and the contexts' texts.
+with the judge's relations the graph left out and why (``unused_evidence``). A baseline's claim
+(``--pipeline factscore`` …: no graph) shows the judge's verdict and the passages it read.
+Pure functions of the written rows and the contexts' texts.
 """
 
 from __future__ import annotations
@@ -67,7 +68,14 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
         mark = "S   " if prediction == "S" else "NS ✗"
         lines.append(f"  {mark} {atom.get('probability', float('nan')):.2f}  {atom.get('text', '')}")
         deciding = _deciding(atom)
-        if deciding is not None:
+        if "judgement" in atom:  # a baseline's verdict: no graph, the judge read these passages
+            seen = [_passage(str(c), texts) for c in atom.get("evidence_ids") or []]
+            detail = f"judged {atom['judgement']}" + (f" on {', '.join(seen[:2])}" if seen else ", no evidence")
+            if len(seen) > 2:
+                detail += f" and {len(seen) - 2} more"
+            if atom.get("failure"):
+                detail += f": {atom['failure']}"
+        elif deciding is not None:
             verb = _RELATION_VERB.get(str(deciding.get("relation")), str(deciding.get("relation")))
             detail = f"{verb} {_passage(str(deciding.get('context')), texts)} ({deciding.get('probability', 0):.2f})"
         else:
@@ -86,6 +94,8 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
         lines.append("             " + detail + (f" [{'; '.join(marks)}]" if marks else ""))
     for left_out in [*(row.get("ungrounded_atoms") or []), *(row.get("fragment_atoms") or [])]:
         lines.append(f"  --   not judged  {left_out.get('text', '')} [{left_out.get('reason', 'not judged')}]")
+    for failed in row.get("failed_atoms") or []:  # a baseline's claim whose judgement failed
+        lines.append(f"  --   failed      {failed.get('text', '')} [{failed.get('failure', 'no judgement')}]")
     return lines
 
 
@@ -109,7 +119,8 @@ def verdict_counts_line(summary: Mapping[str, Any]) -> str:
 
 def settings_line(rows: Sequence[Mapping[str, Any]], judge: str | None = None) -> str | None:
     """The judge (``judge``, e.g. the model and its version, else the rows' ``nli`` setting) and
-    the graph the rows were made with (from the first row's ``settings``)."""
+    the graph the rows were made with (from the first row's ``settings``); for a baseline's
+    rows, which build no graph, the pipeline and how it judges instead."""
     settings = next((row.get("settings") for row in rows if row.get("settings")), None)
     if not settings:
         return None
@@ -117,6 +128,10 @@ def settings_line(rows: Sequence[Mapping[str, Any]], judge: str | None = None) -
     graph = settings.get("graph") or {}
     if judge is None:
         judge = str(models.get("nli", "?")) + (f" ({models['nli_model']})" if models.get("nli_model") else "")
+    pipeline = settings.get("pipeline") or {}
+    if pipeline.get("name", "factreasoner") != "factreasoner":
+        how = f", judged by {pipeline['judge']}" if pipeline.get("judge") else ""
+        return f"judge {judge} · pipeline {pipeline['name']}{how}, no graph"
     shown = [f"FR{graph.get('version', '?')}"]
     for key, label in (
         ("factor_tables", "tables"),

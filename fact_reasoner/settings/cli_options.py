@@ -376,6 +376,9 @@ def describe_config_error(error: ValidationError, flags: Mapping[str, ConfigFlag
     parts = []
     for problem in error.errors():
         location = tuple(str(x) for x in problem["loc"][:2])
+        if not location:  # a rule across settings: its message names the flags
+            parts.append(str(problem.get("ctx", {}).get("error") or problem.get("msg", "")))
+            continue
         flag = by_location.get(location)  # type: ignore[arg-type]
         name = flag.flags[0] if flag else ".".join(location) or "settings"
         parts.append(f"argument {name}: {describe_problem(problem)}")

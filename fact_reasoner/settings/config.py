@@ -194,6 +194,13 @@ class ScoreOptions(_Group):
 # declared here (the assembled model, group_model, adds the backends' options to these)
 
 
+#: the scores settings only FactReasoner applies (its checkworthy stage), refused for a baseline
+BASELINE_REFUSED: dict[str, Any] = {
+    "--skip-uncheckable": lambda scores: scores.skip_uncheckable,
+    "--abstention on": lambda scores: scores.abstention == "on",
+}
+
+
 class _EngineRules(_Group):
     title: ClassVar[str] = "inference"
     plugged: ClassVar[tuple[str, ...]] = ("engines",)
@@ -560,6 +567,20 @@ class PipelineConfig(BaseModel):
                 raise ValueError(f"{dest!r} is given twice (at the top level and in {group!r})")
             target[field] = value
         return nested
+
+    @model_validator(mode="after")
+    def _baseline_scores(self) -> "PipelineConfig":
+        """A baseline pipeline runs no checkworthy stage: the settings that need one are refused
+        for it rather than ignored."""
+        if self.pipeline.name != "factreasoner":
+            needs = [flag for flag, on in BASELINE_REFUSED.items() if on(self.scores)]
+            if needs:
+                verb = "need" if len(needs) > 1 else "needs"
+                raise ValueError(
+                    f"{' and '.join(needs)} {verb} FactReasoner's checkworthy stage, which --pipeline "
+                    f"{self.pipeline.name} does not run"
+                )
+        return self
 
     def settings(self) -> dict[str, dict[str, Any]]:
         """The settings that can change a result, as JSON: written into every output line, and

@@ -334,6 +334,18 @@ def test_the_values_the_issue_names_are_refused_in_the_words_of_their_kind(argv,
     assert status == 2 and err.splitlines()[0].endswith(message), err
 
 
+def test_a_setting_a_baseline_cannot_apply_is_refused_in_two_lines(capsys):
+    """A rule across two settings (the pipeline and what it runs) names the flags, without an
+    `argument settings:` prefix or pydantic's words."""
+    argv = ["--input-file", "x.jsonl", "--pipeline", "veriscore", "--skip-uncheckable", "--abstention", "on"]
+    status, err = run_main([*argv, "--print-config"], capsys)
+    assert status == 2 and err.splitlines() == [
+        "error: --skip-uncheckable and --abstention on need FactReasoner's checkworthy stage, which --pipeline "
+        "veriscore does not run",
+        "try 'fact-reasoner --help' for the options",
+    ]
+
+
 def test_a_chunk_overlap_not_below_the_chunk_size_is_an_argument_error(tmp_path, capsys):
     corpus = tmp_path / "c.txt"
     corpus.write_text("One sentence.")

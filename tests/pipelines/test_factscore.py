@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import math
+
 import pytest
+from pydantic import ValidationError
 
 from fact_reasoner.errors import RecordFailed
 from fact_reasoner.llm.testing import ScriptedServer
 from fact_reasoner.pipelines import make_pipeline
 from fact_reasoner.pipelines.factscore import parse_true_false
+from fact_reasoner.settings.config import PipelineConfig
+from tests.helpers import REPO_ROOT
 from tests.pipelines.scripted import eiffel, free_port, prompts, served_config
 
 TOWER_BUILT = "The tower was built between 1887 and 1889"  # c_a0_0
@@ -128,3 +134,31 @@ def test_a_record_without_passages_is_not_scored_and_the_model_is_not_asked():
 )
 def test_true_or_false_is_read_from_the_first_of_the_two_words(reply, expected):
     assert parse_true_false(reply) is expected
+
+
+def test_a_baseline_row_records_only_the_settings_it_uses_and_applies_the_length_penalty():
+    """The FActScore pipeline builds no graph and runs no engine: its rows' settings have no
+    `graph` or `engine` group, and of `scores` only K and γ — γ is applied (FActScore's own length
+    penalty: 8 judged claims of 9 with γ = 10 give precision × exp(1 − 10/8))."""
+    record = json.loads(
+        (REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl").read_text().splitlines()[0]
+    )
+    plain = PipelineConfig(pipeline="factscore", pipeline_judge="nli", nli="precomputed", use_cache=False)
+    row = make_pipeline(plain).assess(record).model_dump(mode="json")
+    assert set(row["settings"]) == {"pipeline", "scores", "models", "retrieval"}
+    assert row["settings"]["scores"] == {"k": "median"}
+    penalised = make_pipeline(plain.with_options(gamma=10.0)).assess(record).model_dump(mode="json")
+    assert penalised["settings"]["scores"] == {"k": "median", "gamma": 10.0}
+    judged = len(penalised["atoms"])
+    assert judged == 8 and penalised["unpenalized_factuality_score"] == row["factuality_score"]
+    assert penalised["length_penalty"] == pytest.approx(math.exp(1 - 10 / judged))
+    assert penalised["factuality_score"] == pytest.approx(row["factuality_score"] * math.exp(1 - 10 / judged))
+
+
+@pytest.mark.parametrize("setting", [{"skip_uncheckable": True}, {"abstention": "on"}])
+def test_a_baseline_refuses_the_settings_that_need_the_checkworthy_stage(setting):
+    """--skip-uncheckable and --abstention on need FactReasoner's checkworthy stage: with a
+    baseline they are an error naming the flag, not silently ignored."""
+    with pytest.raises(ValidationError, match="checkworthy stage, which --pipeline factscore does not run"):
+        PipelineConfig(pipeline="factscore", **setting)
+    assert PipelineConfig(**setting).scores  # FactReasoner takes them

@@ -88,3 +88,21 @@ def test_a_small_run_prints_its_claims_and_a_quiet_or_large_one_does_not(tmp_pat
     assert "· precision" not in capsys.readouterr().out
     assert main(["--input-file", str(many), "--output-dir", str(out), "--version", "2", "--show", "--overwrite"]) == 0
     assert capsys.readouterr().out.count("· precision") == SHOW_AT_MOST + 1
+
+
+def test_a_baselines_claims_show_the_judges_verdict_and_the_passages_it_read(tmp_path, capsys):
+    """A baseline builds no graph: its claims are explained by the judge's verdict and the
+    passages it read (not "no evidence"), a claim whose judgement failed is listed with why, and
+    the settings line names the pipeline instead of a graph."""
+    out = tmp_path / "fs.jsonl"
+    argv = ["--input-file", str(EXAMPLE), "--output-file", str(out), "--pipeline", "factscore"]
+    assert main([*argv, "--pipeline-judge", "nli", "--nli", "precomputed"]) == 0
+    printed = capsys.readouterr()
+    assert "  S    0.97  Marie Curie was a physicist." in printed.out
+    assert '             judged supported on c_a0_0 "Marie Sklodowska Curie (1867-1934) was a Polish' in printed.out
+    assert "  NS ✗ 0.07  Marie Curie discovered penicillin." in printed.out
+    assert '             judged unsupported on c_a7_0 "Penicillin was discovered in 1928' in printed.out
+    # the record supplies no relation between "cycling holidays" and its passages
+    assert "  --   failed      Marie Curie enjoyed cycling holidays. [no NLI verdict" in printed.out
+    assert "no evidence" not in printed.out
+    assert "judge the records' own relations · pipeline factscore, judged by nli, no graph" in printed.err
