@@ -188,22 +188,19 @@ def build_graph(
         weak = (code != _NEUTRAL_CODE) & ~failed & (prob <= options.min_relation_probability)
         unused += _unused(variables, src, tgt, code, prob, np.flatnonzero(weak & on_atom), "below the floor")
         code = np.where(weak, _NEUTRAL_CODE, code).astype(np.int8)
+    judged_on_atom = on_atom & ~failed
     if screened and options.contradictions == "same-attribute":
-        other = _other_attribute(plan, src, tgt, code, on_atom & ~failed)
-        kept_contradictions = int(((code == RELATION_CODES[RelationType.CONTRADICTION]) & on_atom & ~failed).sum())
-        kept_contradictions -= len(other)
-        other_attribute = len(other)
+        other = _other_attribute(plan, src, tgt, code, judged_on_atom)
+        kept_contradictions, other_attribute = _kept_and_set_aside(
+            code, judged_on_atom, RelationType.CONTRADICTION, other
+        )
         unused += _unused(variables, src, tgt, code, prob, other, "another attribute")
-        code = code.copy()
-        code[other] = _NEUTRAL_CODE
+        code = _as_neutral(code, other)
     if screened and options.entailments == "same-subject":
-        other = _other_subject(plan, src, tgt, code, on_atom & ~failed)
-        kept_entailments = int(((code == RELATION_CODES[RelationType.ENTAILMENT]) & on_atom & ~failed).sum())
-        kept_entailments -= len(other)
-        other_subject = len(other)
+        other = _other_subject(plan, src, tgt, code, judged_on_atom)
+        kept_entailments, other_subject = _kept_and_set_aside(code, judged_on_atom, RelationType.ENTAILMENT, other)
         unused += _unused(variables, src, tgt, code, prob, other, "another subject")
-        code = code.copy()
-        code[other] = _NEUTRAL_CODE
+        code = _as_neutral(code, other)
     atom_factor = on_atom & ~failed & (code != _NEUTRAL_CODE)
     f_src, f_tgt, f_code, f_prob = _reconcile_context_pairs(
         src[~on_atom], tgt[~on_atom], code[~on_atom], prob[~on_atom], failed[~on_atom], v
@@ -346,6 +343,20 @@ def _other_subject(
 
 
 _LABEL_OF_CODE = {code: relation for relation, code in _CODES.items()}
+
+
+def _kept_and_set_aside(code, usable, relation: RelationType, set_aside) -> tuple[int, int]:
+    """How many ``relation`` labels among the ``usable`` rows a rule keeps, and how many it sets
+    aside (``set_aside``: their rows), for the graph's counters."""
+    labelled = int(((code == RELATION_CODES[relation]) & usable).sum())
+    return labelled - len(set_aside), len(set_aside)
+
+
+def _as_neutral(code, rows):
+    """A copy of ``code`` with the relations at ``rows`` read as neutral (no factor)."""
+    code = code.copy()
+    code[rows] = _NEUTRAL_CODE
+    return code
 
 
 def _unused(variables, src, tgt, code, prob, rows, reason: str) -> list[UnusedRelation]:

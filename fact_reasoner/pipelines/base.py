@@ -131,6 +131,11 @@ class AtomJudgement:
     queries: tuple[str, ...] = ()
     failure: str | None = None
 
+    def __post_init__(self) -> None:
+        # a verdict without its probability would be scored as some number nobody computed
+        if self.supported is not None and self.probability is None:
+            raise ValueError(f"atom {self.atom.id}: a verdict ({self.supported}) without its probability")
+
     @property
     def failed(self) -> bool:
         return self.supported is None
@@ -459,7 +464,7 @@ class BaselinePipeline:
         record_key: str | None,
     ) -> OutputRecord:
         scored = [j for j in judgements if not j.failed]
-        probabilities = {j.atom.id: float(j.probability if j.probability is not None else 0.0) for j in scored}
+        probabilities = {j.atom.id: float(j.probability) for j in scored if j.probability is not None}
         fields = response_score_fields(
             probabilities,
             self.config.scores.k if k is None else k,

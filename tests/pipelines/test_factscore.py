@@ -162,3 +162,13 @@ def test_a_baseline_refuses_the_settings_that_need_the_checkworthy_stage(setting
     with pytest.raises(ValidationError, match="checkworthy stage, which --pipeline factscore does not run"):
         PipelineConfig(pipeline="factscore", **setting)
     assert PipelineConfig(**setting).scores  # FactReasoner takes them
+
+
+def test_a_verdict_without_its_probability_is_refused_not_scored_as_zero():
+    from fact_reasoner.pipelines.base import AtomJudgement
+    from fact_reasoner.schema import Atom
+
+    atom = Atom(id="a0", text="The tower is in Paris.")
+    with pytest.raises(ValueError, match="a0: a verdict"):
+        AtomJudgement(atom, True, None)
+    assert AtomJudgement(atom, None, None, failure="no reply").failed  # a failed one has none
