@@ -343,7 +343,7 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
         return 2
     median = statistics.median(len(r.record.atoms or []) for r in records) if records else None
 
-    precomputed = config.models.nli == "precomputed"
+    precomputed = config.models.nli_choice.model is None
     state = RunnerState(config, precomputed)  # this process's stages (the local executor's)
     nli_name = state.name
     try:

@@ -25,7 +25,7 @@ from .atoms.atomizer import AtomizerBackend
 from .atoms.checkworthy import CheckworthyVerdict
 from .atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .atoms.reviser import ReviserBackend
-from .errors import NoEvidence, RecordFailed
+from .errors import NoEvidence
 from .graph.build import ignored_relations, plan_graph
 from .graph.coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs
 from .graph.coherence_pairs import plan_atom_pairs
@@ -267,10 +267,8 @@ class FactReasoner:
         abstention is not atomized (it states nothing to check); atoms it carries are assessed
         as usual."""
         nothing_to_judge = abstained and record.atoms is None
-        if self.config.models.nli == "precomputed" and record.relations is None and not nothing_to_judge:
-            # scoring it would count every pair as neutral: a record without its NLI is not assessed
-            raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
         if not nothing_to_judge:
+            self.stages.require_relations(record)
             require_evidence(record, self.config.retrieval.service_type)  # before any model runs
         checked = CheckedAtoms([], checked=False) if nothing_to_judge else self.stages.atoms(record, timings)
         atoms = checked.judged

@@ -27,7 +27,6 @@ from .graph.build import build_graph
 from .graph.factor_graph import BuiltGraph, GraphPlan
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
-from .nli.factory import uses_record_relations
 from .schema import Relation, RelationType
 from .settings.graph_options import GraphOptions
 from .settings.registry import Entry, Extra, require_extras
@@ -121,16 +120,13 @@ class Stages:
         return self._llm
 
     def nli(self) -> NLIBackend:
-        """The model NLI backend (``config.models.nli``; ``auto`` → the default judge), behind the
-        pair cache."""
+        """The model NLI backend ``--nli`` settled on (``config.models.nli_choice.model``; ``auto``
+        → the default judge), behind the pair cache; :class:`StageUnavailable` when the choice
+        builds none (``precomputed``)."""
         if self._nli is None:
-            kind = self.config.models.nli
-            if kind == "precomputed":
-                raise StageUnavailable("--nli precomputed needs records that carry `relations`")
-            from .nli.factory import make_nli, resolve_nli
+            from .nli.factory import make_nli
 
-            config = self.config.with_options(nli=resolve_nli(kind))
-            self._nli = make_nli(config, self.llm)
+            self._nli = make_nli(self.config, self.llm)
         return self._nli
 
     @property
@@ -143,7 +139,7 @@ class Stages:
         """The NLI judge as a person names it (:func:`~fact_reasoner.nli.base.describe_judge`),
         once it has been built; the records' own relations with ``--nli precomputed``; else None."""
         own = "the records' own relations"
-        if self.config.models.nli == "precomputed":
+        if self.config.models.nli_choice.model is None:
             return own
         if self._nli is None:
             return own if self._used_record_relations else None
@@ -153,8 +149,16 @@ class Stages:
 
     def uses_record_relations(self, record: "InputRecord") -> bool:
         """Whether ``record`` is judged by its own ``relations`` instead of the NLI model: always
-        with ``--nli precomputed``, with ``auto`` when it carries some."""
-        return uses_record_relations(self.config.models.nli, record.relations)
+        with ``--nli precomputed``, with ``auto`` when it carries some
+        (:meth:`NLIChoice.uses_record_relations <fact_reasoner.settings.config.NLIChoice.uses_record_relations>`)."""
+        return self.config.models.nli_choice.uses_record_relations(record.relations)
+
+    def require_relations(self, record: "InputRecord") -> None:
+        """Raise :class:`~fact_reasoner.errors.RecordFailed` for a record that no judge can judge:
+        ``--nli`` builds no model (``precomputed``) and the record carries no ``relations``.
+        Scoring it would count every pair as neutral: a record without its NLI is not assessed."""
+        if self.config.models.nli_choice.model is None and record.relations is None:
+            raise RecordFailed(f"--nli {self.config.models.nli}: the record has no `relations` (its NLI is missing)")
 
     def nli_for(self, record: "InputRecord", texts: Mapping[str, str]) -> NLIBackend:
         """The NLI judge of one record: its own relations (:meth:`uses_record_relations`), over
@@ -256,7 +260,7 @@ class Stages:
         so a run stops once at start-up instead of failing every record the same way.
         """
         from .llm import language_model_extras
-        from .nli.factory import NLI_BACKENDS, resolve_nli
+        from .nli.factory import NLI_BACKENDS
         from .retrieval.base import RETRIEVERS
 
         self.engine  # noqa: B018 - building it checks the engine's options now
@@ -280,8 +284,8 @@ class Stages:
             from .embeddings import EMBEDDER_EXTRAS
 
             needed += [("the sentence embedder", extra) for extra in EMBEDDER_EXTRAS]
-        if judge and self._nli is None:
-            kind = resolve_nli(config.models.nli)
+        kind = config.models.nli_choice.model
+        if judge and self._nli is None and kind is not None:
             nli_entry = NLI_BACKENDS.entry(kind)
             needed += [(f"--nli {kind}", extra) for extra in nli_entry.extras]
             checks.append(nli_entry)

@@ -151,7 +151,7 @@ class MetricContext:
         for metric in metrics:
             needs = metric.needs()
             uses_llm_atoms = "atoms" in needs and self._atomizer_choice == "llm"
-            if "nli" in needs and self.config.models.nli == "precomputed" and not self.stages.has_model_judge:
+            if "nli" in needs and self.config.models.nli_choice.model is None and not self.stages.has_model_judge:
                 raise StageUnavailable(
                     f"{metric.name}: --nli precomputed has no relations for RAG samples; "
                     "use --nli align, cross-encoder or llm"

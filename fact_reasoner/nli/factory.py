@@ -1,4 +1,6 @@
-"""``make_nli(config, llm_factory)``: the NLI backend named by ``config.models.nli``.
+"""``make_nli(config, llm_factory)``: the NLI backend ``--nli`` settled on
+(``config.models.nli_choice``, :class:`~fact_reasoner.settings.config.NLIChoice`, decided when
+the configuration was validated).
 
 The backends are :data:`NLI_BACKENDS` (a :class:`~fact_reasoner.settings.registry.Registry`; installed
 packages add theirs through the ``fact_reasoner.nli`` entry-point group). Each factory is
@@ -24,6 +26,10 @@ called as ``factory(config, llm_factory)``:
   ``nli_cascade_band`` of 0.5.
 - ``precomputed``: built by the pipeline from each record's ``relations``; not here.
 
+``auto`` and ``precomputed`` declare that they use the records' relations (``uses=("relations",)``);
+with the ``auto`` entry's ``resolves_to`` that is all :class:`NLIChoice
+<fact_reasoner.settings.config.NLIChoice>` reads to settle a choice.
+
 Each backend's own settings (the model folder, the cascade's second judge and band, the LLM
 judge's prompt, calibration and samples) are declared in its registration below
 (:class:`~fact_reasoner.settings.registry.Option`): they join the ``models`` group of the configuration
@@ -38,6 +44,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import AfterValidator, Field
 
 from ..embeddings import EMBEDDER_EXTRAS
+from ..errors import StageUnavailable
 from ..settings.fields import Count, one_of, option
 from ..settings.registry import Extra, Option, Registry, require_extras
 from .base import NLIBackend
@@ -190,13 +197,14 @@ def _precomputed(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend
 
 
 def _auto(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
-    return NLI_BACKENDS.make(resolve_nli("auto"), config, llm_factory)
+    return NLI_BACKENDS.make(DEFAULT_NLI, config, llm_factory)
 
 
 NLI_BACKENDS.register(
     "auto",
     _auto,
     description=f"the record's relations if present, else {DEFAULT_NLI}",
+    uses=("relations",),
     builtin=True,
     resolves_to=DEFAULT_NLI,
 )
@@ -234,14 +242,12 @@ NLI_BACKENDS.register(
     builtin=True,
 )
 NLI_BACKENDS.register(
-    "precomputed", _precomputed, description="the relations each record carries (no model)", builtin=True
+    "precomputed",
+    _precomputed,
+    description="the relations each record carries (no model)",
+    uses=("relations",),
+    builtin=True,
 )
-
-
-def resolve_nli(name: str) -> str:
-    """The backend a model judgement uses for ``name`` (``auto`` → :data:`DEFAULT_NLI`: the
-    ``auto`` entry's ``resolves_to``, the one place that choice is made)."""
-    return NLI_BACKENDS.resolve(name)
 
 
 def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> CachedNLI:
@@ -259,18 +265,17 @@ def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | 
     return CachedNLI(make_model_nli(config, llm_factory), cache)
 
 
-def uses_record_relations(kind: str, relations: object) -> bool:
-    """Whether a record is judged by its own ``relations`` instead of an NLI model: always with
-    ``precomputed``, with ``auto`` when the record carries them (``relations`` not None)."""
-    return kind == "precomputed" or (kind == "auto" and relations is not None)
-
-
 def make_model_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> NLIBackend:
-    """The bare model backend named by ``config.models.nli`` (no cache in front)."""
+    """The bare model backend ``--nli`` settled on (``config.models.nli_choice.model``: ``auto``
+    → :data:`DEFAULT_NLI`), with no cache in front. Raises :class:`~fact_reasoner.errors.StageUnavailable`
+    for a choice that builds no model (``precomputed``)."""
+    model = config.models.nli_choice.model
+    if model is None:
+        raise StageUnavailable(f"--nli {config.models.nli} needs records that carry `relations`")
     if llm_factory is None:
         from ..llm import make_llm
 
         def llm_factory() -> "LLMBackend":
             return make_llm(config)
 
-    return NLI_BACKENDS.make(config.models.nli, config, llm_factory)
+    return NLI_BACKENDS.make(model, config, llm_factory)

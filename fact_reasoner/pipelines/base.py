@@ -417,8 +417,8 @@ class BaselinePipeline:
         judgement failed."""
         if not isinstance(record, InputRecord):
             record = InputRecord.model_validate(record)
-        if self.config.models.nli == "precomputed" and self.judge == "nli" and record.relations is None:
-            raise RecordFailed("--nli precomputed: the record has no `relations` (its NLI is missing)")
+        if self.judge == "nli":
+            self.stages.require_relations(record)
         require_evidence(record, self.config.retrieval.service_type)  # before any model runs
         before = self.stage_stats()
         timings: dict[str, float] = {}

@@ -188,12 +188,11 @@ class AssessmentService:
         self.judge_name: str | None = None
         self.judge_identity: str | None = None
         self.batcher: MicroBatchNLI | None = None
-        if nli_backend is None and config.models.nli != "precomputed":
-            from ..nli.factory import make_model_nli, resolve_nli
+        if nli_backend is None and config.models.nli_choice.model is not None:
+            from ..nli.factory import make_model_nli
 
             self.base.preflight(judge=True)
-            judge_config = config.with_options(nli=resolve_nli(config.models.nli))
-            nli_backend = make_model_nli(judge_config, self.base.llm)  # loaded once, now
+            nli_backend = make_model_nli(config, self.base.llm)  # loaded once, now
         if nli_backend is not None:
             self.batcher = MicroBatchNLI(nli_backend, wait_seconds=batch_wait_seconds, max_pairs=batch_max_pairs)
             self.judge_name = describe_judge(nli_backend)  # what a person calls it, not its cache identity
@@ -287,7 +286,7 @@ class AssessmentService:
 
         config = self.settings_for(values, self.assess_settings)
         record = item.record
-        if config.models.nli == "precomputed" and record.relations is None and self.batcher is None:
+        if config.models.nli_choice.model is None and record.relations is None and self.batcher is None:
             raise ApiError(
                 422,
                 "invalid_record",

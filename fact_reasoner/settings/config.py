@@ -42,10 +42,20 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializeAsAny,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from .fields import (
@@ -75,6 +85,7 @@ __all__ = [
     "ExecutionOptions",
     "GateOptions",
     "ModelOptions",
+    "NLIChoice",
     "PipelineConfig",
     "PipelineOptions",
     "RetrievalOptions",
@@ -261,14 +272,60 @@ class _PipelineOptions(_PipelineRules):
     )
 
 
+@dataclass(frozen=True)
+class NLIChoice:
+    """What ``--nli`` decides, settled once when the configuration is validated
+    (:meth:`of`), so that no stage interprets the name again.
+
+    ``name`` is the name as given; ``model`` the registered backend that judges the pairs no
+    record relation covers (``auto`` → the default judge; None: no model is built, as with
+    ``precomputed``); ``record_relations`` when a record's own ``relations`` judge it instead:
+    ``always``, ``when given`` or ``never``."""
+
+    name: str
+    model: str | None
+    record_relations: Literal["always", "when given", "never"]
+
+    @classmethod
+    def of(cls, name: str) -> "NLIChoice":
+        """The choice ``name`` stands for, read from its registration: an entry that ``uses``
+        ``relations`` judges with the records' own relations — where they are given when it
+        also resolves to a model (``auto``), always when it does not (``precomputed``)."""
+        entry = registry("nli").entry(name)
+        if "relations" not in entry.uses:
+            return cls(name, entry.resolves_to or entry.name, "never")
+        if entry.resolves_to is None:
+            return cls(name, None, "always")
+        return cls(name, entry.resolves_to, "when given")
+
+    def uses_record_relations(self, relations: object) -> bool:
+        """Whether a record carrying ``relations`` (None: it carries none) is judged by them."""
+        return self.record_relations == "always" or (self.record_relations == "when given" and relations is not None)
+
+
 class _ModelRules(_Group):
     title: ClassVar[str] = "language model and NLI"
     plugged: ClassVar[tuple[str, ...]] = ("llm_backends", "nli")
+
+    _nli_choice: NLIChoice | None = PrivateAttr(default=None)
 
     @field_validator("nli_mode", check_fields=False)
     @classmethod
     def _ibm_mode_name(cls, value: str) -> str:
         return "all" if value == "all_pairs" else value
+
+    @model_validator(mode="after")
+    def _settle_nli(self) -> "_ModelRules":
+        self._nli_choice = NLIChoice.of(self.nli)
+        return self
+
+    @property
+    def nli_choice(self) -> NLIChoice:
+        """``--nli`` settled (:class:`NLIChoice`): the backend to build and when the records'
+        own relations judge instead."""
+        if self._nli_choice is None or self._nli_choice.name != self.nli:  # a copy made without validation
+            self._nli_choice = NLIChoice.of(self.nli)
+        return self._nli_choice
 
 
 class _ModelOptions(_ModelRules):
@@ -603,11 +660,12 @@ class PipelineConfig(BaseModel):
             }
             if kept:
                 out[group_name] = kept
-        if out.get("models", {}).get("nli") == "auto":
-            # `auto` names a choice that changes between releases (the LLM judge until the
-            # cross-encoder's version 3): the backend it stands for is written beside it, so that
-            # an output judged by another one is refused on resume instead of mixed with this.
-            out["models"]["nli_auto"] = registry("nli").resolve("auto")
+        choice = self.models.nli_choice
+        if choice.model not in (None, choice.name):
+            # a name that stands for another (`auto`: the LLM judge until the cross-encoder's
+            # version 3) has the backend it stood for written beside it, so that an output judged
+            # by another one is refused on resume instead of mixed with this.
+            out.setdefault("models", {})["nli_auto"] = choice.model
         return out
 
     def with_options(self, **changes: Any) -> "PipelineConfig":

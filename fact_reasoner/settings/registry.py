@@ -26,8 +26,9 @@ An entry says everything the rest of the program needs to know about a backend, 
   (preflight checks them before a run and names the extra to install);
 - the **options** it adds to the configuration (each becomes a setting and a command-line
   flag; merlin's ``--merlin-path`` is one);
-- the other stages it **uses** (the LLM judge uses the language model) and a start-up
-  **check** (the web search needs its API key);
+- the other stages it **uses** (the LLM judge uses the language model; ``relations``: an NLI
+  entry that judges with the records' own relations) and a start-up **check** (the web search
+  needs its API key);
 - the entry it **resolves to**, for a name that stands for another one (``--nli auto`` for the
   default judge): :meth:`Registry.resolve` follows it, so that choice is made in one place.
 

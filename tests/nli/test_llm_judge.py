@@ -11,6 +11,7 @@ require_extra("llm")
 
 
 from fact_reasoner.cache import ModelCache
+from fact_reasoner.errors import StageUnavailable
 from fact_reasoner.llm.local import LocalLLM
 from fact_reasoner.llm.openai import OpenAICompatibleLLM
 from fact_reasoner.llm.testing import ScriptedServer
@@ -130,7 +131,8 @@ def test_factory_rejects_unknown_and_precomputed(tmp_path):
         ValueError, match="Input should be 'auto', 'llm', 'align', 'cross-encoder', 'cascade' or 'precomputed'"
     ):
         PipelineConfig(nli="bogus", cache_dir=tmp_path)
-    with pytest.raises(ValueError, match="precomputed"):
+    # precomputed builds no model: asked for one, the factory says what the choice needs
+    with pytest.raises(StageUnavailable, match="--nli precomputed needs records that carry `relations`"):
         make_nli(PipelineConfig(nli="precomputed", cache_dir=tmp_path), lambda: None)
 
 

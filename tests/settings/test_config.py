@@ -240,3 +240,41 @@ def test_a_command_can_take_some_groups_and_fix_a_setting():
     with pytest.raises(SystemExit):
         parser.parse_args(["--version", "1"])
     assert isinstance(PipelineConfig().cache.cache_dir, Path)
+
+
+@pytest.mark.parametrize(
+    "name, model, when",
+    [
+        ("auto", "cross-encoder", "when given"),  # the default judge, the record's relations where it has some
+        ("precomputed", None, "always"),  # no model at all
+        ("cross-encoder", "cross-encoder", "never"),
+        ("cascade", "cascade", "never"),
+        ("llm", "llm", "never"),
+    ],
+)
+def test_the_judge_is_settled_once_when_the_configuration_is_validated(name, model, when):
+    choice = PipelineConfig(nli=name).models.nli_choice
+    assert (choice.name, choice.model, choice.record_relations) == (name, model, when)
+    given, none = [{"source": "a0", "target": "c0", "relation": "entailment", "probability": 0.9}], None
+    assert choice.uses_record_relations(given) is (when != "never")
+    assert choice.uses_record_relations(none) is (when == "always")
+    # the settings name the model a name stands for beside it, so a resumed run judged by another refuses
+    assert PipelineConfig(nli=name).settings()["models"].get("nli_auto") == (model if name == "auto" else None)
+
+
+def test_a_copy_with_another_judge_settles_its_own_choice():
+    # model_copy does not validate: the settled choice follows the name, not the copied original
+    models = PipelineConfig().models.model_copy(update={"nli": "precomputed"})
+    assert models.nli_choice.model is None
+    assert PipelineConfig().with_options(nli="align").models.nli_choice.model == "align"
+
+
+def test_a_registered_judge_that_uses_the_records_relations_is_settled_from_its_registration():
+    from fact_reasoner.nli.factory import NLI_BACKENDS
+
+    NLI_BACKENDS.register("relations-or-align", lambda *a: None, uses=("relations",), resolves_to="align")
+    try:
+        choice = PipelineConfig(nli="relations-or-align").models.nli_choice
+        assert (choice.model, choice.record_relations) == ("align", "when given")
+    finally:
+        NLI_BACKENDS.unregister("relations-or-align")
