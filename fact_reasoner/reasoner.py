@@ -54,7 +54,7 @@ from .schema import (
     OutputRecord,
     UnusedEvidence,
 )
-from .scores import predict_label, response_score_fields
+from .scores import assessment_row, predict_label
 from .settings.config import PipelineConfig
 from .stages import JudgedPlan, Stages, judge_and_build, judge_and_infer, require_evidence, tidy_count, timed
 
@@ -378,13 +378,6 @@ class FactReasoner:
         # --skip-uncheckable: the scores (precision, R@K, F1@K, K, gold agreement) count the
         # checkworthy atoms only; every atom keeps its verdict below
         scored = {a: p for a, p in probabilities.items() if checkworthy is None or checkworthy[a].checkworthy}
-        fields = response_score_fields(
-            scored,
-            self.config.scores.k if k is None else k,
-            {a.id: a.label for a in built.plan.atoms},
-            dataset_median_atoms=dataset_median_atoms,
-            gamma=self.config.scores.gamma,
-        )
 
         evidence: dict[str, list[EvidenceLink]] = {a: [] for a in atom_ids}
         for rel in built.factor_relations:
@@ -434,16 +427,17 @@ class FactReasoner:
             extra[COHERENCE_FIELD] = coherence_score(pair.probability for pair in pairs)
             extra[CONTRADICTING_PAIRS_FIELD] = [pair.model_dump(mode="json") for pair in pairs]
         links = [c.link for c in built.plan.contexts if c.link]
-        return OutputRecord(
-            record_key=record_key or record.record_key,
-            input=record.input,
-            output=record.output,
-            topic=record.topic,
+        return assessment_row(
+            record,
+            verdicts,
+            scored,
+            k=self.config.scores.k if k is None else k,
+            gamma=self.config.scores.gamma,
+            dataset_median_atoms=dataset_median_atoms,
+            record_key=record_key,
             version=self.config.graph.version,
             num_contexts=len(built.context_variables),
             marginals=marginals,
-            predictions={v.id: v.prediction for v in verdicts},
-            atoms=verdicts,
             references=links or None,
             engine=EngineDiagnostics(
                 name=getattr(self.engine, "name", type(self.engine).__name__),
@@ -455,7 +449,6 @@ class FactReasoner:
                 details=inference.details,
             ),
             settings=self.settings(),
-            **fields,
             **extra,
         )
 

@@ -250,7 +250,8 @@ class OutputRecord(_Open):
 
     IBM's field names are kept as they are (``factuality_score`` … ``references``); our own
     additions are ``recall_k``, ``f1_k``, ``k``, ``atoms`` (per-atom verdict and evidence),
-    ``brier_score``, ``engine``, ``timings`` and ``version``. With ``--coherence`` a row also
+    ``brier_score``, ``engine``, ``timings`` and ``version`` (the FR graph; null in a baseline's
+    row, which builds none). With ``--coherence`` a row also
     has ``coherence`` and ``contradicting_pairs`` (:data:`COHERENCE_FIELD`,
     :data:`CONTRADICTING_PAIRS_FIELD`, :class:`ContradictingPair`).
 
@@ -265,7 +266,7 @@ class OutputRecord(_Open):
     input: str
     output: str
     topic: str | None = None
-    version: Literal[1, 2, 3]
+    version: Literal[1, 2, 3] | None
     factuality_score: float | None  # None: an abstention (no precision)
     recall_k: float | None
     f1_k: float | None

@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from .measures import balanced_accuracy, brier_score, expected_calibration_error, mean_absolute_error
-from .schema import Label
+from .schema import AtomVerdict, EngineDiagnostics, InputRecord, Label, Marginal, OutputRecord
 
 #: The S/NS threshold t on P(atom is true): S iff P − t > UNIFORM_TOLERANCE.
 SUPPORTED_THRESHOLD = 0.5
@@ -282,6 +282,55 @@ def response_score_fields(
         fields["factuality_score"] = fields["factuality_score"] * penalty
         fields["length_penalty"] = penalty
     return fields
+
+
+def assessment_row(
+    record: InputRecord,
+    verdicts: Sequence[AtomVerdict],
+    scored: Mapping[str, float],
+    *,
+    k: int | str,
+    gamma: float,
+    dataset_median_atoms: float | None,
+    record_key: str | None,
+    num_contexts: int,
+    engine: EngineDiagnostics,
+    settings: dict[str, Any],
+    version: int | None = None,
+    marginals: Sequence[Marginal] | None = None,
+    **extra: Any,
+) -> OutputRecord:
+    """The output row of one assessed record, whichever pipeline judged its atoms (FactReasoner's
+    graph or a baseline): the record's identity, every atom's verdict, the scores of the atoms in
+    ``scored`` (``{atom id: P(true)}``: all of them unless ``--skip-uncheckable`` set some aside;
+    :func:`response_score_fields`, gold from the verdicts' labels), the predictions, and
+    ``extra`` fields as given.
+
+    ``version`` is the FR graph the posteriors come from (None: a baseline, which builds no
+    graph); ``marginals`` every variable's (default: the verdicts' P(true), by atom id)."""
+    fields = response_score_fields(
+        scored, k, {v.id: v.label for v in verdicts}, dataset_median_atoms=dataset_median_atoms, gamma=gamma
+    )
+    if marginals is None:
+        marginals = [
+            Marginal(variable=v.id, probabilities=(1.0 - v.probability, v.probability))
+            for v in sorted(verdicts, key=lambda v: v.id)
+        ]
+    return OutputRecord(
+        record_key=record_key or record.record_key,
+        input=record.input,
+        output=record.output,
+        topic=record.topic,
+        version=version,
+        num_contexts=num_contexts,
+        marginals=list(marginals),
+        predictions={v.id: v.prediction for v in verdicts},
+        atoms=list(verdicts),
+        engine=engine,
+        settings=settings,
+        **fields,
+        **extra,
+    )
 
 
 # -- one dataset, from the rows that were written --------------------------------------------

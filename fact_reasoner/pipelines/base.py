@@ -45,11 +45,10 @@ from ..schema import (
     Context,
     EngineDiagnostics,
     InputRecord,
-    Marginal,
     OutputRecord,
     RelationType,
 )
-from ..scores import is_supported, predict_label, response_score_fields
+from ..scores import assessment_row, is_supported, predict_label
 from ..stages import Stages, require_evidence, tidy_count, timed
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -465,13 +464,6 @@ class BaselinePipeline:
     ) -> OutputRecord:
         scored = [j for j in judgements if not j.failed]
         probabilities = {j.atom.id: float(j.probability) for j in scored if j.probability is not None}
-        fields = response_score_fields(
-            probabilities,
-            self.config.scores.k if k is None else k,
-            {j.atom.id: j.atom.label for j in scored},
-            dataset_median_atoms=dataset_median_atoms,
-            gamma=self.config.scores.gamma,
-        )
         verdicts = [
             AtomVerdict(
                 id=j.atom.id,
@@ -500,18 +492,16 @@ class BaselinePipeline:
             extra[FRAGMENT_FIELD] = self.counts.fragments
         if evidence.retrieved:
             extra["contexts"] = [c.model_dump(mode="json", exclude_none=True) for c in evidence.retrieved.values()]
-        return OutputRecord(
-            record_key=record_key or record.record_key,
-            input=record.input,
-            output=record.output,
-            topic=record.topic,
-            version=self.config.graph.version,
-            num_contexts=len(used),
-            marginals=[Marginal(variable=a, probabilities=(1.0 - p, p)) for a, p in sorted(probabilities.items())],
-            predictions={v.id: v.prediction for v in verdicts},
-            atoms=verdicts,
+        return assessment_row(
+            record,
+            verdicts,
+            probabilities,
+            k=self.config.scores.k if k is None else k,
+            gamma=self.config.scores.gamma,
+            dataset_median_atoms=dataset_median_atoms,
+            record_key=record_key,
+            num_contexts=len(used),  # no graph: version stays null
             engine=EngineDiagnostics(name=self.name, algorithm=f"{self.name}-{self.judge}", exact=True, converged=True),
             settings=self.settings(),
-            **fields,
             **extra,
         )

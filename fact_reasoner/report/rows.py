@@ -18,9 +18,12 @@ from ..io import RawRow, RecordError, read_json_values
 
 
 def assessor_name(row: dict[str, Any]) -> str:
-    """``assessor`` when the row names one (baselines), else ``FR<version>``."""
+    """``assessor`` when the row names one (the experiments' baselines), else the baseline
+    ``pipeline`` that wrote it, else ``FR<version>``."""
     if row.get("assessor"):
         return str(row["assessor"])
+    if row.get("pipeline"):
+        return str(row["pipeline"])
     if row.get("version") is not None:
         return f"FR{row['version']}"
     return "unknown"

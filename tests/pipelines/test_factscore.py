@@ -12,6 +12,7 @@ from fact_reasoner.errors import RecordFailed
 from fact_reasoner.llm.testing import ScriptedServer
 from fact_reasoner.pipelines import make_pipeline
 from fact_reasoner.pipelines.factscore import parse_true_false
+from fact_reasoner.report.rows import assessor_name
 from fact_reasoner.settings.config import PipelineConfig
 from tests.helpers import REPO_ROOT
 from tests.pipelines.scripted import eiffel, free_port, prompts, served_config
@@ -137,7 +138,8 @@ def test_true_or_false_is_read_from_the_first_of_the_two_words(reply, expected):
 
 
 def test_a_baseline_row_records_only_the_settings_it_uses_and_applies_the_length_penalty():
-    """The FActScore pipeline builds no graph and runs no engine: its rows' settings have no
+    """The FActScore pipeline builds no graph and runs no engine: its rows have no FR version and
+    their settings have no
     `graph` or `engine` group, and of `scores` only K and γ — γ is applied (FActScore's own length
     penalty: 8 judged claims of 9 with γ = 10 give precision × exp(1 − 10/8))."""
     record = json.loads(
@@ -146,6 +148,8 @@ def test_a_baseline_row_records_only_the_settings_it_uses_and_applies_the_length
     plain = PipelineConfig(pipeline="factscore", pipeline_judge="nli", nli="precomputed", use_cache=False)
     row = make_pipeline(plain).assess(record).model_dump(mode="json")
     assert set(row["settings"]) == {"pipeline", "scores", "models", "retrieval"}
+    # no graph: no FR version, and the report names the row by its pipeline
+    assert row["version"] is None and assessor_name(row) == "factscore"
     assert row["settings"]["scores"] == {"k": "median"}
     penalised = make_pipeline(plain.with_options(gamma=10.0)).assess(record).model_dump(mode="json")
     assert penalised["settings"]["scores"] == {"k": "median", "gamma": 10.0}

@@ -89,7 +89,7 @@ function showScores(row) {
     ["F1@K", row.f1_k],
     ["K", row.k],
     ["supported", `${row.num_true_atoms} of ${row.num_atoms}`],
-    ["graph", "FR" + row.version],
+    ["graph", row.version ? "FR" + row.version : (row.pipeline || "none")],
   ];
   for (const [name, value] of items) {
     const div = document.createElement("div");
