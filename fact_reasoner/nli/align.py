@@ -34,7 +34,7 @@ from .alignment_features import SCALAR_FEATURES, scalar_features, vector_feature
 from .base import LABELS, NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..settings.config import PipelineConfig
+    from ..settings.config import ModelOptions
 
 SHIPPED_ALIGN_MODEL = "nli-align"
 FEATURE_VERSION = "align-features/v2"
@@ -202,10 +202,10 @@ class AlignNLI:
         return {"pairs_scored": self.pairs_scored}
 
 
-def make_align(config: "PipelineConfig") -> AlignNLI:
-    """The ``align`` backend for a pipeline config: ``config.models.nli_model`` is the model folder
-    (None → the shipped one); ``config.models.threads`` the embedder's CPU threads."""
-    return AlignNLI(config.models.nli_model, threads=config.models.threads)
+def make_align(models: "ModelOptions") -> AlignNLI:
+    """The ``align`` backend for the ``models`` group of a configuration: ``models.nli_model`` is
+    the model folder (None → the shipped one); ``models.threads`` the embedder's CPU threads."""
+    return AlignNLI(models.nli_model, threads=models.threads)
 
 
 __all__ = [

@@ -69,7 +69,7 @@ from ..text.sentences import sentence_spans
 from .base import NLIJudgement, judge_scored
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..settings.config import PipelineConfig
+    from ..settings.config import ModelOptions
 
 __all__ = [
     "CrossEncoderNLI",
@@ -542,14 +542,10 @@ class _TorchClassifier:
         return out.logits.float().numpy()
 
 
-def make_cross_encoder(config: "PipelineConfig") -> CrossEncoderNLI:
-    """The ``cross-encoder`` backend for a pipeline config.
+def make_cross_encoder(models: "ModelOptions") -> CrossEncoderNLI:
+    """The ``cross-encoder`` backend for the ``models`` group of a configuration.
 
-    ``config.models.nli_model``: a model folder or a cached hub id; None → the shipped model.
-    ``config.models.threads`` sets the CPU threads.
+    ``models.nli_model``: a model folder or a cached hub id; None → the shipped model.
+    ``models.threads`` sets the CPU threads; ``models.nli_sentences`` the sentence rule.
     """
-    return CrossEncoderNLI(
-        config.models.nli_model,
-        threads=config.models.threads,
-        sentences=getattr(config.models, "nli_sentences", "contradictions"),
-    )
+    return CrossEncoderNLI(models.nli_model, threads=models.threads, sentences=models.nli_sentences)

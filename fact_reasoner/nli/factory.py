@@ -4,7 +4,10 @@ the configuration was validated).
 
 The backends are :data:`NLI_BACKENDS` (a :class:`~fact_reasoner.settings.registry.Registry`; installed
 packages add theirs through the ``fact_reasoner.nli`` entry-point group). Each factory is
-called as ``factory(config, llm_factory)``:
+called as ``factory(models, llm_factory)``: ``models`` is the configuration's ``models`` group
+(:class:`~fact_reasoner.settings.config.ModelOptions`: every NLI setting, the backends' own
+ones included), the only settings a judge reads, as the graph builder reads only
+:class:`~fact_reasoner.settings.graph_options.GraphOptions`:
 
 - ``auto`` (the default): the record's relations where it carries them, else :data:`DEFAULT_NLI`,
   the shipped cross-encoder — chosen by measurement: it separates supported from unsupported
@@ -12,16 +15,16 @@ called as ``factory(config, llm_factory)``:
   while the LLM judge ranks atoms better (AUROC); the figures are in the documentation's
   "Choosing the NLI judge" (``docs/judges.md``) and ``docs/measurements.md``.
 - ``llm``: :class:`~fact_reasoner.nli.llm_judge.LLMJudgeNLI`
-  with ``config.models.nli_prompt_version``; the chat model comes from ``llm_factory()`` so nothing is
+  with ``models.nli_prompt_version``; the chat model comes from ``llm_factory()`` so nothing is
   loaded unless NLI actually runs.
-- ``cross-encoder``: ``fact_reasoner.nli.cross_encoder.make_cross_encoder(config)`` (imported
+- ``cross-encoder``: ``fact_reasoner.nli.cross_encoder.make_cross_encoder(models)`` (imported
   lazily): the MiniLM cross-encoder the package ships, or the model folder
-  ``config.models.nli_model`` names; ONNX Runtime and tokenizers (the ``nli`` extra), no torch.
+  ``models.nli_model`` names; ONNX Runtime and tokenizers (the ``nli`` extra), no torch.
 - ``align``: :class:`~fact_reasoner.nli.align.AlignNLI`, the small alignment-feature classifier
-  the package ships (``config.models.nli_model`` names another model folder); needs the sentence
+  the package ships (``models.nli_model`` names another model folder); needs the sentence
   embedder of the ``retrieval`` extra.
 - ``cascade``: :class:`~fact_reasoner.nli.cascade.CascadeNLI`: the cross-encoder (``--nli-model``
-  names its model) decides the pairs it is sure of, ``config.models.nli_cascade_second`` (the LLM
+  names its model) decides the pairs it is sure of, ``models.nli_cascade_second`` (the LLM
   judge by default) the pairs whose P(entailment) or P(contradiction) lies within
   ``nli_cascade_band`` of 0.5.
 - ``precomputed``: built by the pipeline from each record's ``relations``; not here.
@@ -33,7 +36,7 @@ with the ``auto`` entry's ``resolves_to`` that is all :class:`NLIChoice
 Each backend's own settings (the model folder, the cascade's second judge and band, the LLM
 judge's prompt, calibration and samples) are declared in its registration below
 (:class:`~fact_reasoner.settings.registry.Option`): they join the ``models`` group of the configuration
-(``config.models.nli_samples``), its flags and its settings.
+(``models.nli_samples``), its flags and its settings.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ from .cache import CachedNLI
 
 if TYPE_CHECKING:
     from ..llm.base import LLMBackend
-    from ..settings.config import PipelineConfig
+    from ..settings.config import ModelOptions, PipelineConfig
 
 #: what ``--nli auto`` uses for pairs that no record relation covers (chosen by measurement:
 #: see the module docstring)
@@ -143,41 +146,36 @@ LLM_JUDGE_OPTIONS = (
 )
 
 
-def _make_llm_judge(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+def _make_llm_judge(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
     from .llm_judge import LLMJudgeNLI, LLMJudgeOptions
 
     options = LLMJudgeOptions(
-        prompt_version=config.models.nli_prompt_version,
-        calibrate=config.models.nli_calibrate,
-        samples=config.models.nli_samples,
+        prompt_version=models.nli_prompt_version, calibrate=models.nli_calibrate, samples=models.nli_samples
     )
     return LLMJudgeNLI(llm_factory(), options)
 
 
-def _make_align(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+def _make_align(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
     from .align import make_align
 
-    return make_align(config)
+    return make_align(models)
 
 
-def _make_cross_encoder(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+def _make_cross_encoder(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
     from .cross_encoder import make_cross_encoder
 
-    return make_cross_encoder(config)
+    return make_cross_encoder(models)
 
 
-def _make_cascade(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+def _make_cascade(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
     from .cascade import CascadeNLI
     from .cross_encoder import make_cross_encoder
 
-    models = config.models
     # --nli-model names the fast judge's model, not the second judge's
-    second_config = config.model_copy(
-        update={"models": models.model_copy(update={"nli": models.nli_cascade_second, "nli_model": None})}
-    )
-    second = NLI_BACKENDS.make(models.nli_cascade_second, second_config, llm_factory)
+    second_models = models.model_copy(update={"nli": models.nli_cascade_second, "nli_model": None})
+    second = NLI_BACKENDS.make(models.nli_cascade_second, second_models, llm_factory)
     band = (0.5 - models.nli_cascade_band, 0.5 + models.nli_cascade_band)
-    return CascadeNLI(make_cross_encoder(config), second, band=band)
+    return CascadeNLI(make_cross_encoder(models), second, band=band)
 
 
 def _check_cascade(config: "PipelineConfig") -> None:
@@ -192,12 +190,12 @@ def _check_cascade(config: "PipelineConfig") -> None:
     require_extras(needed)
 
 
-def _precomputed(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+def _precomputed(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
     raise ValueError("the 'precomputed' NLI backend is built per record from its relations (PrecomputedNLI)")
 
 
-def _auto(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
-    return NLI_BACKENDS.make(DEFAULT_NLI, config, llm_factory)
+def _auto(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    return NLI_BACKENDS.make(DEFAULT_NLI, models, llm_factory)
 
 
 NLI_BACKENDS.register(
@@ -278,4 +276,4 @@ def make_model_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBacke
         def llm_factory() -> "LLMBackend":
             return make_llm(config)
 
-    return NLI_BACKENDS.make(model, config, llm_factory)
+    return NLI_BACKENDS.make(model, config.models, llm_factory)

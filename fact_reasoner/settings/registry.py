@@ -5,7 +5,8 @@ one place (its ``make_*`` function):
 
 - ``engines``: ``factory(**engine_options)`` (:func:`fact_reasoner.inference.make_engine`);
 - ``retrievers``: ``factory(config)`` (:func:`fact_reasoner.retrieval.make_retriever`);
-- ``nli``: ``factory(config, llm_factory)`` (:func:`fact_reasoner.nli.factory.make_nli`);
+- ``nli``: ``factory(models, llm_factory)``, ``models`` the configuration's ``models`` group
+  (:func:`fact_reasoner.nli.factory.make_nli`);
 - ``llm_backends``: ``factory(config, cache)`` (:func:`fact_reasoner.llm.make_llm`);
 - ``metrics``: ``factory(**metric_parameters)`` (:func:`fact_reasoner.metrics.make_metric`);
 - ``pipelines``: ``factory(config, **stages)`` (:func:`fact_reasoner.pipelines.make_pipeline`);

@@ -97,7 +97,7 @@ def test_real_cascade_of_the_shipped_cross_encoder_and_align():
 
     fast = CrossEncoderNLI()
     try:
-        second = make_align(PipelineConfig())
+        second = make_align(PipelineConfig().models)
     except Exception as error:  # the align backend needs the retrieval extra's embedder
         pytest.skip(f"align unavailable: {error}")
     pairs = [
@@ -135,7 +135,7 @@ def test_cascade_from_the_config_and_its_start_up_check():
     with pytest.raises(ValueError, match="nli_cascade_band"):
         PipelineConfig(models={"nli_cascade_band": 0.7})
     # a second judge whose package is missing stops the run at start-up, named
-    NLI_BACKENDS.register("needs-missing", lambda config, llm: None, extras=(Extra("no_such_module_xyz", "nli"),))
+    NLI_BACKENDS.register("needs-missing", lambda models, llm: None, extras=(Extra("no_such_module_xyz", "nli"),))
     try:
         missing = PipelineConfig(models={"nli": "cascade", "nli_cascade_second": "needs-missing"})
         with pytest.raises(StageUnavailable, match="--nli-cascade-second needs-missing.*no_such_module_xyz"):

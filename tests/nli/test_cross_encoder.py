@@ -227,7 +227,7 @@ def test_no_shipped_cross_encoder_points_to_what_ships(monkeypatch, tmp_path):
 
 def test_make_cross_encoder_from_config(tiny_model, tmp_path):
     config = PipelineConfig(nli="cross-encoder", nli_model=str(tiny_model), cache_dir=tmp_path, threads=1)
-    backend = make_cross_encoder(config)
+    backend = make_cross_encoder(config.models)
     assert backend.name == "cross-encoder" and backend.runtime == "onnx"
     assert backend._model.session.get_session_options().intra_op_num_threads == 1
     assert backend.judge([("the cat sat .", "a cat .")])[0].probabilities

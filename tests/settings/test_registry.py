@@ -92,7 +92,7 @@ def toy_nli():
     """An NLI backend registered for one test, whose extra is not installed."""
     NLI_BACKENDS.register(
         "toy-nli",
-        lambda config, llm_factory: None,
+        lambda models, llm_factory: None,
         description="a backend for the registry tests",
         extras=[Extra(MISSING_MODULE, "toy")],
     )
