@@ -52,7 +52,11 @@ def content_words(text: str) -> set[str]:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a passage: FActScore's ``<s>…</s>`` marks when present, else a regex split."""
+    """Sentences of a passage: FActScore's ``<s>…</s>`` marks when present, else a regex split.
+
+    Not :func:`fact_reasoner.text.sentences.premise_sentences`, whose rule also ends a sentence
+    after a closing quote or bracket: the shipped judges' training mixes were cut with this
+    rule, and a rebuilt mix must be the one their model cards record."""
     if "<s>" in text:
         parts = re.findall(r"<s>(.*?)</s>", text, flags=re.S)
         if parts:

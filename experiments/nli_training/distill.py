@@ -87,7 +87,11 @@ def bag_loss(logits: torch.Tensor, bag_of_pair: torch.Tensor, supported: torch.T
 
 
 def auroc(scores: list[float], positives: list[bool]) -> float:
-    """P(a random positive scores above a random negative), ties counting half."""
+    """P(a random positive scores above a random negative), ties counting half.
+
+    The same measure as :func:`fact_reasoner.measures.auroc`, kept here because the device call
+    (``gpu_train.py``, GPU.md) imports this module on a machine with torch, transformers and
+    numpy only: the project package is not importable there (its dry-run test makes sure)."""
     pos = [s for s, y in zip(scores, positives) if y]
     neg = [s for s, y in zip(scores, positives) if not y]
     if not pos or not neg:

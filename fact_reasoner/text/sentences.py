@@ -58,9 +58,7 @@ def claim_lines(text: str) -> list[str]:
     if not text:
         return []
     try:
-        import pysbd
-
-        pieces = pysbd.Segmenter(language="en", clean=False).segment(text)
+        pieces = _segmenter().segment(text)
     except ImportError:  # pragma: no cover - pysbd is in the heavy extra
         pieces = _CLAIM_END.split(text)
     sentences = []

@@ -278,3 +278,33 @@ def test_a_registered_judge_that_uses_the_records_relations_is_settled_from_its_
         assert (choice.model, choice.record_relations) == ("align", "when given")
     finally:
         NLI_BACKENDS.unregister("relations-or-align")
+
+
+def test_building_a_default_configuration_loads_no_backend_and_no_model_runtime():
+    """The settings are the ground floor: a configuration and its settings are built from the
+    declarations and the registrations, without importing a backend's module or a model's
+    runtime (a fresh interpreter, so that nothing another test imported counts)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from fact_reasoner.settings.config import PipelineConfig\n"
+        "PipelineConfig().settings(); PipelineConfig(nli='cascade', engine='merlin').settings()\n"
+        "print(' '.join(sorted(sys.modules)))\n"
+    )
+    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    backends = {
+        "fact_reasoner.nli.cross_encoder",
+        "fact_reasoner.nli.align",
+        "fact_reasoner.nli.llm_judge",
+        "fact_reasoner.nli.cascade",
+        "fact_reasoner.llm.local",
+        "fact_reasoner.llm.openai",
+        "fact_reasoner.executors.ray_executor",
+        "fact_reasoner.pipelines.factscore",
+        "merlin_bridge.engine",
+    }
+    runtimes = {"onnxruntime", "tokenizers", "torch", "transformers", "xllamacpp", "chromadb", "ray", "pgmpy", "httpx"}
+    assert "fact_reasoner.settings.config" in loaded
+    assert loaded & (backends | runtimes) == set()
