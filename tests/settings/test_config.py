@@ -293,7 +293,9 @@ def test_building_a_default_configuration_loads_no_backend_and_no_model_runtime(
         "PipelineConfig().settings(); PipelineConfig(nli='cascade', engine='merlin').settings()\n"
         "print(' '.join(sorted(sys.modules)))\n"
     )
-    loaded = set(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split())
+    loaded = set(
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    )
     backends = {
         "fact_reasoner.nli.cross_encoder",
         "fact_reasoner.nli.align",
