@@ -410,7 +410,10 @@ def display_name(topic: str) -> str:
 
 def passage_sentences(text: str) -> list[str]:
     """The sentences of one FActScore passage: its ``<s>`` segments, each split again at sentence
-    ends (a segment may start with section titles such as ``Club career.:Monaco.``)."""
+    ends (a segment may start with section titles such as ``Club career.:Monaco.``).
+
+    Its own rule, not one of :mod:`fact_reasoner.text.sentences`: the suite's cases are cut from
+    these sentences, and the recorded tables (docs/judges.md, the model cards) are of these cases."""
     segments = _SEGMENT_MARK.split(text)
     out = []
     for segment in segments:

@@ -553,6 +553,7 @@ __all__ = [
     "RecordScores",
     "SUPPORTED_THRESHOLD",
     "UNIFORM_TOLERANCE",
+    "assessment_row",
     "compare_with_gold",
     "describe_k",
     "entropy_terms",
