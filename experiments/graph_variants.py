@@ -167,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
     if args.cache_dir is not None:
         settings["cache"] = {"cache_dir": args.cache_dir}
     base = PipelineConfig.model_validate(settings)
-    model = None if args.nli == "precomputed" else Stages(base).nli()
+    model = None if base.models.nli_choice.model is None else Stages(base).nli()
 
     def nli_for(record: InputRecord) -> Any:
         """The model behind the pair cache, or the record's own relations (``--nli precomputed``)."""
