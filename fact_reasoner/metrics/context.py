@@ -153,7 +153,7 @@ class MetricContext:
             uses_llm_atoms = "atoms" in needs and self._atomizer_choice == "llm"
             if "nli" in needs and self.config.models.nli_choice.model is None and not self.stages.has_model_judge:
                 raise StageUnavailable(
-                    f"{metric.name}: --nli precomputed has no relations for RAG samples; "
+                    f"{metric.name}: --nli {self.config.models.nli} has no relations for RAG samples; "
                     "use --nli align, cross-encoder or llm"
                 )
             try:
