@@ -36,4 +36,5 @@ trap 'rm -rf "$deepeval_home"' EXIT
 # -o addopts=: pyproject.toml's addopts leave tests/integrations out of the main run
 RAGAS_DO_NOT_TRACK=true DEEPEVAL_TELEMETRY_OPT_OUT=1 DEEPEVAL_HOME="$deepeval_home" \
   DEEPEVAL_CACHE_FOLDER="$deepeval_home/cache" \
-  "${INTEGRATIONS_VENV:-.venv-integrations}/bin/python" -m pytest -o addopts= -m "not slow" -q tests/integrations
+  "${INTEGRATIONS_VENV:-.venv-integrations}/bin/python" -m pytest -o addopts= -o asyncio_default_fixture_loop_scope=function \
+  -m "not slow" -q tests/integrations
