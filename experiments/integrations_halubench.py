@@ -129,30 +129,41 @@ def local_endpoint(threads: int | None) -> tuple[Any, str]:
 def run_ragas_llm(
     rows: list[dict[str, Any]], base_url: str, model: str, timeout: int
 ) -> tuple[list[float], float, list[str]]:
+    """ragas's ``Faithfulness`` judged by the local model: one ``evaluate`` over the rows, one
+    sample at a time (``max_workers=1``: the server's cores are shared by its requests), a failed
+    call retried once. Returns the scores, the seconds and the exceptions ragas logged (it writes
+    NaN for each)."""
+    import logging
+
     from langchain_openai import ChatOpenAI
     from ragas import evaluate
     from ragas.llms import LangchainLLMWrapper
     from ragas.metrics import Faithfulness
     from ragas.run_config import RunConfig
 
-    chat = ChatOpenAI(
-        model=model, base_url=base_url, api_key="not-needed", temperature=0, max_tokens=1024, max_retries=0
-    )
+    class Collect(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.messages: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            if record.getMessage().startswith("Exception raised in Job"):
+                self.messages.append(record.getMessage()[:300])
+
+    collect = Collect()
+    logging.getLogger("ragas").addHandler(collect)
+    chat = ChatOpenAI(model=model, base_url=base_url, api_key="not-needed", temperature=0, max_tokens=1024)
     metric = Faithfulness(llm=LangchainLLMWrapper(chat))
-    scores, errors = [], []
     start = time.perf_counter()
-    for row in rows:  # one at a time: the server's cores are shared by its requests
-        result = evaluate(
-            ragas_samples([row]),
-            metrics=[metric],
-            run_config=RunConfig(timeout=timeout, max_retries=1, max_workers=1),
-            show_progress=False,
-        )
-        value = float(result.to_pandas()["faithfulness"][0])
-        scores.append(value)
-        if math.isnan(value):
-            errors.append(str(row["question"])[:60])
-    return scores, time.perf_counter() - start, errors
+    result = evaluate(
+        ragas_samples(rows),
+        metrics=[metric],
+        run_config=RunConfig(timeout=timeout, max_retries=1, max_workers=1),
+        show_progress=False,
+    )
+    seconds = time.perf_counter() - start
+    logging.getLogger("ragas").removeHandler(collect)
+    return [float(v) for v in result.to_pandas()["faithfulness"]], seconds, collect.messages
 
 
 def run_deepeval_llm(rows: list[dict[str, Any]], base_url: str, model: str) -> tuple[list[float], float, list[str]]:
