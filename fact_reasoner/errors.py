@@ -38,6 +38,7 @@ one; ``exit`` is the command's exit status when the error ends it)::
     ├── HTTPFailure                           [retrieval.http] an API request failed for good
     ├── WorkerError (RuntimeError)            [executors.base] a worker's error that did not pickle
     ├── WorkerLost (RuntimeError)             [executors.base] the workers holding an item kept dying
+    ├── SampleNotScored (ValueError)          [integrations.scoring] a ragas/DeepEval sample with no score to give
     └── ApiError                              [server.service] a request answered with an HTTP error, not a row
 
 A record that cannot be read is not an exception: :func:`fact_reasoner.io.read_records` yields a
