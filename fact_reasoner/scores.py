@@ -29,10 +29,13 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .measures import balanced_accuracy, brier_score, expected_calibration_error, mean_absolute_error
 from .schema import AtomVerdict, EngineDiagnostics, InputRecord, Label, Marginal, OutputRecord
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .settings.config import ScoreOptions
 
 #: The S/NS threshold t on P(atom is true): S iff P − t > UNIFORM_TOLERANCE.
 SUPPORTED_THRESHOLD = 0.5
@@ -288,9 +291,9 @@ def assessment_row(
     record: InputRecord,
     verdicts: Sequence[AtomVerdict],
     scored: Mapping[str, float],
+    scores: "ScoreOptions",
     *,
-    k: int | str,
-    gamma: float,
+    k: int | str | None,
     dataset_median_atoms: float | None,
     record_key: str | None,
     num_contexts: int,
@@ -303,13 +306,18 @@ def assessment_row(
     """The output row of one assessed record, whichever pipeline judged its atoms (FactReasoner's
     graph or a baseline): the record's identity, every atom's verdict, the scores of the atoms in
     ``scored`` (``{atom id: P(true)}``: all of them unless ``--skip-uncheckable`` set some aside;
-    :func:`response_score_fields`, gold from the verdicts' labels), the predictions, and
-    ``extra`` fields as given.
+    :func:`response_score_fields` with the ``scores`` settings, K = ``k`` where the run gives
+    one, else ``scores.k``; gold from the verdicts' labels), the predictions, and ``extra``
+    fields as given.
 
     ``version`` is the FR graph the posteriors come from (None: a baseline, which builds no
     graph); ``marginals`` every variable's (default: the verdicts' P(true), by atom id)."""
     fields = response_score_fields(
-        scored, k, {v.id: v.label for v in verdicts}, dataset_median_atoms=dataset_median_atoms, gamma=gamma
+        scored,
+        scores.k if k is None else k,
+        {v.id: v.label for v in verdicts},
+        dataset_median_atoms=dataset_median_atoms,
+        gamma=scores.gamma,
     )
     if marginals is None:
         marginals = [

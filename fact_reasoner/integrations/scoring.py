@@ -67,14 +67,14 @@ class Scored:
 
 def pipeline_config(config: PipelineConfig | Mapping[str, Any] | None) -> PipelineConfig:
     """The settings the command would run with: ``config`` as given (a
-    :class:`PipelineConfig`, or a mapping of its settings, ``{"nli": "align"}``), the graph FR2."""
+    :class:`PipelineConfig`, or a mapping of its settings, ``{"nli": "align"}``). The RAG
+    metrics' graph is FR2 whatever ``version`` says: :class:`~fact_reasoner.metrics.context.MetricContext`
+    decides that, for the command and for these metrics alike."""
     if config is None:
-        made = PipelineConfig()
-    elif isinstance(config, PipelineConfig):
-        made = config
-    else:
-        made = PipelineConfig.model_validate(dict(config))
-    return made.with_options(version=2)
+        return PipelineConfig()
+    if isinstance(config, PipelineConfig):
+        return config
+    return PipelineConfig.model_validate(dict(config))
 
 
 class SampleScorer:

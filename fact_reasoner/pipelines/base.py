@@ -496,8 +496,8 @@ class BaselinePipeline:
             record,
             verdicts,
             probabilities,
-            k=self.config.scores.k if k is None else k,
-            gamma=self.config.scores.gamma,
+            self.config.scores,
+            k=k,
             dataset_median_atoms=dataset_median_atoms,
             record_key=record_key,
             num_contexts=len(used),  # no graph: version stays null
