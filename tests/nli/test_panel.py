@@ -181,7 +181,11 @@ def test_factors_give_each_judge_its_own_factor_on_an_atoms_passage():
     assert len(on_atoms) == 2 * 4 and {r.judge for r in on_atoms} == {"a", "b"}  # a relation per judge
     between = [r for r in judged.relations if r.target in ("c0", "c1")]
     assert len(between) == 2 and {r.judge for r in between} == {None}  # context pairs: the panel's verdict
-    built = build_graph(plan, judged.relations, GraphOptions(version=3, min_relation_probability=0.0, contradictions="any", entailments="any"))
+    built = build_graph(
+        plan,
+        judged.relations,
+        GraphOptions(version=3, min_relation_probability=0.0, contradictions="any", entailments="any"),
+    )
     moon = [f for f in built.factor_relations if f.target == "a0" and f.source == "c0"]
     assert sorted((f.judge, f.relation.value) for f in moon) == [("a", "entailment"), ("b", "contradiction")]
     assert built.missing_pairs == 0  # four judged atom pairs, not eight
