@@ -317,7 +317,7 @@ def summarise(work: Path, candidates: list[tuple[str, str]]) -> str:
 
 
 def _uses_llm(nli: str) -> bool:
-    from fact_reasoner.settings.panel import member_names
+    from fact_reasoner.settings.fields import member_names
 
     return "llm" in member_names(nli)
 

@@ -14,6 +14,7 @@ one; ``exit`` is the command's exit status when the error ends it)::
     ├── SettingsError (ValueError)            a setting that cannot work (unknown engine, bad option)
     │   ├── UnknownName                       [registry] no backend of that kind has that name
     │   │   └── UnknownService                [retrieval.base] no retriever of that name (a RetrievalError too)
+    │   ├── PanelSpecError                    [settings.panel] an --nli value that is no judge or panel of judges
     │   └── UnsafeSetting                     [server.settings] a setting a request may not change, or its bad value
     ├── RecordFailed (RuntimeError)           a stage could not run for one record (exit 1)
     │   └── NoEvidence                        no contexts and no retriever to find any: nothing scored

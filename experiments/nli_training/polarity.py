@@ -35,9 +35,7 @@ import re
 from pathlib import Path
 
 #: auxiliaries and copulas after which ``not`` makes the negation (``can`` → ``cannot``)
-AUXILIARIES = frozenset(
-    "is are was were has have had can could will would should may might must does do did".split()
-)
+AUXILIARIES = frozenset("is are was were has have had can could will would should may might must does do did".split())
 #: words that already make a sentence negative
 NEGATION_CUES = frozenset("not n't never no none nobody nothing neither nor cannot without".split())
 #: after these, ``not`` does not negate the sentence ("not only … but also")
@@ -135,7 +133,9 @@ def _participle(following: list[str]) -> bool:
     return bool(following) and (following[0].endswith("ed") or following[0].endswith("en") or following[0] == "been")
 
 
-_SUPERLATIVE = re.compile(r"^(?P<x>.+?) (?P<be>is|was|are|were) the (?P<sup>\w+est|most \w+|best|worst) (?P<rest>[^,;]+)\.$")
+_SUPERLATIVE = re.compile(
+    r"^(?P<x>.+?) (?P<be>is|was|are|were) the (?P<sup>\w+est|most \w+|best|worst) (?P<rest>[^,;]+)\.$"
+)
 
 
 def comparative(superlative: str) -> str | None:
@@ -150,7 +150,7 @@ def comparative(superlative: str) -> str | None:
 
 
 def no_more_than(sentence: str) -> str | None:
-    """"X is the highest N." → "No N is higher than X." (None when the sentence is not of
+    """ "X is the highest N." → "No N is higher than X." (None when the sentence is not of
     that form).
 
     >>> no_more_than("The Nile is the longest river in Africa.")

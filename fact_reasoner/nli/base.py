@@ -95,6 +95,13 @@ def backend_identity(backend: Any) -> str:
     return f"{name}:{model}" if model else str(name)
 
 
+def batch_invariant(backend: Any) -> bool:
+    """Whether a judge's verdict on a pair is the same whatever pairs it is judged with: it
+    says so (``batch_invariant = True``), or it runs one item at a time (``items_per_run == 1``,
+    the shipped cross-encoder). ``serve`` merges concurrent requests only for such a judge."""
+    return bool(getattr(backend, "batch_invariant", False)) or getattr(backend, "items_per_run", None) == 1
+
+
 def describe_judge(backend: Any) -> str:
     """What a person calls a judge — the model and its version where the backend says
     (``description``: "cross-encoder nli-minilm-l6 version 4"), else its name — apart from its

@@ -41,7 +41,7 @@ from typing import Any
 
 from ..schema import JudgeVerdict, Relation
 from ..settings.panel import Panel, PanelMember
-from .base import LABELS, NLIBackend, NLIJudgement, backend_identity, describe_judge
+from .base import LABELS, NLIBackend, NLIJudgement, backend_identity, batch_invariant, describe_judge
 
 __all__ = [
     "OneJudge",
@@ -133,9 +133,7 @@ class PanelNLI:
 
     @property
     def batch_invariant(self) -> bool:
-        """Batch-invariant when every judge is (:func:`fact_reasoner.server.batching.batch_invariant`)."""
-        from ..server.batching import batch_invariant
-
+        """Batch-invariant when every judge is (:func:`~fact_reasoner.nli.base.batch_invariant`)."""
         return all(batch_invariant(backend) for _, backend in self.members)
 
     @property

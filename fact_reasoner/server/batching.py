@@ -23,16 +23,9 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from typing import Any
 
-from ..nli.base import NLIBackend, NLIJudgement, backend_identity
+from ..nli.base import NLIBackend, NLIJudgement, backend_identity, batch_invariant
 
 __all__ = ["MicroBatchNLI", "batch_invariant"]
-
-
-def batch_invariant(backend: Any) -> bool:
-    """Whether a judge's verdict on a pair is the same whatever pairs it is judged with: it
-    says so (``batch_invariant = True``), or it runs one item at a time (``items_per_run == 1``,
-    the shipped cross-encoder)."""
-    return bool(getattr(backend, "batch_invariant", False)) or getattr(backend, "items_per_run", None) == 1
 
 
 class _Waiting:

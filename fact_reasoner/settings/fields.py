@@ -254,8 +254,6 @@ def applies(field: Any, group_values: dict[str, Any]) -> bool:
     current = group_values.get(condition[0])
     if condition[0] in NAMES_SEVERAL:
         # a panel (``--nli a,b``): the option applies when it applies to one of its judges
-        from .panel import member_names
-
         return any(
             name in wanted if isinstance(wanted, (list, tuple)) else name == wanted for name in member_names(current)
         )
@@ -264,6 +262,15 @@ def applies(field: Any, group_values: dict[str, Any]) -> bool:
 
 #: settings whose value can name several backends (``--nli cross-encoder,align``)
 NAMES_SEVERAL = frozenset({"nli"})
+
+
+def member_names(value: object) -> list[str]:
+    """The backend names a ``--nli`` value mentions (one for a single judge), without checking
+    them (the grammar, ``NAME[=MODEL][@ROLE],…``, is :mod:`~fact_reasoner.settings.panel`'s):
+    what a backend's option declared ``only_when=("nli", …)`` is matched against."""
+    if not isinstance(value, str):
+        return [value]  # type: ignore[list-item]
+    return [part.split("@", 1)[0].split("=", 1)[0].strip() for part in value.split(",")]
 
 
 def closed_to(field: Any) -> str | None:

@@ -39,6 +39,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from ..errors import SettingsError
+from .fields import member_names
+
 __all__ = ["PANEL_ROLES", "Panel", "PanelMember", "PanelSpecError", "member_names", "parse_panel"]
 
 Role = Literal["both", "entailment", "contradiction"]
@@ -47,7 +50,7 @@ PANEL_ROLES: tuple[str, ...] = ("entailment", "contradiction")
 Combine = Literal["single", "factors", "roles"]
 
 
-class PanelSpecError(ValueError):
+class PanelSpecError(SettingsError):
     """A ``--nli`` value that is not a judge or a panel of judges (the message says which part)."""
 
 
@@ -126,9 +129,7 @@ def parse_panel(value: str, known: "list[str] | None" = None, not_members: "tupl
         raise PanelSpecError(f"{repeated[0]} is named twice; give each judge once")
     for relation in PANEL_ROLES:
         if not any(m.gives(relation) for m in members):
-            raise PanelSpecError(
-                f"no judge gives {relation}s; give one a role @{relation} or none (both)"
-            )
+            raise PanelSpecError(f"no judge gives {relation}s; give one a role @{relation} or none (both)")
     return panel
 
 
@@ -143,17 +144,9 @@ def _member(part: str, known: "list[str] | None", panel: str | None, not_members
         raise PanelSpecError(f"{name}= names no model folder")
     if known is not None and name not in known:
         if panel is None:  # one judge: the words of every other closed choice (fields.one_of)
-            from .fields import one_of
-
-            one_of(known, name)
+            quoted = [repr(k) for k in known]
+            listed = quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
+            raise PanelSpecError(f"Input should be {listed}")
         judges = ", ".join(k for k in known if k not in not_members)
         raise PanelSpecError(f"unknown judge {name!r}; choose from: {judges}")
     return PanelMember(name, model or None, role)  # type: ignore[arg-type]
-
-
-def member_names(value: object) -> list[str]:
-    """The backend names a ``--nli`` value mentions (one for a single judge), without checking
-    them: what a backend's option declared ``only_when=("nli", …)`` is matched against."""
-    if not isinstance(value, str):
-        return [value]  # type: ignore[list-item]
-    return [part.split("@", 1)[0].split("=", 1)[0].strip() for part in value.split(",")]

@@ -174,7 +174,7 @@ def test_flags_override_the_file_and_add_to_its_tables(tmp_path, capsys):
     ("text", "message"),
     [
         ("[graph]\nversion = 2\nverison = 3\n", "run.toml:3: unknown setting graph.verison; [graph] has: version,"),
-        ("[models]\n\nnli = 'nope'\n", "run.toml:3: models.nli: 'nope': Value error, Input should be 'auto'"),
+        ("[models]\n\nnli = 'nope'\n", "run.toml:3: models.nli: 'nope': Input should be 'auto'"),
         ("[assess]\nlimit = 0\n", "run.toml:2: assess.limit: must be ≥ 1, got 0"),
         ("[retrieval]\ntop_k = 0\n", "run.toml:2: retrieval.top_k: must be ≥ 1, got 0"),
         ("[assess]\nlimits = 3\n", "run.toml:2: unknown option assess.limits; [assess] has: contexts,"),

@@ -21,8 +21,9 @@ from fact_reasoner.nli.panel import (
 )
 from fact_reasoner.schema import Atom, Context, RelationType
 from fact_reasoner.settings.config import PipelineConfig
+from fact_reasoner.settings.fields import member_names
 from fact_reasoner.settings.graph_options import GraphOptions
-from fact_reasoner.settings.panel import PanelSpecError, member_names, parse_panel
+from fact_reasoner.settings.panel import PanelSpecError, parse_panel
 from fact_reasoner.stages import check_judged, judge_plan
 
 from .test_cascade import ScriptedJudge, p

@@ -18,6 +18,7 @@ SETTINGS_FLOOR = {
     "fact_reasoner.errors",
     "fact_reasoner.settings.fields",
     "fact_reasoner.settings.graph_options",
+    "fact_reasoner.settings.panel",
     "fact_reasoner.settings.registry",
 }
 
