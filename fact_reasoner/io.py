@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from .errors import InputError, OutputError
 from .hashing import content_key
 from .json_safe import json_safe
-from .schema import Context, InputRecord
+from .schema import Context, InputRecord, context_id
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def read_contexts(path: str | Path) -> list[Context]:
         if not isinstance(row, dict):
             raise InputError(item.where() + "expected a JSON object with a `text`", path=name, line=item.line)
         try:
-            contexts.append(Context.model_validate({"id": row.get("id", f"c{position}"), **row}))
+            contexts.append(Context.model_validate({"id": row.get("id", context_id(position)), **row}))
         except ValidationError as error:
             raise InputError(item.where() + describe_validation_error(error), path=name, line=item.line) from None
     return contexts

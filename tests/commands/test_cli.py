@@ -318,3 +318,22 @@ def test_summary_keeps_each_records_k_when_the_input_median_differs(tmp_path):
     assert summary["k"] == [9]
     assert summary["mean_f1_k"] == pytest.approx(sum(r["f1_k"] for r in rows) / 2)
     assert summary["mean_factuality_score"] == pytest.approx(sum(r["factuality_score"] for r in rows) / 2)
+
+
+def test_the_main_command_takes_contexts_as_plain_strings(tmp_path, capsys):
+    """``"contexts": ["…", "…"]``, as ragas and DeepEval hold them, once refused with
+    ``contexts.0: Input should be a valid dictionary``: the strings are contexts c0, c1, … (the
+    ids the record's relations name)."""
+    record = {
+        "input": "Who discovered penicillin?",
+        "output": "Alexander Fleming discovered penicillin.",
+        "atoms": [{"id": "a0", "text": "Alexander Fleming discovered penicillin."}],
+        "contexts": ["Penicillin was discovered in 1928 by Alexander Fleming.", "Fleming was born in Darvel."],
+        "relations": [{"source": "c0", "target": "a0", "relation": "entailment", "probability": 0.9}],
+    }
+    source = write_jsonl(tmp_path / "strings.jsonl", [record])
+    assert main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--engine", "brute-force"]) == 0
+    (row,) = read_jsonl(tmp_path / "out" / "strings.fr3.jsonl")
+    assert row["num_contexts"] == 2 and row["atoms"][0]["prediction"] == "S"
+    assert [e["context"] for e in row["atoms"][0]["evidence"]] == ["c0"]
+    assert 'entailed by c0 "Penicillin was discovered in 1928 by Alexander Fleming."' in capsys.readouterr().out
