@@ -234,3 +234,22 @@ def test_the_record_service_gives_the_row_the_dataset_run_writes(tmp_path):
         row.pop("timings")
         row["engine"].pop("seconds")
     assert served == written and service.state is assessor  # the stages built once, here
+
+
+def test_a_run_that_writes_nothing_leaves_no_empty_output_but_keeps_one_it_found(tmp_path, capsys):
+    """Every record failed: the run once left an empty ``.fr3.jsonl`` while it said "no record
+    written to" it. The output it created is removed and the summary says so; an output that
+    was there before (a resumed run's) is kept as it was, even an empty one."""
+    source = tmp_path / "no_relations.jsonl"
+    source.write_text(json.dumps({"input": "q", "output": "An answer.", "contexts": ["A passage."]}) + "\n")
+    out = tmp_path / "out"
+    argv = ["--input-file", str(source), "--output-dir", str(out), "--nli", "precomputed", "--no-cache"]
+    assert cli.main(argv) == 1
+    output = out / "no_relations.fr3.jsonl"
+    assert not output.exists()
+    assert f"results: no record written, so {output} was not created" in capsys.readouterr().err.splitlines()
+
+    output.write_text("")  # an output a user (or an earlier run) left there
+    assert cli.main(argv) == 1
+    assert output.exists() and output.read_text() == ""
+    assert f"results: no record written to {output}" in capsys.readouterr().err.splitlines()

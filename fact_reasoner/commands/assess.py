@@ -15,7 +15,7 @@ from ..io import NumberedRecord, dumps_line, read_contexts
 from ..report.terminal import SHOW_AT_MOST
 from ..runner.jobs import ignored_top_k, k_beyond_atoms
 from ..settings.cli_options import positive_int
-from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems
+from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems, results_line
 
 log = logging.getLogger(__name__)
 
@@ -130,8 +130,8 @@ def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[st
         return []
     if not report.rows:  # nothing to summarise: no row of figures that were never computed
         failed = [f"  failed: listed above and in {report.errors_file}"] if report.failures else []
-        return [f"results: no record written to {report.output_file}", *failed]
-    lines = [f"results: {report.output_file}"]
+        return [results_line(report), *failed]
+    lines = [results_line(report)]
     setting = settings_line(report.rows, judge)
     if setting:
         lines.append(f"  {setting}")

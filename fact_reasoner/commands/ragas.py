@@ -16,7 +16,7 @@ from .. import runner
 from ..runner.jobs import DEFAULT_METRICS, RagasDataset
 from ..settings.cli_options import number, positive_int
 from ..settings.fields import Probability, Weight
-from .base import Command, CommandParser, finish_run, output_problems
+from .base import Command, CommandParser, finish_run, output_problems, results_line
 
 #: the non-answers the summary lists one by one (the rest are counted)
 SHOW_NOT_ANSWERABLE = 5
@@ -263,7 +263,7 @@ def ragas_summary(
     rows: list[dict[str, Any]], names: list[str], report: runner.RunReport, notes: list[str]
 ) -> list[str]:
     """Each metric's mean, how many samples it scored, and where the failures are listed."""
-    lines = [f"results: {report.output_file}"]
+    lines = [results_line(report, "sample")]
     lines += [f"note: {note}" for note in notes]
     for name in names:
         scores = [row["metrics"][name]["score"] for row in rows]
