@@ -140,8 +140,10 @@ class FactReasoner:
         """Assess one record and return its :class:`~fact_reasoner.schema.OutputRecord`.
 
         ``k`` (an integer, ``"median"`` or ``"half"``) overrides ``config.scores.k`` for R@K/F1@K;
-        ``"median"`` uses ``dataset_median_atoms`` when given, else this record's own atom
-        count (the median of a one-record dataset).
+        ``"median"`` uses ``dataset_median_atoms`` when given, else the count of the atoms the
+        record carries (the median of a one-record dataset), else — atoms made here —
+        max(n // 2, 1), as the command does: one rule, :func:`~fact_reasoner.scores.choose_k`,
+        whose rule and reason the row writes (``k_rule``, ``k_reason``).
 
         A record that carries its atoms, contexts and relations needs no model:
 

@@ -283,7 +283,8 @@ class OutputRecord(_Open):
     """The assessment of one input record.
 
     IBM's field names are kept as they are (``factuality_score`` … ``references``); our own
-    additions are ``recall_k``, ``f1_k``, ``k``, ``atoms`` (per-atom verdict and evidence),
+    additions are ``recall_k``, ``f1_k``, ``k`` (with ``k_rule`` and ``k_reason``: the rule that
+    gave K and why, :func:`fact_reasoner.scores.choose_k`), ``atoms`` (per-atom verdict and evidence),
     ``brier_score``, ``engine``, ``timings`` and ``version`` (the FR graph; null in a baseline's
     row, which builds none). With ``--coherence`` a row also
     has ``coherence`` and ``contradicting_pairs`` (:data:`COHERENCE_FIELD`,
@@ -305,6 +306,8 @@ class OutputRecord(_Open):
     recall_k: float | None
     f1_k: float | None
     k: int
+    k_rule: Literal["fixed", "median", "half"] | None = None
+    k_reason: str | None = None
     num_atoms: int
     num_contexts: int
     num_true_atoms: int

@@ -108,9 +108,12 @@ MEANS = {
 
 
 def summary_figure(summary: dict[str, Any], key: str) -> str:
-    """A figure of the summary as printed: a mean with the number of records it is over, and
-    "—" with the reason where nothing was computed (never ``nan``)."""
+    """A figure of the summary as printed: a mean with the number of records it is over, K with
+    why (the rows' ``k_reason``), and "—" with the reason where nothing was computed (never
+    ``nan``)."""
     value = summary[key]
+    if key == "k" and summary.get("k_reasons"):  # why these K (--k median may fall back)
+        return f"{figure(value)} ({'; '.join(summary['k_reasons'])})"
     over = MEANS.get(key)
     if isinstance(value, float) and math.isnan(value):
         return "— (no record scored)" if over else "— (not computable here)"

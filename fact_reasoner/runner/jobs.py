@@ -81,11 +81,10 @@ class AssessDataset(DatasetJob):
         return self.assessor.settings() if self.row_settings is None else self.row_settings
 
     def worker_job(self, items: Sequence[Any]) -> Job:
+        # the dataset median of the records that carry atoms; none when every record's atoms are
+        # made by the run (K then falls back to max(n // 2, 1), its reason in each row: choose_k)
         median = median_num_atoms([len(r.record.atoms) for r in items if r.record.atoms is not None])
-        k_rule = self.config.scores.k
-        if k_rule == "median" and median is None:
-            k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
-        return (self.make_job or AssessJob)(self.config, k_rule, median)
+        return (self.make_job or AssessJob)(self.config, self.config.scores.k, median)
 
     def local_state(self) -> Any:
         return self.assessor if self.job_state is None else self.job_state
