@@ -60,7 +60,11 @@ def assert_factual(
         assessor = FactReasoner(config)
     elif config is not None or settings:
         raise ValueError("give either an assessor, or a config / settings to build one")
-    record: dict[str, Any] = {"input": question, "output": response, "contexts": [dict(c) if isinstance(c, Mapping) else c for c in contexts]}
+    record: dict[str, Any] = {
+        "input": question,
+        "output": response,
+        "contexts": [dict(c) if isinstance(c, Mapping) else c for c in contexts],
+    }
     if atoms is not None:
         record["atoms"] = [{"id": f"a{i}", "text": text} for i, text in enumerate(atoms)]
     result = assessor.assess(record)
