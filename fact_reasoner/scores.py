@@ -438,6 +438,68 @@ class GoldAtoms:
 
 
 @dataclass(frozen=True)
+class ClaimCounts:
+    """Every claim of the rows, each in exactly one category, so that the parts add up:
+
+        total = judged + not judged,
+        judged = supported + not supported on evidence + no evidence (the rows' ``atoms``),
+        not judged = ungrounded (set aside) + stating nothing + failed (the rows'
+        ``ungrounded_atoms``, ``fragment_atoms`` and a baseline's ``failed_atoms``).
+
+    Among the judged, some are also marked (not a category of their own): ``unresolved`` (an
+    unresolved reference), ``ungrounded_kept`` (ungrounded, judged all the same:
+    ``--keep-ungrounded-atoms``) and ``uncheckable`` (``--skip-uncheckable``: judged, left out of
+    the scores). ``checked``: some row's atoms were made and checked here (so the not-judged
+    categories are known, even when 0)."""
+
+    supported: int = 0
+    unsupported: int = 0
+    no_evidence: int = 0
+    ungrounded: int = 0
+    stating_nothing: int = 0
+    failed: int = 0
+    unresolved: int = 0
+    ungrounded_kept: int = 0
+    uncheckable: int = 0
+    checked: bool = False
+
+    @property
+    def judged(self) -> int:
+        return self.supported + self.unsupported + self.no_evidence
+
+    @property
+    def not_judged(self) -> int:
+        return self.ungrounded + self.stating_nothing + self.failed
+
+    @property
+    def total(self) -> int:
+        return self.judged + self.not_judged
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts with their sums (``total``, ``judged``, ``not_judged``)."""
+        return {"total": self.total, "judged": self.judged, "not_judged": self.not_judged, **asdict(self)}
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[Mapping[str, Any]]) -> "ClaimCounts":
+        """The counts of the output rows as written."""
+        rows = list(rows)
+        atoms = [atom for row in rows for atom in row.get("atoms") or []]
+        supported = [a.get("prediction") == "S" for a in atoms]
+        return cls(
+            supported=sum(supported),
+            unsupported=sum(not s and not a.get("no_evidence") for s, a in zip(supported, atoms)),
+            no_evidence=sum(not s and bool(a.get("no_evidence")) for s, a in zip(supported, atoms)),
+            ungrounded=sum(len(row.get("ungrounded_atoms") or []) for row in rows),
+            stating_nothing=sum(len(row.get("fragment_atoms") or []) for row in rows),
+            failed=sum(len(row.get("failed_atoms") or []) for row in rows),
+            unresolved=sum(bool(a.get("unresolved_reference")) for a in atoms),
+            ungrounded_kept=sum(bool(a.get("ungrounded_reason")) for a in atoms),
+            uncheckable=sum(a.get("checkworthy") is False for a in atoms),
+            checked=any("ungrounded_atoms" in (row.get("counters") or {}) for row in rows),
+        )
+
+
+@dataclass(frozen=True)
 class DatasetSummary:
     """Every dataset figure of :func:`summarize_rows` (definitions there).
 
@@ -476,10 +538,14 @@ class DatasetSummary:
     num_ungrounded_atoms: int | None = None
     num_unresolved_atoms: int | None = None
     num_fragment_atoms: int | None = None
+    #: every claim of the rows in one category each, judged or not (:class:`ClaimCounts`)
+    claims: ClaimCounts = ClaimCounts()
 
     def as_dict(self) -> dict[str, Any]:
-        """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
+        """The figures as JSON-ready fields (``k`` a list, or None for no records; ``claims``
+        with its sums)."""
         fields = asdict(self)
+        fields["claims"] = self.claims.as_dict()
         fields["k"] = list(self.k) or None
         fields["k_reasons"] = list(self.k_reasons)
         return fields
@@ -520,7 +586,9 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
       ``--keep-ungrounded-atoms`` judged and marked), ``num_unresolved_atoms`` = Σ_r of its
       atoms with an unresolved reference and ``num_fragment_atoms`` = Σ_r of the clauses set
       aside as stating nothing (listed in ``fragment_atoms``). An atom that is not judged is in no other figure:
-      ``num_atoms`` counts the judged atoms.
+      ``num_atoms`` counts the judged atoms;
+    - ``claims`` = :class:`ClaimCounts` of the rows: every claim, judged or not, in one
+      category each (what the printed ``claims N: …`` line shows; its parts add up to N).
 
     Against gold labels (atoms labelled S or NS; unlabelled atoms are ignored), over the G rows
     with at least one labelled atom and the N labelled atoms, y_i = 1 for gold S, ŷ_i the
@@ -552,6 +620,7 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         num_supported_atoms=sum(a.get("prediction") == "S" for a in atoms),
         num_unsupported_atoms=sum(a.get("prediction") != "S" and not a.get("no_evidence") for a in atoms),
         num_no_evidence_atoms=sum(a.get("prediction") != "S" and bool(a.get("no_evidence")) for a in atoms),
+        claims=ClaimCounts.of_rows(rows),
     )
     if any("abstained" in row for row in rows):
         abstained = [bool(row.get("abstained")) for row in rows]
@@ -612,6 +681,7 @@ def _mean(values: Sequence[float]) -> float:
 
 
 __all__ = [
+    "ClaimCounts",
     "DatasetSummary",
     "GoldAtoms",
     "GoldComparison",

@@ -138,8 +138,8 @@ def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[st
     setting = settings_line(report.rows, judge)
     if setting:
         lines.append(f"  {setting}")
-    if summary.get("num_atoms"):
-        lines.append(f"  {verdict_counts_line(summary)}")
+    if (summary.get("claims") or {}).get("total"):
+        lines.append(f"  {verdict_counts_line(summary['claims'])}")
     lines += [f"  {key:28s} {summary_figure(summary, key)}" for key in SUMMARY_KEYS if summary.get(key) is not None]
     if summary.get("executor") != "local":
         for name, worker in (summary.get("workers") or {}).items():

@@ -99,22 +99,43 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
     return lines
 
 
-def verdict_counts_line(summary: Mapping[str, Any]) -> str:
-    """``claims 12: S 9 · NS on evidence 1 · no evidence 2 · not judged 1 (ungrounded) · 1 unresolved``."""
+def verdict_counts_line(claims: Mapping[str, Any]) -> str:
+    """Every claim of a run in one line whose parts add up to its total (``claims``: the
+    summary's :class:`~fact_reasoner.scores.ClaimCounts` as a dict)::
+
+        claims 21: S 13 · NS on evidence 3 · no evidence 4 · not judged 1 (1 ungrounded, 0 stating
+        nothing); of the 20 judged: 4 with an unresolved reference
+
+    The judged categories always; "not judged" when the atoms were made and checked here, or
+    some claim was not judged (a baseline's failed judgement); after ";", what some of the judged
+    claims also are (not a category: they are counted above)."""
     parts = [
-        f"S {summary.get('num_supported_atoms', 0)}",
-        f"NS on evidence {summary.get('num_unsupported_atoms', 0)}",
-        f"no evidence {summary.get('num_no_evidence_atoms', 0)}",
+        f"S {claims.get('supported', 0)}",
+        f"NS on evidence {claims.get('unsupported', 0)}",
+        f"no evidence {claims.get('no_evidence', 0)}",
     ]
-    if summary.get("num_ungrounded_atoms") is not None:
-        fragments = summary.get("num_fragment_atoms") or 0
-        parts.append(
-            f"not judged {summary['num_ungrounded_atoms'] + fragments} "
-            f"({summary['num_ungrounded_atoms']} ungrounded, {fragments} stating nothing)"
+    if claims.get("checked") or claims.get("not_judged"):
+        why = (
+            [f"{claims.get('ungrounded', 0)} ungrounded", f"{claims.get('stating_nothing', 0)} stating nothing"]
+            if claims.get("checked")
+            else []
         )
-    if summary.get("num_unresolved_atoms"):
-        parts.append(f"{summary['num_unresolved_atoms']} judged with an unresolved reference")
-    return f"claims {summary.get('num_atoms', 0)}: " + " · ".join(parts)
+        if claims.get("failed"):
+            why.append(f"{claims['failed']} whose judgement failed")
+        parts.append(f"not judged {claims.get('not_judged', 0)} ({', '.join(why)})")
+    line = f"claims {claims.get('total', 0)}: " + " · ".join(parts)
+    marked = [
+        f"{claims[key]} {what}"
+        for key, what in (
+            ("unresolved", "with an unresolved reference"),
+            ("ungrounded_kept", "ungrounded, judged all the same (--keep-ungrounded-atoms)"),
+            ("uncheckable", "uncheckable, left out of the scores (--skip-uncheckable)"),
+        )
+        if claims.get(key)
+    ]
+    if marked:
+        line += f"; of the {claims.get('judged', 0)} judged: " + ", ".join(marked)
+    return line
 
 
 def settings_line(rows: Sequence[Mapping[str, Any]], judge: str | None = None) -> str | None:
