@@ -29,7 +29,7 @@ from .errors import NoEvidence
 from .graph.build import ignored_relations, plan_graph
 from .graph.coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs
 from .graph.coherence_pairs import plan_atom_pairs
-from .graph.factor_graph import BuiltGraph, GraphPlan
+from .graph.factor_graph import BuiltGraph, GraphPlan, unused_reason
 from .graph.pair_selection import (
     GATE_DEFAULT_THRESHOLDS,
     PairSelection,
@@ -395,7 +395,7 @@ class FactReasoner:
                         context=left_out.source,
                         relation=left_out.relation,
                         probability=left_out.probability,
-                        reason=left_out.reason,
+                        reason=unused_reason(left_out.reason),
                     )
                 )
         verdicts = [

@@ -10,11 +10,13 @@ the command prints, per record::
       S    0.87  Marie Curie was a physicist.
                  entailed by c_a0_0 "Marie Curie was a Polish and naturalised-French…" (0.93)
       NS ✗ 0.50  Marie Curie discovered penicillin.
-                 no evidence (not used: c_a2_0 entails it 0.88, another subject)
+                 no evidence; the judge says c_a2_0 "Penicillin was…" entails it (0.88), not used:
+                 another subject — the passage does not name the claim's subject (--entailments same-subject)
 
 The passage shown is the factor that pushed the verdict its way: for S the strongest
 entailment, for NS the strongest contradiction; a claim with no factor says "no evidence",
-with the judge's relations the graph left out and why (``unused_evidence``). A baseline's claim
+with the judge's relations the graph left out, worded as the judge's reading, and the rule that
+set each aside (the row's ``unused_evidence`` reason, as the HTML page shows it). A baseline's claim
 (``--pipeline factscore`` …: no graph) shows the judge's verdict and the passages it read.
 Pure functions of the written rows and the contexts' texts.
 """
@@ -51,6 +53,21 @@ def _deciding(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return max(evidence, key=lambda e: (e.get("relation") == wanted, e.get("probability", 0.0)))
 
 
+#: what the judge said of a relation the graph left out, as the HTML page words it
+_JUDGE_SAYS = {"entailment": "entails", "contradiction": "contradicts"}
+
+
+def _set_aside(unused: Mapping[str, Any], texts: Callable[[str], str | None]) -> str:
+    """A relation the graph left out, worded as the judge's reading and the rule's decision (as
+    the page words it; the row's ``reason`` as written): ``the judge says c1 "…" entails it
+    (0.88), not used: another subject — …``. Never "c1 entails it": the graph did not find so."""
+    says = _JUDGE_SAYS.get(str(unused.get("relation")), str(unused.get("relation")))
+    return (
+        f"the judge says {_passage(str(unused.get('context')), texts)} {says} it ({unused.get('probability', 0):.2f}), "
+        f"not used: {unused.get('reason', 'left out')}"
+    )
+
+
 def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> list[str]:
     """The lines of one output row: a heading, then each claim with its verdict, posterior and
     the passage that decided it (``texts`` maps a context id to its text, or None)."""
@@ -79,17 +96,9 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
             verb = _RELATION_VERB.get(str(deciding.get("relation")), str(deciding.get("relation")))
             detail = f"{verb} {_passage(str(deciding.get('context')), texts)} ({deciding.get('probability', 0):.2f})"
         else:
-            detail = "no evidence"
-            unused = list(atom.get("unused_evidence") or [])
-            if unused:
-                shown = [
-                    f"{_passage(str(u['context']), texts)} {_RELATION_VERB.get(u['relation'], u['relation'])} "
-                    f"it {u['probability']:.2f}, {u['reason']}".replace("entailed by it", "entails it").replace(
-                        "contradicted by it", "contradicts it"
-                    )
-                    for u in unused[:2]
-                ]
-                detail += " (not used: " + "; ".join(shown) + ")"
+            detail = "; ".join(
+                ["no evidence", *(_set_aside(u, texts) for u in list(atom.get("unused_evidence") or [])[:2])]
+            )
         marks = [f"{key.replace('_', ' ')}: {atom[key]}" for key in ("unresolved_reference",) if atom.get(key)]
         lines.append("             " + detail + (f" [{'; '.join(marks)}]" if marks else ""))
     for left_out in [*(row.get("ungrounded_atoms") or []), *(row.get("fragment_atoms") or [])]:

@@ -338,3 +338,31 @@ def test_the_main_command_takes_contexts_as_plain_strings(tmp_path, capsys):
     assert row["num_contexts"] == 2 and row["atoms"][0]["prediction"] == "S"
     assert [e["context"] for e in row["atoms"][0]["evidence"]] == ["c0"]
     assert 'entailed by c0 "Penicillin was discovered in 1928 by Alexander Fleming."' in capsys.readouterr().out
+
+
+def test_a_relation_the_graph_set_aside_reads_as_the_judges_reading_with_its_rule(tmp_path, capsys):
+    """"Louis Pasteur discovered penicillin in 1928." against Fleming's passage: the terminal said
+    ``no evidence (not used: c0 "…" entails it 0.88, another subject)``, as if the passage
+    entailed it. The terminal and the row's reason now say what the page says: the judge's
+    reading, and the rule that set it aside."""
+    record = {
+        "input": "Who discovered penicillin?",
+        "output": "Louis Pasteur discovered penicillin in 1928.",
+        "atoms": [{"id": "a0", "text": "Louis Pasteur discovered penicillin in 1928."}],
+        "contexts": ["Penicillin was discovered in 1928 by Alexander Fleming, a Scottish physician."],
+        "relations": [{"source": "c0", "target": "a0", "relation": "entailment", "probability": 0.88}],
+    }
+    source = write_jsonl(tmp_path / "pasteur.jsonl", [record])
+    # the graph's rules screen supplied relations as they screen a judge's
+    argv = ["--input-file", str(source), "--output-dir", str(tmp_path), "--filter-supplied-relations"]
+    assert main([*argv, "--engine", "brute-force"]) == 0
+    (row,) = read_jsonl(tmp_path / "pasteur.fr3.jsonl")
+    reason = "another subject — the passage does not name the claim's subject (--entailments same-subject)"
+    assert row["atoms"][0]["unused_evidence"] == [
+        {"context": "c0", "relation": "entailment", "probability": 0.88, "reason": reason}
+    ]
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[2].strip() == (
+        'no evidence; the judge says c0 "Penicillin was discovered in 1928 by Alexander Fleming, a…" '
+        f"entails it (0.88), not used: {reason}"
+    )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from fact_reasoner.cli import main
+from fact_reasoner.graph.factor_graph import unused_reason
 from fact_reasoner.report.terminal import SHOW_AT_MOST, claim_lines, excerpt, verdict_counts_line
 from tests.helpers import REPO_ROOT
 
@@ -37,7 +38,12 @@ def _row() -> dict:
                 "evidence": [],
                 "no_evidence": True,
                 "unused_evidence": [
-                    {"context": "c2", "relation": "entailment", "probability": 0.88, "reason": "another subject"}
+                    {
+                        "context": "c2",
+                        "relation": "entailment",
+                        "probability": 0.88,
+                        "reason": unused_reason("another subject"),
+                    }
                 ],
             },
         ],
@@ -56,9 +62,12 @@ def test_each_claim_shows_its_verdict_and_the_passage_that_decided_it():
     # an S claim is explained by its strongest entailment, not by the stronger-looking contradiction
     assert lines[2].strip() == 'entailed by c0 "Marie Curie was a Polish and naturalised-French physicist and…" (0.93)'
     assert lines[3] == "  NS ✗ 0.50  Marie Curie discovered penicillin."
+    # the passage does not entail it: the judge says so, and the rule that set it aside is named
+    # (it once read 'no evidence (not used: c2 "…" entails it 0.88, another subject)')
     assert lines[4].strip() == (
-        'no evidence (not used: c2 "Penicillin was discovered in 1928 by the Scottish physician…" '
-        "entails it 0.88, another subject)"
+        'no evidence; the judge says c2 "Penicillin was discovered in 1928 by the Scottish physician…" '
+        "entails it (0.88), not used: another subject — the passage does not name the claim's subject "
+        "(--entailments same-subject)"
     )
     assert lines[5] == "  --   not judged  She was born in 1815. [not in the response: '1815']"
 
