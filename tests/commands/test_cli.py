@@ -341,7 +341,7 @@ def test_the_main_command_takes_contexts_as_plain_strings(tmp_path, capsys):
 
 
 def test_a_relation_the_graph_set_aside_reads_as_the_judges_reading_with_its_rule(tmp_path, capsys):
-    """"Louis Pasteur discovered penicillin in 1928." against Fleming's passage: the terminal said
+    """The claim "Louis Pasteur discovered penicillin in 1928." against Fleming's passage: the terminal said
     ``no evidence (not used: c0 "…" entails it 0.88, another subject)``, as if the passage
     entailed it. The terminal and the row's reason now say what the page says: the judge's
     reading, and the rule that set it aside."""
