@@ -468,3 +468,53 @@ def test_ragas_cli_refuses_an_impossible_context_prior(capsys):
         main(["ragas", "--input-file", "unused.jsonl", "--context-prior", "1.5"])
     assert stop.value.code == 2
     assert "argument --context-prior: must be < 1, got 1.5" in capsys.readouterr().err
+
+
+CHILE = "Between the Lapageria and Satureja genus, which is the national flower of Chile?"
+
+
+@pytest.mark.parametrize(
+    ("question", "response"),
+    [
+        (CHILE, "Lapageria"),
+        (CHILE, "The Lapageria genus."),
+        (CHILE, "Satureja"),  # a wrong choice is an answer too: the judge says whether it is right
+        ("Which of Paris, Rome and Madrid is the capital of Spain?", "Madrid."),
+        ("Which is taller, the Eiffel Tower or the Tokyo Tower?", "The Tokyo Tower"),
+        ("Who was born first, Einstein or Bohr?", "Einstein"),
+        ("Paris vs Rome: which city is older?", "Rome"),
+    ],
+)
+def test_picking_one_of_the_options_a_question_offers_is_an_answer(question, response):
+    """``fact-reasoner ragas`` refused "Lapageria" as "only repeats words of the question":
+    only questions with "or" counted as choices."""
+    assert non_answer(response, question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "response"),
+    [
+        (CHILE, CHILE),  # the question itself
+        (CHILE, "The national flower of Chile."),  # no option
+        (CHILE, "Lapageria and Satureja."),  # every option: no choice made
+        ("Which of Paris, Rome and Madrid is the capital of Spain?", "The capital of Spain?"),
+        ("Who wrote Hamlet?", "Hamlet?"),  # no choice offered: an echo, as before
+        ("Who was born first, Einstein or Bohr?", "Who was born first?"),  # "or" once exempted any echo
+    ],
+)
+def test_a_bare_echo_of_a_question_is_still_no_answer(question, response):
+    assert non_answer(response, question).startswith("the response only repeats")
+
+
+def test_a_choice_made_is_scored_by_the_ragas_command(tmp_path):
+    """The issue's sample, through the command: a row with a score, not ``not_answerable``."""
+    from fact_reasoner.cli import main
+
+    context = "Lapageria rosea, the Chilean bellflower, is the national flower of Chile."
+    source = tmp_path / "chile.jsonl"
+    source.write_text(json.dumps({"question": CHILE, "response": "Lapageria", "retrieved_contexts": [context]}) + "\n")
+    out = tmp_path / "out.jsonl"
+    argv = ["ragas", "--input-file", str(source), "--metrics", "faithfulness", "--atomizer", "sentence"]
+    assert main([*argv, "--nli", "align", "--output", str(out), "--quiet"]) == 0
+    row = json.loads(out.read_text())
+    assert "not_answerable" not in row and row["metrics"]["faithfulness"]["score"] is not None
