@@ -181,6 +181,7 @@ class Assess(Command):
         "response",
         "contexts",
         "version",
+        "graph_preset",
         "nli",
         "engine",
         "k",

@@ -96,7 +96,16 @@ def test_a_bad_flag_prints_the_problem_and_where_to_read_more_nothing_else():
 
 
 #: what a newcomer needs on the first screen of ``fact-reasoner --help``
-NEWCOMER_FLAGS = ("--input-file", "--output-dir", "--response", "--query", "--contexts", "--version", "--nli")
+NEWCOMER_FLAGS = (
+    "--input-file",
+    "--output-dir",
+    "--response",
+    "--query",
+    "--contexts",
+    "--version",
+    "--graph",
+    "--nli",
+)
 NEWCOMER_FLAGS += ("--engine", "--k", "--top-k", "--backend", "--model", "--cache-dir", "--no-cache", "--quiet")
 NEWCOMER_FLAGS += ("--config", "--print-config", "--help-all")
 
@@ -107,6 +116,16 @@ def test_help_is_one_screen_of_the_flags_a_newcomer_needs_and_help_all_has_every
     assert set(NEWCOMER_FLAGS) <= set(listed)
     assert len(short) <= 45 and max(map(len, short)) <= 100  # 80 columns here
     assert "--use-priors" not in "\n".join(short)
+    # each line a setting gets there reads whole: no parenthesis left open by the cut at "; "
+    # (--graph's once ended "(Table 1 factor tables, … as the paper's text says (default: default)")
+    entries: list[str] = []
+    for line in short:
+        if line.startswith("  -"):
+            entries.append(line)
+        elif entries and line.startswith("      ") and line.strip():
+            entries[-1] += " " + line.strip()
+    for entry in entries:
+        assert entry.count("(") == entry.count(")"), entry
     full = run_cli("--help-all").stdout
     for flag in config_flags():
         if flag.visible:
