@@ -328,10 +328,13 @@ class FactReasoner:
             given = [r for r in record.relations if (r.source, r.target) not in atom_pairs]
             for reason, n in ignored_relations(plan, given).items():
                 counts[f"ignored_relations_{reason}"] = n
+                about = record.topic or " ".join(record.input.split()[:8]) or "(no input)"
                 _warn_once(
                     reason,
-                    f"{n} of the record's relations are not used by FR{plan.version} ({reason.replace('_', ' ')}); "
-                    "further ones are only counted (counters.ignored_relations_*)",
+                    f"the record {about!r}: {n} of its {len(given)} relation{'' if len(given) == 1 else 's'} "
+                    f"{'is' if n == 1 else 'are'} not used by FR{plan.version} ({reason.replace('_', ' ')}); "
+                    "such relations of other records are only counted (counters.ignored_relations_*), "
+                    "and a dataset run lists the records at its end",
                 )
         return counts
 

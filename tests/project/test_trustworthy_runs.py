@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -462,10 +463,21 @@ def test_relations_the_version_ignores_are_counted_and_warned_once(tmp_path, cap
     assert counters["ignored_relations_not_in_version"] >= 1  # context -> context is not FR2
     assert counters["ignored_relations_contradictory_duplicate"] == 1
     warnings = [r.getMessage() for r in caplog.records if "not used by FR2" in r.getMessage()]
-    reasons = [w.split("(")[1].split(")")[0] for w in warnings]
-    # once per reason, though both records have them
+    reasons = [re.search(r"not used by FR2 \(([^)]*)\)", w).group(1) for w in warnings]
+    # once per reason, though both records have them; grammatical, naming the record
     assert sorted(reasons) == sorted(set(reasons))
     assert {"atom premise", "self loop", "not in version", "contradictory duplicate"} <= set(reasons)
+    total = len(row["relations"])
+    assert f"the record 'Marie Curie': 1 of its {total} relations is not used by FR2 (self loop)" in "\n".join(warnings)
+    # the run's end names the records (line, topic) and says how many had such relations; it
+    # once said only "1 of the record's relations are not used by FR2 (duplicate)", for one record
+    (listed,) = [r.getMessage() for r in caplog.records if "records have relations FR2 does not use" in r.getMessage()]
+    assert listed.startswith(
+        "warning: 2 records have relations FR2 does not use (counted in counters.ignored_relations_*): "
+    )
+    first, second = listed.split("ignored_relations_*): ", 1)[1].split("; ")
+    assert first.startswith("line 1 (Marie Curie): ") and second.startswith("line 2 (Marie Curie): ")
+    assert {"1 atom premise", "1 self loop", "1 contradictory duplicate"} <= set(first.split(": ")[1].split(", "))
 
 
 # -- issue #28: no score without its NLI or its response; every bad input named ----------------
