@@ -177,7 +177,25 @@ class FRFaithfulnessMetric(_FRMetric):
         supported = total - len(unsupported)
         text = f"{supported} of {total} claims of the output are supported by the retrieval context"
         text += f" ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})" if counts else ""
+        text += f"; {self.how_scored(scored.score, counts)}"
         return text + (f"; not supported: {_quoted(unsupported)}" if unsupported else "")
+
+    def how_scored(self, score: float, counts: Mapping[str, int]) -> str:
+        """How the claims' verdicts make the score, with the weight of each verdict present (the
+        command's weights: :func:`~fact_reasoner.metrics.faithfulness.resolve_verdict_scores`),
+        so that "1 of 2 claims supported" beside a score of 0 reads right: a contradicted claim
+        counts -1."""
+        from ..metrics.faithfulness import Verdict, resolve_verdict_scores
+
+        if self.binary:
+            return f"score {score:g}: the supported share of the judged claims"
+        weights = resolve_verdict_scores(self.strict_no_evidence, None)
+        present = [Verdict(name) for name in sorted(counts) if name in Verdict.__members__ and Verdict(name) in weights]
+        shown = ", ".join(f"{verdict.value} {weights[verdict]:g}" for verdict in present)
+        said = {Verdict.CONTRADICTORY: "a contradicted claim", Verdict.NO_EVIDENCE: "a claim without evidence"}
+        negative = [f"{said.get(v, v.value)} counts {weights[v]:g}" for v in present if weights[v] < 0]
+        why = f": {', '.join(negative)}" if negative else ""
+        return f"score {score:g}: the mean of the claims' weights ({shown}{why}), clamped to [0, 1]"
 
 
 class FRFactualCorrectnessMetric(_FRMetric):
