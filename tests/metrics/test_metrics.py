@@ -470,6 +470,40 @@ def test_ragas_cli_refuses_an_impossible_context_prior(capsys):
     assert "argument --context-prior: must be < 1, got 1.5" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("missing", ["pysbd", "xllamacpp"])
+def test_auto_atomizer_falls_back_to_sentences_when_the_llm_packages_are_missing(monkeypatch, missing):
+    """``atomizer="auto"`` (the integrations' default) says it falls back to one claim per sentence
+    when the language model cannot be built. It fell back only if *building* raised, and building
+    never does (the local model starts on first use): with ``pip install .[deepeval]`` the score
+    failed on ``No module named 'pysbd'``, with pysbd present on ``the local backend needs
+    xllamacpp``. The packages are checked as the preflight checks them."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, missing, None)  # as if not installed: find_spec and import fail
+    context = MetricContext(
+        PipelineConfig(),
+        atomizer="auto",
+        nli=fixed_nli([(CHUNK, "Marie Curie was born in Warsaw.", "entailment", 0.9)]),
+    )
+    assert context.llm_atomizer_missing() is not None and repr(missing) in context.llm_atomizer_missing()
+    result = Faithfulness().score(
+        RagSample(response="Marie Curie was born in Warsaw.", retrieved_contexts=[CHUNK]), context
+    )
+    assert context.atomizer_name == "sentence:sentence/v2"
+    assert result.score == 1.0 and result.details[0].claim == "Marie Curie was born in Warsaw."
+    (note,) = context.notes
+    assert note.startswith("atomizer auto: one claim per sentence") and repr(missing) in note
+
+
+def test_auto_atomizer_is_the_llm_one_when_its_packages_are_there():
+    """With the llm extra installed, ``auto`` is the language model's atomizer (not loaded yet)."""
+    pytest.importorskip("pysbd")
+    pytest.importorskip("xllamacpp")
+    context = MetricContext(PipelineConfig(), atomizer="auto")
+    assert context.llm_atomizer_missing() is None
+    assert context.atomizer_name.startswith("Atomizer:") and context.notes == []
+
+
 CHILE = "Between the Lapageria and Satureja genus, which is the national flower of Chile?"
 
 
