@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import runner
+from ..metrics.faithfulness import MODES as FAITHFULNESS_MODES
 from ..runner.jobs import DEFAULT_METRICS, RagasDataset
 from ..settings.cli_options import number, positive_int
 from ..settings.fields import Probability, Weight
@@ -63,6 +64,7 @@ def build_metrics(args: argparse.Namespace) -> list[Any]:
             "strict_mode": args.strict,
             "weighted": not args.binary,
             "no_claims_score": args.no_claims_score,
+            "mode": args.faithfulness_mode,
         },
         "factual_correctness": {"mode": args.fc_mode, "beta": args.beta},
         "context_precision": {"mode": args.context_precision_mode},
@@ -184,6 +186,15 @@ class Ragas(Command):
             default="auto",
             choices=("auto", "llm", "sentence"),
             help="claims from the LLM atomizer, or one per sentence (default: auto = llm if available)",
+        )
+        parser.add_argument(
+            "--faithfulness-mode",
+            type=str.upper,
+            default="GRANULAR",
+            choices=FAITHFULNESS_MODES,
+            help="faithfulness: GRANULAR, per claim (the mean of their verdicts' weights), or HOLISTIC, the "
+            "response judged as a whole against the contexts together, one verdict, one weight "
+            "(docs/rag-metrics.md) (default: %(default)s)",
         )
         parser.add_argument("--strict", action="store_true", help="faithfulness: NO_EVIDENCE scores -1 instead of 0")
         parser.add_argument(

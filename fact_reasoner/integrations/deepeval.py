@@ -156,22 +156,36 @@ class FRFaithfulnessMetric(_FRMetric):
     """Faithfulness of ``actual_output`` to ``retrieval_context`` (``fact-reasoner ragas
     --metrics faithfulness``): the verdict-weighted share of its claims the contexts support
     (``binary=True``: supported / judged claims; ``strict_no_evidence``: no evidence scores −1).
+    ``faithfulness_mode="HOLISTIC"``: the output judged as a whole, one verdict, one weight.
     ``strict_mode`` is DeepEval's: threshold 1, a score below it is 0."""
 
     title = "FR Faithfulness"
 
     def __init__(
-        self, threshold: float = 0.5, *, binary: bool = False, strict_no_evidence: bool = False, **options: Any
+        self,
+        threshold: float = 0.5,
+        *,
+        binary: bool = False,
+        strict_no_evidence: bool = False,
+        faithfulness_mode: str = "GRANULAR",
+        **options: Any,
     ) -> None:
         super().__init__(threshold, **options)
         self.binary = binary
         self.strict_no_evidence = strict_no_evidence
+        self.faithfulness_mode = faithfulness_mode
 
     def command_metric(self) -> Metric:
-        return command_metric("faithfulness", strict_mode=self.strict_no_evidence, weighted=not self.binary)
+        return command_metric(
+            "faithfulness", strict_mode=self.strict_no_evidence, weighted=not self.binary, mode=self.faithfulness_mode
+        )
 
     def describe(self, scored: Scored) -> str:
         counts = scored.result.get("verdict_counts") or {}
+        if scored.result.get("mode") == "HOLISTIC":  # one verdict on the output as a whole
+            verdict = scored.result.get("verdict")
+            text = f"the output as a whole is {verdict} by the retrieval context (holistic)"
+            return f"{text}; {self.how_scored(scored.score, counts)}"
         total = scored.result.get("total_claims", len(scored.details))
         unsupported = scored.unsupported_claims("response")
         supported = total - len(unsupported)

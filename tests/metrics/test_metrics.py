@@ -552,3 +552,108 @@ def test_a_choice_made_is_scored_by_the_ragas_command(tmp_path):
     assert main([*argv, "--nli", "align", "--output", str(out), "--quiet"]) == 0
     row = json.loads(out.read_text())
     assert "not_answerable" not in row and row["metrics"]["faithfulness"]["score"] is not None
+
+
+# -- faithfulness's mode: GRANULAR (per claim) or HOLISTIC (the response as a whole) -------------
+
+EIFFEL = [
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France.",
+    "Construction of the Eiffel Tower began in 1887 and was completed in 1889.",
+]
+EIFFEL_WHOLE = "\n\n".join(EIFFEL)  # what a holistic judgement reads as its one premise
+IN_PARIS, GOLD = "The Eiffel Tower is in Paris.", "The Eiffel Tower is painted gold."
+SPEC = {  # the specification's three examples (DESIGN.md §7): response, relations the judge gives
+    "three supported claims": (
+        f"{IN_PARIS} It is made of wrought iron. It was completed in 1889.",
+        [
+            (EIFFEL[0], IN_PARIS, "entailment", 0.9),
+            (EIFFEL[0], "It is made of wrought iron.", "entailment", 0.9),
+            (EIFFEL[1], "It was completed in 1889.", "entailment", 0.9),
+            (EIFFEL_WHOLE, f"{IN_PARIS} It is made of wrought iron. It was completed in 1889.", "entailment", 0.9),
+        ],
+    ),
+    "one supported, one without evidence": (f"{IN_PARIS} {GOLD}", [(EIFFEL[0], IN_PARIS, "entailment", 0.9)]),
+    "one contradicted": (
+        "The Eiffel Tower is in Berlin.",
+        [
+            (EIFFEL[0], "The Eiffel Tower is in Berlin.", "contradiction", 0.9),
+            (EIFFEL_WHOLE, "The Eiffel Tower is in Berlin.", "contradiction", 0.9),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("example", "granular", "granular_strict", "holistic", "verdict"),
+    [
+        ("three supported claims", 1.0, 1.0, 1.0, "FULLY_SUPPORTED"),
+        ("one supported, one without evidence", 0.5, 0.0, 0.0, "NO_EVIDENCE"),
+        ("one contradicted", 0.0, 0.0, 0.0, "CONTRADICTORY"),
+    ],
+)
+def test_the_specifications_examples_in_both_modes(example, granular, granular_strict, holistic, verdict):
+    """GRANULAR scores the claims (the specification's numbers); HOLISTIC judges the response as
+    a whole against the contexts together: one verdict, one weight — half supported is not
+    supported."""
+    response, relations = SPEC[example]
+    context = ctx(relations)
+    sample = RagSample(response=response, retrieved_contexts=EIFFEL)
+    assert Faithfulness().score(sample, context).score == granular
+    assert Faithfulness(strict_mode=True).score(sample, context).score == granular_strict
+    whole = Faithfulness(mode="holistic").score(sample, context)
+    assert (whole.score, whole.verdict, whole.verdict_counts, whole.total_claims) == (
+        holistic,
+        verdict,
+        {verdict: 1},
+        1,
+    )
+    assert whole.mode == "HOLISTIC" and [d.claim for d in whole.details] == [response]
+    assert Faithfulness(mode="HOLISTIC", weighted=False).score(sample, context).score == float(
+        verdict == "FULLY_SUPPORTED"
+    )
+
+
+def test_the_holistic_verdict_is_the_conjunction_of_the_pieces_read():
+    from fact_reasoner.metrics.faithfulness import Verdict, holistic_verdict
+
+    full, part, none, contra, unjudged = (
+        Verdict.FULLY_SUPPORTED,
+        Verdict.PARTIALLY_SUPPORTED,
+        Verdict.NO_EVIDENCE,
+        Verdict.CONTRADICTORY,
+        Verdict.UNJUDGED,
+    )
+    assert holistic_verdict([full, full]) == full
+    assert holistic_verdict([full, part]) == part
+    assert holistic_verdict([full, none]) == none
+    assert holistic_verdict([full, contra, none]) == contra
+    assert holistic_verdict([contra, unjudged]) == unjudged
+
+
+def test_a_response_longer_than_the_judge_reads_is_read_in_pieces_never_cut():
+    """The shipped cross-encoder reads at most 64 tokens of a hypothesis (half its window): a
+    longer response would be cut short. Holistic reads it in pieces of whole sentences."""
+    from fact_reasoner.metrics.faithfulness import reading_pieces
+    from fact_reasoner.nli.base import reads_whole
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from tests.helpers import require_extra
+
+    require_extra("embeddings")
+    judge = CrossEncoderNLI()
+    sentences = [f"The tower number {i} in the old city was built of grey stone in the year 18{i}0." for i in range(8)]
+    long = " ".join(sentences)
+    assert not reads_whole(judge, long) and reads_whole(judge, sentences[0])
+    pieces = reading_pieces(long, judge)
+    assert len(pieces) > 1 and all(reads_whole(judge, piece) for piece in pieces)
+    assert " ".join(pieces).split() == long.split()  # every word read once, in order
+    assert reading_pieces(sentences[0], judge) == [sentences[0]]
+
+
+def test_the_mode_is_left_out_of_the_metrics_key_at_its_default():
+    """Outputs written before the mode existed carry the key without it: they still resume."""
+    before = "faithfulness(weighted=True, strict_mode=False, verdict_scores=None, no_claims_score=nan, strong_entailment=0.75)"
+    assert Faithfulness().key == Faithfulness(mode="granular").key == before
+    assert Faithfulness(mode="HOLISTIC").key.endswith("mode='HOLISTIC')")
+    with pytest.raises(ValueError, match="faithfulness mode 'whole': use GRANULAR or HOLISTIC"):
+        Faithfulness(mode="whole")
+    assert Faithfulness(mode="HOLISTIC").needs() == frozenset({"nli"})  # no atomizer
