@@ -72,7 +72,7 @@ def test_a_server_down_from_the_start_stops_the_run_with_one_message(tmp_path, c
     assert code == 2
     assert f"cannot reach {url}: connection refused" in err
     assert "stopped: 0 record(s) kept" in err
-    assert read_jsonl(tmp_path / "out" / "in.fr3.jsonl") == []  # nothing scored
+    assert not (tmp_path / "out" / "in.fr3.jsonl").exists()  # nothing scored, no empty output left
     errors = read_jsonl(tmp_path / "out" / "in.fr3.errors.jsonl")
     assert len(errors) == 1 and "connection refused" in errors[0]["message"]  # it stopped after the first
 
@@ -85,7 +85,7 @@ def test_failed_nli_calls_fail_the_record_instead_of_scoring_it(tmp_path, capsys
     with ScriptedServer([500]) as server:  # reachable, but every call fails
         code = main(served_run(source, tmp_path / "out", server.base_url, "--nli", "llm", "--engine", "brute-force"))
     assert code == 1  # not 0: records failed
-    assert read_jsonl(tmp_path / "out" / "in.fr3.jsonl") == []
+    assert not (tmp_path / "out" / "in.fr3.jsonl").exists()
     errors = read_jsonl(tmp_path / "out" / "in.fr3.errors.jsonl")
     assert len(errors) == 2  # a reachable server does not stop the run: every record is tried
     assert all("NLI: 6 of 6 pair(s) could not be judged" in e["message"] and "HTTP 500" in e["message"] for e in errors)
@@ -163,7 +163,7 @@ def test_atomizer_calls_that_fail_fail_the_record(tmp_path):
     with ScriptedServer([502]) as server:
         code = main(served_run(source, tmp_path / "out", server.base_url))
     assert code == 1
-    assert read_jsonl(tmp_path / "out" / "in.fr3.jsonl") == []
+    assert not (tmp_path / "out" / "in.fr3.jsonl").exists()
     (error,) = read_jsonl(tmp_path / "out" / "in.fr3.errors.jsonl")
     assert error["message"].startswith("atomizer: 2 of 2 call(s) failed") and "HTTP 502" in error["message"]
 
