@@ -13,7 +13,7 @@
 #      with both libraries' telemetry off (docs/integrations.md) and DeepEval's files in a temporary folder;
 #   6. docs/integrations.md's installs as written (`pip install -e ".[ragas]"`, `".[deepeval]"`), each
 #      alone and both in either order, in fresh environments without pins (scripts/check_documented_installs.py:
-#      pip check, the page's examples, the metrics with their defaults; about 8 minutes on 2 cores).
+#      pip check, the page's examples, the metrics with their defaults; 595 s on 2 cores shared with other jobs, 2026-11-28).
 # Extra arguments go to the main pytest run. VENV=dir uses another environment directory; CONSTRAINTS=FILE
 # another constraints file (CONSTRAINTS= none: the newest releases pyproject.toml allows); the
 # integrations' INTEGRATIONS_VENV and INTEGRATIONS_CONSTRAINTS likewise; SKIP_INTEGRATIONS=1 skips steps 5
