@@ -28,7 +28,7 @@ from pydantic import BaseModel, ValidationError
 from .errors import InputError, OutputError
 from .hashing import content_key
 from .json_safe import json_safe
-from .schema import Context, InputRecord
+from .schema import Context, InputRecord, context_id
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def read_contexts(path: str | Path) -> list[Context]:
         if not isinstance(row, dict):
             raise InputError(item.where() + "expected a JSON object with a `text`", path=name, line=item.line)
         try:
-            contexts.append(Context.model_validate({"id": row.get("id", f"c{position}"), **row}))
+            contexts.append(Context.model_validate({"id": row.get("id", context_id(position)), **row}))
         except ValidationError as error:
             raise InputError(item.where() + describe_validation_error(error), path=name, line=item.line) from None
     return contexts
@@ -392,6 +392,11 @@ class ResultWriter:
 
     Each line is written with a single ``write`` of the whole line, then flushed and fsynced.
     If the process dies mid-write, the torn tail is cut off the next time the file is opened.
+
+    A file this writer created and left empty (no row was written: every record failed, or the
+    run stopped first) is removed when it closes, so that a failed run leaves no empty output
+    behind (``created`` says whether it made the file; ``exists`` after closing, whether it is
+    there); a file that was there when it opened (a resumed run) is never removed.
     """
 
     def __init__(self, path: str | Path, key_field: str = "record_key", overwrite: bool = False):
@@ -406,6 +411,7 @@ class ResultWriter:
         try:
             if overwrite and self.path.exists():
                 self.path.unlink()
+            self.created = not self.path.exists()
             self.done: dict[str, dict] = {}
             self._in_write = False
             self.repaired = self._load_and_repair()
@@ -468,7 +474,14 @@ class ResultWriter:
                 # file holds (what a rerun will skip), read back while the lock is still held
                 self.done = {}
                 self._load_and_repair()
+            if self.created and self.path.stat().st_size == 0:
+                self.path.unlink()  # nothing was written: no empty output left behind
         self._lock.release()
+
+    @property
+    def exists(self) -> bool:
+        """Whether the output file is there (after :meth:`close`: it was not removed as empty)."""
+        return self.path.exists()
 
     def __enter__(self) -> "ResultWriter":
         return self

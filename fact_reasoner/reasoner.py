@@ -29,7 +29,7 @@ from .errors import NoEvidence
 from .graph.build import build_graph, ignored_relations, plan_graph
 from .graph.coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs
 from .graph.coherence_pairs import plan_atom_pairs
-from .graph.factor_graph import BuiltGraph, GraphPlan
+from .graph.factor_graph import BuiltGraph, GraphPlan, unused_reason
 from .graph.pair_selection import (
     GATE_DEFAULT_THRESHOLDS,
     PairSelection,
@@ -141,8 +141,10 @@ class FactReasoner:
         """Assess one record and return its :class:`~fact_reasoner.schema.OutputRecord`.
 
         ``k`` (an integer, ``"median"`` or ``"half"``) overrides ``config.scores.k`` for R@K/F1@K;
-        ``"median"`` uses ``dataset_median_atoms`` when given, else this record's own atom
-        count (the median of a one-record dataset).
+        ``"median"`` uses ``dataset_median_atoms`` when given, else the count of the atoms the
+        record carries (the median of a one-record dataset), else — atoms made here —
+        max(n // 2, 1), as the command does: one rule, :func:`~fact_reasoner.scores.choose_k`,
+        whose rule and reason the row writes (``k_rule``, ``k_reason``).
 
         A record that carries its atoms, contexts and relations needs no model:
 
@@ -335,10 +337,13 @@ class FactReasoner:
             given = [r for r in record.relations if (r.source, r.target) not in atom_pairs]
             for reason, n in ignored_relations(plan, given).items():
                 counts[f"ignored_relations_{reason}"] = n
+                about = record.topic or " ".join(record.input.split()[:8]) or "(no input)"
                 _warn_once(
                     reason,
-                    f"{n} of the record's relations are not used by FR{plan.version} ({reason.replace('_', ' ')}); "
-                    "further ones are only counted (counters.ignored_relations_*)",
+                    f"the record {about!r}: {n} of its {len(given)} relation{'' if len(given) == 1 else 's'} "
+                    f"{'is' if n == 1 else 'are'} not used by FR{plan.version} ({reason.replace('_', ' ')}); "
+                    "such relations of other records are only counted (counters.ignored_relations_*), "
+                    "and a dataset run lists the records at its end",
                 )
         return counts
 
@@ -409,7 +414,7 @@ class FactReasoner:
                         context=left_out.source,
                         relation=left_out.relation,
                         probability=left_out.probability,
-                        reason=left_out.reason,
+                        reason=unused_reason(left_out.reason),
                         **panel_fields(panel, left_out.source, left_out.target, left_out.judge),
                     )
                 )

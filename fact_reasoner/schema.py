@@ -68,6 +68,34 @@ class Atom(_Open):
         return value
 
 
+def context_id(position: int) -> str:
+    """The id of a context given without one: ``c<position>``, its 0-based position in the list
+    (the ids ``fact-reasoner ragas``, ``--contexts`` files and :func:`~fact_reasoner.testing.assert_factual`
+    give too)."""
+    return f"c{position}"
+
+
+def with_context_ids(items: Any) -> Any:
+    """``items`` with each context given as its text alone (a string, as ragas, DeepEval and most
+    RAG code hold them) or as an object without an ``id`` made a ``{id, text…}`` object, the id
+    :func:`context_id` of its position; anything else (a :class:`Context`, an object with an
+    ``id``, a value that is not a list) is left for validation to accept or refuse.
+
+    >>> with_context_ids(["Paris is in France.", {"text": "Rome is in Italy."}])
+    [{'id': 'c0', 'text': 'Paris is in France.'}, {'id': 'c1', 'text': 'Rome is in Italy.'}]
+    """
+    if not isinstance(items, list):
+        return items
+    return [
+        {"id": context_id(i), "text": item}
+        if isinstance(item, str)
+        else {"id": context_id(i), **item}
+        if isinstance(item, dict) and "id" not in item
+        else item
+        for i, item in enumerate(items)
+    ]
+
+
 class Context(_Open):
     """An evidence passage."""
 
@@ -144,6 +172,12 @@ class InputRecord(_Open):
     atoms: list[Atom] | None = None
     contexts: list[Context] | None = None
     relations: list[Relation] | None = None
+
+    @field_validator("contexts", mode="before")
+    @classmethod
+    def _contexts_as_given(cls, value: Any) -> Any:
+        """Contexts may be plain strings or objects without ids (:func:`with_context_ids`)."""
+        return with_context_ids(value)
 
     @model_validator(mode="after")
     def _check_references(self) -> "InputRecord":
@@ -290,7 +324,8 @@ class OutputRecord(_Open):
     """The assessment of one input record.
 
     IBM's field names are kept as they are (``factuality_score`` … ``references``); our own
-    additions are ``recall_k``, ``f1_k``, ``k``, ``atoms`` (per-atom verdict and evidence),
+    additions are ``recall_k``, ``f1_k``, ``k`` (with ``k_rule`` and ``k_reason``: the rule that
+    gave K and why, :func:`fact_reasoner.scores.choose_k`), ``atoms`` (per-atom verdict and evidence),
     ``brier_score``, ``engine``, ``timings`` and ``version`` (the FR graph; null in a baseline's
     row, which builds none). With ``--coherence`` a row also
     has ``coherence`` and ``contradicting_pairs`` (:data:`COHERENCE_FIELD`,
@@ -312,6 +347,8 @@ class OutputRecord(_Open):
     recall_k: float | None
     f1_k: float | None
     k: int
+    k_rule: Literal["fixed", "median", "half"] | None = None
+    k_reason: str | None = None
     num_atoms: int
     num_contexts: int
     num_true_atoms: int

@@ -140,6 +140,56 @@ def resolve_k(k: int | str, num_atoms: int, dataset_median: float | None = None)
     raise ValueError(f"K must be an integer, 'median' or 'half', not {k!r}")
 
 
+@dataclass(frozen=True)
+class KChoice:
+    """The K a response is scored with (:func:`choose_k`): the value, the rule that gave it
+    (``fixed``, ``median`` or ``half``) and why, in words; a row writes all three (``k``,
+    ``k_rule``, ``k_reason``) and the summary lists the reasons."""
+
+    k: int
+    rule: str
+    reason: str
+
+
+def choose_k(k: int | str, num_atoms: int, dataset_median: float | None = None) -> KChoice:
+    """The one rule for K, the command's and the Python API's alike.
+
+    - an integer: that K (``fixed``);
+    - ``"half"``: max(n // 2, 1) of the response's n atoms;
+    - ``"median"``: the median number of atoms of the dataset, rounded half up, when it is known
+      before the response is scored (:func:`resolve_k`): the command takes it from the input's
+      records that carry their atoms, :meth:`FactReasoner.assess
+      <fact_reasoner.reasoner.FactReasoner.assess>` from ``dataset_median_atoms``, else from the
+      record's own atoms (a dataset of one). When no atom count is known before scoring (the
+      atoms are made by the run, record by record), K falls back to max(n // 2, 1), rule
+      ``half``, and the reason says so.
+
+    >>> choose_k("median", 7).k, choose_k("median", 7).rule, choose_k("median", 7, 4.5).k
+    (3, 'half', 5)
+    """
+    if k == "median" and dataset_median is None:
+        return KChoice(
+            resolve_k("half", num_atoms),
+            "half",
+            "--k median, but the atoms were made by the run (no median known before scoring): max(n // 2, 1)",
+        )
+    value = resolve_k(k, num_atoms, dataset_median)
+    if isinstance(k, int):
+        return KChoice(value, "fixed", f"--k {k}")
+    if k == "half":
+        return KChoice(value, "half", "--k half: max(n // 2, 1)")
+    return KChoice(value, "median", f"--k median: the dataset's median number of atoms, {dataset_median:g}")
+
+
+def known_median(record: InputRecord, dataset_median: float | None) -> float | None:
+    """The dataset median K = ``median`` is taken against, for ``record``: ``dataset_median``
+    when given, else the count of the atoms the record carries (a dataset of one), else None
+    (its atoms are made by the run: :func:`choose_k` falls back)."""
+    if dataset_median is not None or record.atoms is None:
+        return dataset_median
+    return float(len(record.atoms))
+
+
 def median_num_atoms(counts: Iterable[int]) -> float | None:
     """The median of the atom counts (the mean of the two middle ones for an even number);
     None for no counts."""
@@ -262,10 +312,10 @@ def response_score_fields(
     """The score fields of one output row, whichever pipeline judged the atoms: FactReasoner's
     graph or a baseline.
 
-    ``probabilities`` are the scored atoms' P(true) (``{atom id: P}``); K is resolved by
-    :func:`resolve_k` against ``dataset_median_atoms`` (the response's own count n when not
-    given); agreement with gold is computed when any scored atom has a label (``gold`` may name
-    more atoms than are scored). With γ = ``gamma`` > 0, FActScore's length penalty
+    ``probabilities`` are the scored atoms' P(true) (``{atom id: P}``); K is chosen by
+    :func:`choose_k` against ``dataset_median_atoms`` (``median`` without it: max(n // 2, 1)),
+    and written with its rule and reason (``k_rule``, ``k_reason``); agreement with gold is
+    computed when any scored atom has a label (``gold`` may name more atoms than are scored). With γ = ``gamma`` > 0, FActScore's length penalty
     (:func:`length_penalty`) multiplies the precision, and the row keeps both:
 
         factuality_score = precision · penalty(n),  unpenalized_factuality_score = precision.
@@ -275,10 +325,10 @@ def response_score_fields(
     (0.5, 0.0183)
     """
     n = len(probabilities)
-    median = dataset_median_atoms if dataset_median_atoms is not None else float(n)
+    chosen = choose_k(k, n, dataset_median_atoms)
     labels = {atom: label for atom, label in gold.items() if atom in probabilities}
-    scores = score_record(probabilities, resolve_k(k, n, median), labels if any(labels.values()) else None)
-    fields = scores.as_fields()
+    scores = score_record(probabilities, chosen.k, labels if any(labels.values()) else None)
+    fields = scores.as_fields() | {"k_rule": chosen.rule, "k_reason": chosen.reason}
     if gamma > 0:
         penalty = length_penalty(n, gamma)
         fields["unpenalized_factuality_score"] = fields["factuality_score"]
@@ -307,8 +357,9 @@ def assessment_row(
     graph or a baseline): the record's identity, every atom's verdict, the scores of the atoms in
     ``scored`` (``{atom id: P(true)}``: all of them unless ``--skip-uncheckable`` set some aside;
     :func:`response_score_fields` with the ``scores`` settings, K = ``k`` where the run gives
-    one, else ``scores.k``; gold from the verdicts' labels), the predictions, and ``extra``
-    fields as given.
+    one, else ``scores.k``, against ``dataset_median_atoms``, else the count of the atoms the
+    record carries (the median of a dataset of one), else none (:func:`choose_k`); gold from the
+    verdicts' labels), the predictions, and ``extra`` fields as given.
 
     ``version`` is the FR graph the posteriors come from (None: a baseline, which builds no
     graph); ``marginals`` every variable's (default: the verdicts' P(true), by atom id)."""
@@ -316,7 +367,7 @@ def assessment_row(
         scored,
         scores.k if k is None else k,
         {v.id: v.label for v in verdicts},
-        dataset_median_atoms=dataset_median_atoms,
+        dataset_median_atoms=known_median(record, dataset_median_atoms),
         gamma=scores.gamma,
     )
     if marginals is None:
@@ -387,6 +438,68 @@ class GoldAtoms:
 
 
 @dataclass(frozen=True)
+class ClaimCounts:
+    """Every claim of the rows, each in exactly one category, so that the parts add up:
+
+        total = judged + not judged,
+        judged = supported + not supported on evidence + no evidence (the rows' ``atoms``),
+        not judged = ungrounded (set aside) + stating nothing + failed (the rows'
+        ``ungrounded_atoms``, ``fragment_atoms`` and a baseline's ``failed_atoms``).
+
+    Among the judged, some are also marked (not a category of their own): ``unresolved`` (an
+    unresolved reference), ``ungrounded_kept`` (ungrounded, judged all the same:
+    ``--keep-ungrounded-atoms``) and ``uncheckable`` (``--skip-uncheckable``: judged, left out of
+    the scores). ``checked``: some row's atoms were made and checked here (so the not-judged
+    categories are known, even when 0)."""
+
+    supported: int = 0
+    unsupported: int = 0
+    no_evidence: int = 0
+    ungrounded: int = 0
+    stating_nothing: int = 0
+    failed: int = 0
+    unresolved: int = 0
+    ungrounded_kept: int = 0
+    uncheckable: int = 0
+    checked: bool = False
+
+    @property
+    def judged(self) -> int:
+        return self.supported + self.unsupported + self.no_evidence
+
+    @property
+    def not_judged(self) -> int:
+        return self.ungrounded + self.stating_nothing + self.failed
+
+    @property
+    def total(self) -> int:
+        return self.judged + self.not_judged
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts with their sums (``total``, ``judged``, ``not_judged``)."""
+        return {"total": self.total, "judged": self.judged, "not_judged": self.not_judged, **asdict(self)}
+
+    @classmethod
+    def of_rows(cls, rows: Iterable[Mapping[str, Any]]) -> "ClaimCounts":
+        """The counts of the output rows as written."""
+        rows = list(rows)
+        atoms = [atom for row in rows for atom in row.get("atoms") or []]
+        supported = [a.get("prediction") == "S" for a in atoms]
+        return cls(
+            supported=sum(supported),
+            unsupported=sum(not s and not a.get("no_evidence") for s, a in zip(supported, atoms)),
+            no_evidence=sum(not s and bool(a.get("no_evidence")) for s, a in zip(supported, atoms)),
+            ungrounded=sum(len(row.get("ungrounded_atoms") or []) for row in rows),
+            stating_nothing=sum(len(row.get("fragment_atoms") or []) for row in rows),
+            failed=sum(len(row.get("failed_atoms") or []) for row in rows),
+            unresolved=sum(bool(a.get("unresolved_reference")) for a in atoms),
+            ungrounded_kept=sum(bool(a.get("ungrounded_reason")) for a in atoms),
+            uncheckable=sum(a.get("checkworthy") is False for a in atoms),
+            checked=any("ungrounded_atoms" in (row.get("counters") or {}) for row in rows),
+        )
+
+
+@dataclass(frozen=True)
 class DatasetSummary:
     """Every dataset figure of :func:`summarize_rows` (definitions there).
 
@@ -399,6 +512,8 @@ class DatasetSummary:
     k: tuple[int, ...]  # the distinct K values the records were scored with, ascending
     mean_factuality_score: float
     mean_f1_k: float
+    #: why: the distinct ``k_reason`` of the rows (:func:`choose_k`), in the order first written
+    k_reasons: tuple[str, ...] = ()
     mean_gold_factuality_score: float | None = None
     mae_factuality_score: float | None = None
     atom_accuracy: float | None = None
@@ -426,11 +541,16 @@ class DatasetSummary:
     #: a panel of judges (``--nli a,b``): each judge alone, ``{judge: {mean_factuality_score,
     #: and with gold labels mae_factuality_score, atom_balanced_accuracy}}`` (:func:`by_judge`)
     by_judge: dict[str, dict[str, float | None]] | None = None
+    #: every claim of the rows in one category each, judged or not (:class:`ClaimCounts`)
+    claims: ClaimCounts = ClaimCounts()
 
     def as_dict(self) -> dict[str, Any]:
-        """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
+        """The figures as JSON-ready fields (``k`` a list, or None for no records; ``claims``
+        with its sums)."""
         fields = asdict(self)
+        fields["claims"] = self.claims.as_dict()
         fields["k"] = list(self.k) or None
+        fields["k_reasons"] = list(self.k_reasons)
         return fields
 
 
@@ -444,8 +564,10 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
     - ``num_records`` = R; ``num_atoms`` = Σ_r n_r; ``median_num_atoms`` = median_r n_r
       (descriptive only: it is not the K of any record);
     - ``k`` = the set of the rows' written K. K is chosen when a record is scored (an
-      integer, the dataset's median number of atoms, or max(n // 2, 1)) and written with it;
-      it is never recomputed here;
+      integer, the dataset's median number of atoms, or max(n // 2, 1): :func:`choose_k`) and
+      written with it; it is never recomputed here; ``k_reasons`` = the rows' distinct
+      ``k_reason`` (why that K: ``--k median`` falls back to max(n // 2, 1) when the atoms are
+      made by the run);
     - ``mean_factuality_score`` = mean_r Pr_r of the written ``factuality_score`` (rows
       without atoms wrote none and are skipped);
     - ``mean_f1_k`` = mean_r of the written ``f1_k``;
@@ -467,7 +589,9 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
       ``--keep-ungrounded-atoms`` judged and marked), ``num_unresolved_atoms`` = Σ_r of its
       atoms with an unresolved reference and ``num_fragment_atoms`` = Σ_r of the clauses set
       aside as stating nothing (listed in ``fragment_atoms``). An atom that is not judged is in no other figure:
-      ``num_atoms`` counts the judged atoms.
+      ``num_atoms`` counts the judged atoms;
+    - ``claims`` = :class:`ClaimCounts` of the rows: every claim, judged or not, in one
+      category each (what the printed ``claims N: …`` line shows; its parts add up to N).
 
     Against gold labels (atoms labelled S or NS; unlabelled atoms are ignored), over the G rows
     with at least one labelled atom and the N labelled atoms, y_i = 1 for gold S, ŷ_i the
@@ -492,12 +616,14 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         num_atoms=sum(counts),
         median_num_atoms=median_num_atoms(counts),
         k=tuple(sorted({int(row["k"]) for row in rows if row.get("k") is not None})),
+        k_reasons=tuple(dict.fromkeys(str(row["k_reason"]) for row in rows if row.get("k_reason"))),
         mean_factuality_score=_mean(_written(rows, "factuality_score")),
         mean_f1_k=_mean(_written(rows, "f1_k")),
         num_scored_records=len(_written(rows, "factuality_score")),
         num_supported_atoms=sum(a.get("prediction") == "S" for a in atoms),
         num_unsupported_atoms=sum(a.get("prediction") != "S" and not a.get("no_evidence") for a in atoms),
         num_no_evidence_atoms=sum(a.get("prediction") != "S" and bool(a.get("no_evidence")) for a in atoms),
+        claims=ClaimCounts.of_rows(rows),
     )
     if any("abstained" in row for row in rows):
         abstained = [bool(row.get("abstained")) for row in rows]
@@ -588,13 +714,16 @@ def _mean(values: Sequence[float]) -> float:
 
 
 __all__ = [
+    "ClaimCounts",
     "DatasetSummary",
     "GoldAtoms",
     "GoldComparison",
+    "KChoice",
     "RecordScores",
     "SUPPORTED_THRESHOLD",
     "UNIFORM_TOLERANCE",
     "assessment_row",
+    "choose_k",
     "compare_with_gold",
     "describe_k",
     "entropy_terms",
@@ -602,6 +731,7 @@ __all__ = [
     "factual_precision",
     "is_supported",
     "is_uniform",
+    "known_median",
     "length_penalty",
     "median_num_atoms",
     "predict_label",

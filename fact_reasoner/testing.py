@@ -29,18 +29,6 @@ __all__ = ["assert_factual"]
 DEFAULT_SETTINGS: dict[str, Any] = {"nli": "cross-encoder", "version": 2}
 
 
-def _contexts(contexts: Sequence[str | Mapping[str, Any] | Context]) -> list[Context]:
-    out = []
-    for i, item in enumerate(contexts):
-        if isinstance(item, Context):
-            out.append(item)
-        elif isinstance(item, str):
-            out.append(Context(id=f"c{i}", text=item))
-        else:
-            out.append(Context.model_validate({"id": f"c{i}", **item}))
-    return out
-
-
 def assert_factual(
     response: str,
     contexts: Sequence[str | Mapping[str, Any] | Context],
@@ -72,7 +60,11 @@ def assert_factual(
         assessor = FactReasoner(config)
     elif config is not None or settings:
         raise ValueError("give either an assessor, or a config / settings to build one")
-    record: dict[str, Any] = {"input": question, "output": response, "contexts": _contexts(contexts)}
+    record: dict[str, Any] = {
+        "input": question,
+        "output": response,
+        "contexts": [dict(c) if isinstance(c, Mapping) else c for c in contexts],
+    }
     if atoms is not None:
         record["atoms"] = [{"id": f"a{i}", "text": text} for i, text in enumerate(atoms)]
     result = assessor.assess(record)

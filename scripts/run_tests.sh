@@ -10,10 +10,14 @@
 #      `.venv-dev/bin/pytest -m slow`); tests/integrations is not part of it (pyproject.toml's addopts);
 #   5. the ragas and DeepEval integrations in their own environment (scripts/setup_integrations_env.sh:
 #      .venv-integrations, pinned by constraints-integrations.txt): tests/integrations, not slow,
-#      with both libraries' telemetry off (docs/integrations.md) and DeepEval's files in a temporary folder.
+#      with both libraries' telemetry off (docs/integrations.md) and DeepEval's files in a temporary folder;
+#   6. docs/integrations.md's installs as written (`pip install -e ".[ragas]"`, `".[deepeval]"`), each
+#      alone and both in either order, in fresh environments without pins (scripts/check_documented_installs.py:
+#      pip check, the page's examples, the metrics with their defaults; 595 s on 2 cores shared with other jobs, 2026-11-28).
 # Extra arguments go to the main pytest run. VENV=dir uses another environment directory; CONSTRAINTS=FILE
 # another constraints file (CONSTRAINTS= none: the newest releases pyproject.toml allows); the
-# integrations' INTEGRATIONS_VENV and INTEGRATIONS_CONSTRAINTS likewise; SKIP_INTEGRATIONS=1 skips step 5.
+# integrations' INTEGRATIONS_VENV and INTEGRATIONS_CONSTRAINTS likewise; SKIP_INTEGRATIONS=1 skips steps 5
+# and 6, SKIP_DOCUMENTED_INSTALLS=1 step 6.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-.venv-dev}
@@ -38,3 +42,9 @@ RAGAS_DO_NOT_TRACK=true DEEPEVAL_TELEMETRY_OPT_OUT=1 DEEPEVAL_HOME="$deepeval_ho
   DEEPEVAL_CACHE_FOLDER="$deepeval_home/cache" \
   "${INTEGRATIONS_VENV:-.venv-integrations}/bin/python" -m pytest -o addopts= -o asyncio_default_fixture_loop_scope=function \
   -m "not slow" -q tests/integrations
+if [ "${SKIP_DOCUMENTED_INSTALLS:-0}" = 1 ]; then
+  echo "note: SKIP_DOCUMENTED_INSTALLS=1: docs/integrations.md's installs were not run as written"
+  exit 0
+fi
+echo "== documented installs (docs/integrations.md, each in a fresh environment)"
+"$VENV/bin/python" -m scripts.check_documented_installs

@@ -119,3 +119,21 @@ def test_contexts_are_read_like_records_and_the_first_bad_one_names_file_and_lin
         read_contexts(listed)
     path.write_text("\n")
     assert read_contexts(path) == []  # an empty JSONL file: no passages, not an error
+
+
+def test_contexts_may_be_plain_strings_as_rag_code_holds_them(tmp_path):
+    """``"contexts": ["…", "…"]`` (ragas, DeepEval) is read as contexts ``c0``, ``c1``; an object
+    without an id gets the id of its position too; an id given twice is still refused."""
+    path = tmp_path / "rag.jsonl"
+    rows = [
+        {"input": "q", "output": "a", "contexts": ["Paris is in France.", {"text": "Rome is in Italy.", "title": "R"}]},
+        {"input": "q", "output": "a", "contexts": ["first", {"id": "c0", "text": "second"}]},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    read, clash = list(read_records(path))
+    assert isinstance(read, NumberedRecord)
+    assert [(c.id, c.text, c.title) for c in read.record.contexts] == [
+        ("c0", "Paris is in France.", None),
+        ("c1", "Rome is in Italy.", "R"),
+    ]
+    assert isinstance(clash, RecordError) and "duplicate context ids: ['c0']" in str(clash)

@@ -73,7 +73,16 @@ def test_a_run_reports_what_happened_to_every_line(tmp_path, monkeypatch, caplog
     assert json.loads(report.summary_file.read_text())["num_records"] == 2
     # the messages of the run are logged (the command line prints them), not printed
     logged = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "fact_reasoner.runner"]
-    assert logged == [("ERROR", f"error: {unreadable}"), ("ERROR", f"error: {failed}")]
+    assert logged == [
+        ("ERROR", f"error: {unreadable}"),
+        ("ERROR", f"error: {failed}"),
+        # the example's first record gives one pair twice: the run's end names it (#51)
+        (
+            "WARNING",
+            "warning: 1 record has relations FR3 does not use (counted in counters.ignored_relations_*): "
+            "line 1 (Marie Curie): 1 duplicate",
+        ),
+    ]
 
     again = run_dataset(
         AssessDataset(assessor=assessor, input_file=source, output_dir=tmp_path / "out", progress=False)
@@ -234,3 +243,22 @@ def test_the_record_service_gives_the_row_the_dataset_run_writes(tmp_path):
         row.pop("timings")
         row["engine"].pop("seconds")
     assert served == written and service.state is assessor  # the stages built once, here
+
+
+def test_a_run_that_writes_nothing_leaves_no_empty_output_but_keeps_one_it_found(tmp_path, capsys):
+    """Every record failed: the run once left an empty ``.fr3.jsonl`` while it said "no record
+    written to" it. The output it created is removed and the summary says so; an output that
+    was there before (a resumed run's) is kept as it was, even an empty one."""
+    source = tmp_path / "no_relations.jsonl"
+    source.write_text(json.dumps({"input": "q", "output": "An answer.", "contexts": ["A passage."]}) + "\n")
+    out = tmp_path / "out"
+    argv = ["--input-file", str(source), "--output-dir", str(out), "--nli", "precomputed", "--no-cache"]
+    assert cli.main(argv) == 1
+    output = out / "no_relations.fr3.jsonl"
+    assert not output.exists()
+    assert f"results: no record written, so {output} was not created" in capsys.readouterr().err.splitlines()
+
+    output.write_text("")  # an output a user (or an earlier run) left there
+    assert cli.main(argv) == 1
+    assert output.exists() and output.read_text() == ""
+    assert f"results: no record written to {output}" in capsys.readouterr().err.splitlines()

@@ -248,9 +248,48 @@ def test_response_score_fields_are_the_record_scores_with_the_length_penalty():
     gold = {"a0": "S", "a1": "NS", "a2": "S", "a3": "NS"}  # a3 not scored: not in the agreement
     fields = response_score_fields(probabilities, "median", gold, dataset_median_atoms=5)
     expected = score_record(probabilities, 5, {k: v for k, v in gold.items() if k != "a3"}).as_fields()
-    assert fields == expected and fields["k"] == 5
-    assert response_score_fields(probabilities, "median", {})["k"] == 3  # no dataset median: n
+    assert fields == expected | {"k_rule": "median", "k_reason": "--k median: the dataset's median number of atoms, 5"}
+    unknown = response_score_fields(probabilities, "median", {})  # no median known: max(n // 2, 1)
+    assert (unknown["k"], unknown["k_rule"]) == (1, "half") and "no median known before scoring" in unknown["k_reason"]
     penalised = response_score_fields(probabilities, 2, {}, gamma=10)
     assert penalised["unpenalized_factuality_score"] == pytest.approx(2 / 3)
     assert penalised["length_penalty"] == length_penalty(3, 10)
     assert penalised["factuality_score"] == pytest.approx(2 / 3 * length_penalty(3, 10))
+
+
+def test_k_is_one_rule_for_the_command_and_the_python_api(tmp_path):
+    """``--k median`` on records without atoms: the command fell back to max(n // 2, 1) while
+    ``FactReasoner.assess`` used the record's own atom count, and neither row said which. Now
+    both choose K by :func:`choose_k`, and the row and the summary say why."""
+    import json
+
+    from fact_reasoner.reasoner import FactReasoner
+    from fact_reasoner.runner import AssessDataset, run_dataset
+    from fact_reasoner.settings.config import PipelineConfig
+
+    class FourClaims:  # a real atomizer's interface: one claim per sentence
+        def atomize(self, text, question=None):
+            from fact_reasoner.schema import Atom
+
+            return [Atom(id=f"a{i}", text=f"{s.strip()}.") for i, s in enumerate(text.split(".")) if s.strip()]
+
+    config = PipelineConfig().with_options(nli="precomputed", use_cache=False, revise=False)
+    answer = "Paris is in France. Rome is in Italy. Berlin is in Germany. Madrid is in Spain."
+    record = {"input": "Where are they?", "output": answer, "contexts": ["A passage."], "relations": []}
+    assessor = FactReasoner(config, atomizer=FourClaims())
+    row = assessor.assess(record).model_dump(mode="json")
+    assert row["num_atoms"] == 4 and row["k"] == 2  # max(4 // 2, 1), as the command
+    assert row.get("k_rule") == "half" and "--k median, but the atoms were made by the run" in row["k_reason"]
+
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    report = run_dataset(AssessDataset(assessor=assessor, input_file=source, output_dir=tmp_path, progress=False))
+    (written,) = report.rows
+    assert {key: written[key] for key in ("k", "k_rule", "k_reason")} == {
+        key: row[key] for key in ("k", "k_rule", "k_reason")
+    }
+    assert report.summary["k"] == [2] and report.summary["k_reasons"] == [row["k_reason"]]
+
+    carried = dict(record, atoms=[{"id": f"a{i}", "text": f"claim {i}"} for i in range(3)])
+    own = assessor.assess(carried)  # a record with its atoms: the median of a dataset of one
+    assert (own.k, own.k_rule) == (3, "median")

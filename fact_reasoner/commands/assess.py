@@ -15,7 +15,7 @@ from ..io import NumberedRecord, dumps_line, read_contexts
 from ..report.terminal import SHOW_AT_MOST
 from ..runner.jobs import ignored_top_k, k_beyond_atoms
 from ..settings.cli_options import positive_int
-from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems
+from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems, results_line
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +108,12 @@ MEANS = {
 
 
 def summary_figure(summary: dict[str, Any], key: str) -> str:
-    """A figure of the summary as printed: a mean with the number of records it is over, and
-    "—" with the reason where nothing was computed (never ``nan``)."""
+    """A figure of the summary as printed: a mean with the number of records it is over, K with
+    why (the rows' ``k_reason``), and "—" with the reason where nothing was computed (never
+    ``nan``)."""
     value = summary[key]
+    if key == "k" and summary.get("k_reasons"):  # why these K (--k median may fall back)
+        return f"{figure(value)} ({'; '.join(summary['k_reasons'])})"
     over = MEANS.get(key)
     if isinstance(value, float) and math.isnan(value):
         return "— (no record scored)" if over else "— (not computable here)"
@@ -148,13 +151,13 @@ def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[st
         return []
     if not report.rows:  # nothing to summarise: no row of figures that were never computed
         failed = [f"  failed: listed above and in {report.errors_file}"] if report.failures else []
-        return [f"results: no record written to {report.output_file}", *failed]
-    lines = [f"results: {report.output_file}"]
+        return [results_line(report), *failed]
+    lines = [results_line(report)]
     setting = settings_line(report.rows, judge)
     if setting:
         lines.append(f"  {setting}")
-    if summary.get("num_atoms"):
-        lines.append(f"  {verdict_counts_line(summary)}")
+    if (summary.get("claims") or {}).get("total"):
+        lines.append(f"  {verdict_counts_line(summary['claims'])}")
     lines += [f"  {key:28s} {summary_figure(summary, key)}" for key in SUMMARY_KEYS if summary.get(key) is not None]
     lines += judge_lines(summary)
     if summary.get("executor") != "local":
@@ -197,6 +200,7 @@ class Assess(Command):
         "response",
         "contexts",
         "version",
+        "graph_preset",
         "nli",
         "engine",
         "k",

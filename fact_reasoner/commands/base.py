@@ -451,20 +451,13 @@ def finish_run(
     (``summary_lines``) is printed unless ``quiet`` or the run stopped."""
     if report.stopped_by is not None:
         print(f"error: {report.stopped_by}", file=sys.stderr)
-        print(
-            f"stopped: {report.kept} {noun}(s) kept in {report.output_file}; fix the cause and rerun to resume",
-            file=sys.stderr,
-        )
+        print(f"stopped: {kept_in(report, noun)}; fix the cause and rerun to resume", file=sys.stderr)
         return 2
     if not quiet:
         for line in summary_lines(report):
             print(line, file=sys.stderr)
     if report.interrupted:
-        print(
-            f"interrupted: {report.kept} {noun}(s) kept in {report.output_file}; rerun to resume: "
-            f"{resume_command(argv)}",
-            file=sys.stderr,
-        )
+        print(f"interrupted: {kept_in(report, noun)}; rerun to resume: {resume_command(argv)}", file=sys.stderr)
         return INTERRUPTED
     status = 1 if (report.failures if failed is None else failed) else 0
     if thresholds and gate_scores is not None:
@@ -474,6 +467,24 @@ def finish_run(
         if gate.below_threshold:
             return GATE_FAILED
     return status
+
+
+def results_line(report: RunReport, noun: str = "record") -> str:
+    """The summary's first line: where the results are, or that none were written and whether
+    the output file is there (a run that wrote nothing leaves no file it created)."""
+    if report.rows:
+        return f"results: {report.output_file}"
+    if report.output_exists:
+        return f"results: no {noun} written to {report.output_file}"
+    return f"results: no {noun} written, so {report.output_file} was not created"
+
+
+def kept_in(report: RunReport, noun: str = "record") -> str:
+    """What a stopped or interrupted run kept: ``3 record(s) kept in FILE``, or, when the run
+    wrote nothing and so left no output file, that none was created."""
+    if not report.output_exists:
+        return f"0 {noun}(s) kept ({report.output_file} was not created)"
+    return f"{report.kept} {noun}(s) kept in {report.output_file}"
 
 
 def figure(value: Any) -> str:

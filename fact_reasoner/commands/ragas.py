@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from .. import runner
+from ..metrics.faithfulness import MODES as FAITHFULNESS_MODES
 from ..runner.jobs import DEFAULT_METRICS, RagasDataset
 from ..settings.cli_options import number, positive_int
 from ..settings.fields import Probability, Weight
-from .base import Command, CommandParser, finish_run, output_problems
+from .base import Command, CommandParser, finish_run, output_problems, results_line
 
 #: the non-answers the summary lists one by one (the rest are counted)
 SHOW_NOT_ANSWERABLE = 5
@@ -63,6 +64,7 @@ def build_metrics(args: argparse.Namespace) -> list[Any]:
             "strict_mode": args.strict,
             "weighted": not args.binary,
             "no_claims_score": args.no_claims_score,
+            "mode": args.faithfulness_mode,
         },
         "factual_correctness": {"mode": args.fc_mode, "beta": args.beta},
         "context_precision": {"mode": args.context_precision_mode},
@@ -185,6 +187,15 @@ class Ragas(Command):
             choices=("auto", "llm", "sentence"),
             help="claims from the LLM atomizer, or one per sentence (default: auto = llm if available)",
         )
+        parser.add_argument(
+            "--faithfulness-mode",
+            type=str.upper,
+            default="GRANULAR",
+            choices=FAITHFULNESS_MODES,
+            help="faithfulness: GRANULAR, per claim (the mean of their verdicts' weights), or HOLISTIC, the "
+            "response judged as a whole against the contexts together, one verdict, one weight "
+            "(docs/rag-metrics.md) (default: %(default)s)",
+        )
         parser.add_argument("--strict", action="store_true", help="faithfulness: NO_EVIDENCE scores -1 instead of 0")
         parser.add_argument(
             "--binary", action="store_true", help="faithfulness: supported/total instead of verdict weights"
@@ -275,7 +286,7 @@ def ragas_summary(
     rows: list[dict[str, Any]], names: list[str], report: runner.RunReport, notes: list[str]
 ) -> list[str]:
     """Each metric's mean, how many samples it scored, and where the failures are listed."""
-    lines = [f"results: {report.output_file}"]
+    lines = [results_line(report, "sample")]
     lines += [f"note: {note}" for note in notes]
     for name in names:
         scores = [row["metrics"][name]["score"] for row in rows]

@@ -55,6 +55,7 @@ from ..executors import Job
 from ..io import NumberedRecord
 from ..llm.correction import FactToCorrect, RewriteRequest
 from ..schema import Context, InputRecord, Label, OutputRecord
+from ..scores import known_median
 from ..settings.config import PipelineConfig
 from ..text.sentences import response_sentences
 from .plan import (
@@ -126,7 +127,9 @@ class Corrector:
         row = before.model_dump(mode="json")
         row["settings"] = correction_settings(self.assessor.config)
         contexts = _contexts_used(record, row)
-        correction = self._correct(record, before, sentences, contexts, k, dataset_median_atoms)
+        # the corrected response is atomized afresh: it is scored against the median the original
+        # was (its own atoms' count when it carried them), so that before and after share K's rule
+        correction = self._correct(record, before, sentences, contexts, k, known_median(record, dataset_median_atoms))
         row["correction"] = correction.as_dict()
         return row
 

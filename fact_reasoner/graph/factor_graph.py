@@ -174,6 +174,32 @@ class FactorSource(NamedTuple):
     judge: str | None = None
 
 
+#: why the graph leaves a judged entailment or contradiction out: the short reason
+#: (:class:`UnusedRelation`) → what it means, and the setting whose rule set it aside
+UNUSED_RULES: dict[str, tuple[str, str]] = {
+    "below the floor": ("the judge's probability is at most the relation floor", "--min-relation-probability"),
+    "another attribute": (
+        "the passage speaks about another attribute than the claim's",
+        "--contradictions same-attribute",
+    ),
+    "another subject": ("the passage does not name the claim's subject", "--entailments same-subject"),
+}
+
+
+def unused_reason(reason: str) -> str:
+    """The reason an output row gives for a relation the graph left out (``unused_evidence``):
+    the short reason, what it means and the rule that set it aside — worded as the graph's
+    decision about the judge's relation, never as a verdict on the claim.
+
+    >>> unused_reason("another subject")
+    "another subject — the passage does not name the claim's subject (--entailments same-subject)"
+    """
+    if reason not in UNUSED_RULES:
+        return reason
+    meaning, rule = UNUSED_RULES[reason]
+    return f"{reason} — {meaning} ({rule})"
+
+
 class UnusedRelation(NamedTuple):
     """An atom–context entailment or contradiction the judge gave that the graph did not use,
     and why: ``below the floor`` (p ≤ ``min_relation_probability``), ``another attribute``

@@ -156,28 +156,60 @@ class FRFaithfulnessMetric(_FRMetric):
     """Faithfulness of ``actual_output`` to ``retrieval_context`` (``fact-reasoner ragas
     --metrics faithfulness``): the verdict-weighted share of its claims the contexts support
     (``binary=True``: supported / judged claims; ``strict_no_evidence``: no evidence scores −1).
+    ``faithfulness_mode="HOLISTIC"``: the output judged as a whole, one verdict, one weight.
     ``strict_mode`` is DeepEval's: threshold 1, a score below it is 0."""
 
     title = "FR Faithfulness"
 
     def __init__(
-        self, threshold: float = 0.5, *, binary: bool = False, strict_no_evidence: bool = False, **options: Any
+        self,
+        threshold: float = 0.5,
+        *,
+        binary: bool = False,
+        strict_no_evidence: bool = False,
+        faithfulness_mode: str = "GRANULAR",
+        **options: Any,
     ) -> None:
         super().__init__(threshold, **options)
         self.binary = binary
         self.strict_no_evidence = strict_no_evidence
+        self.faithfulness_mode = faithfulness_mode
 
     def command_metric(self) -> Metric:
-        return command_metric("faithfulness", strict_mode=self.strict_no_evidence, weighted=not self.binary)
+        return command_metric(
+            "faithfulness", strict_mode=self.strict_no_evidence, weighted=not self.binary, mode=self.faithfulness_mode
+        )
 
     def describe(self, scored: Scored) -> str:
         counts = scored.result.get("verdict_counts") or {}
+        if scored.result.get("mode") == "HOLISTIC":  # one verdict on the output as a whole
+            verdict = scored.result.get("verdict")
+            text = f"the output as a whole is {verdict} by the retrieval context (holistic)"
+            return f"{text}; {self.how_scored(scored.score, counts)}"
         total = scored.result.get("total_claims", len(scored.details))
         unsupported = scored.unsupported_claims("response")
         supported = total - len(unsupported)
         text = f"{supported} of {total} claims of the output are supported by the retrieval context"
         text += f" ({', '.join(f'{k} {v}' for k, v in sorted(counts.items()))})" if counts else ""
+        text += f"; {self.how_scored(scored.score, counts)}"
         return text + (f"; not supported: {_quoted(unsupported)}" if unsupported else "")
+
+    def how_scored(self, score: float, counts: Mapping[str, int]) -> str:
+        """How the claims' verdicts make the score, with the weight of each verdict present (the
+        command's weights: :func:`~fact_reasoner.metrics.faithfulness.resolve_verdict_scores`),
+        so that "1 of 2 claims supported" beside a score of 0 reads right: a contradicted claim
+        counts -1."""
+        from ..metrics.faithfulness import Verdict, resolve_verdict_scores
+
+        if self.binary:
+            return f"score {score:g}: the supported share of the judged claims"
+        weights = resolve_verdict_scores(self.strict_no_evidence, None)
+        present = [Verdict(name) for name in sorted(counts) if name in Verdict.__members__ and Verdict(name) in weights]
+        shown = ", ".join(f"{verdict.value} {weights[verdict]:g}" for verdict in present)
+        said = {Verdict.CONTRADICTORY: "a contradicted claim", Verdict.NO_EVIDENCE: "a claim without evidence"}
+        negative = [f"{said.get(v, v.value)} counts {weights[v]:g}" for v in present if weights[v] < 0]
+        why = f": {', '.join(negative)}" if negative else ""
+        return f"score {score:g}: the mean of the claims' weights ({shown}{why}), clamped to [0, 1]"
 
 
 class FRFactualCorrectnessMetric(_FRMetric):

@@ -122,7 +122,8 @@ def _columns(*names: str) -> t.Callable[[], dict[Any, set[str]]]:
 class FRFaithfulness(_FRSingleTurnMetric):
     """Faithfulness of the response to the retrieved contexts (``fact-reasoner ragas --metrics
     faithfulness``): the verdict-weighted share of its claims the contexts support (``binary``:
-    supported / judged, ragas's own form; ``strict``: no evidence scores −1)."""
+    supported / judged, ragas's own form; ``strict``: no evidence scores −1;
+    ``faithfulness_mode="HOLISTIC"``: the response judged as a whole, one verdict)."""
 
     name: str = "fr_faithfulness"
     _required_columns: dict[Any, set[str]] = field(
@@ -132,10 +133,17 @@ class FRFaithfulness(_FRSingleTurnMetric):
     binary: bool = False
     #: the score of a response without claims; NaN (the default): such a sample is not scored
     no_claims_score: float = math.nan
+    #: ``--faithfulness-mode``: ``GRANULAR`` (per claim) or ``HOLISTIC`` (the response as a whole:
+    #: one verdict, one weight); not named ``mode``, which ragas would add to the column's name
+    faithfulness_mode: str = "GRANULAR"
 
     def command_metric(self) -> Metric:
         return command_metric(
-            "faithfulness", strict_mode=self.strict, weighted=not self.binary, no_claims_score=self.no_claims_score
+            "faithfulness",
+            strict_mode=self.strict,
+            weighted=not self.binary,
+            no_claims_score=self.no_claims_score,
+            mode=self.faithfulness_mode,
         )
 
 

@@ -17,6 +17,7 @@ reused by its context precision, as in one run of the command.
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Mapping
@@ -30,6 +31,8 @@ from ..metrics.sample import NumberedSample, RagSample
 from ..runner.jobs import RagasDataset
 from ..runner.service import RecordService
 from ..settings.config import PipelineConfig
+
+logger = logging.getLogger(__name__)
 
 #: the verdicts of a claim that counts as supported, faithfulness's and factual correctness's
 SUPPORTED = frozenset({"FULLY_SUPPORTED", "PARTIALLY_SUPPORTED", "SUPPORTED"})
@@ -88,6 +91,7 @@ class SampleScorer:
         self.context = MetricContext(self.config, atomizer=atomizer)
         self._lock = threading.Lock()
         self._checked: set[str] = set()
+        self._said: set[str] = set()
 
     def row(self, metric: Metric, sample: RagSample | Mapping[str, Any]) -> dict[str, Any]:
         """The command's row of ``sample`` with ``metric`` alone; a metric that failed raises
@@ -113,6 +117,15 @@ class SampleScorer:
                 raise SampleNotScored(f"{metric.name}: {error}") from error
             finally:
                 self.context.forget_results()  # the per-sample memo; atoms and NLI pairs stay
+                self._say_notes()
+
+    def _say_notes(self) -> None:
+        """Log, once each, the context's notes (``atomizer="auto"`` falling back to one claim per
+        sentence, and why): the command prints them in its summary, a library's user reads the log."""
+        for note in self.context.notes:
+            if note not in self._said:
+                self._said.add(note)
+                logger.warning("note: %s", note)
 
     def score(self, metric: Metric, sample: RagSample | Mapping[str, Any]) -> Scored:
         """``metric``'s score of ``sample``, as the command computes it; :class:`SampleNotScored`

@@ -38,9 +38,20 @@ class SentenceAtomizer:
     prompt_version = "sentence/v2"
 
     def atomize(self, text: str, question: str | None = None) -> list[Atom]:
-        if question and question.strip() and 0 < len(text.split()) <= SHORT_ANSWER_WORDS:
-            return [Atom(id="a0", text=f"{question.strip()} {text.strip()}")]
+        short = short_answer_claim(text, question)
+        if short is not None:
+            return [Atom(id="a0", text=short)]
         return [Atom(id=f"a{i}", text=s) for i, s in enumerate(claim_lines(text))]
+
+
+def short_answer_claim(text: str, question: str | None) -> str | None:
+    """The claim a bare short answer makes with its question, ``"<question> <answer>"`` (an
+    answer of at most :data:`SHORT_ANSWER_WORDS` words, with a question), else None: "1889"
+    alone states nothing an NLI model can check. The sentence atomizer's rule, and the holistic
+    faithfulness's (:class:`~fact_reasoner.metrics.faithfulness.Faithfulness`)."""
+    if question and question.strip() and 0 < len(text.split()) <= SHORT_ANSWER_WORDS:
+        return f"{question.strip()} {text.strip()}"
+    return None
 
 
 def atomizer_name(atomizer: Any) -> str:
@@ -99,4 +110,4 @@ class AtomStore:
         return list(claims)
 
 
-__all__ = ["AtomStore", "Atomizer", "SentenceAtomizer", "atomizer_name"]
+__all__ = ["AtomStore", "Atomizer", "SentenceAtomizer", "atomizer_name", "short_answer_claim"]

@@ -50,9 +50,16 @@ class Metric:
 
     @property
     def key(self) -> str:
-        """Name plus parameters: results are shared between metrics with the same key."""
+        """Name plus parameters: results are shared between metrics with the same key. A
+        parameter declared with ``metadata={"omit_default": True}`` is left out at its default,
+        so that a parameter added later keeps the key (and the outputs resumable) of the runs
+        made before it existed."""
         if dataclasses.is_dataclass(self):
-            params = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+            params = ", ".join(
+                f"{f.name}={getattr(self, f.name)!r}"
+                for f in dataclasses.fields(self)
+                if not (f.metadata.get("omit_default") and getattr(self, f.name) == f.default)
+            )
             return f"{self.name}({params})"
         return self.name
 

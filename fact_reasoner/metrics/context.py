@@ -45,7 +45,8 @@ class MetricContext:
     atomizer:
         An object with ``atomize(text, question=None) -> list[Atom]``, or ``"sentence"``
         (model-free, one atom per sentence), ``"llm"`` (the pipeline's LLM atomizer) or
-        ``"auto"`` (``llm`` when it can be built, else ``sentence``; the choice is recorded).
+        ``"auto"`` (``llm`` when the packages it needs are installed, else ``sentence``, with a
+        note saying why: :meth:`llm_atomizer_missing`).
     nli, engine, llm, embedder:
         Ready-made stages; missing ones come from ``config``.
     atom_cache:
@@ -102,15 +103,31 @@ class MetricContext:
             return choice
         if choice == "sentence":
             return SentenceAtomizer()
-        if choice in ("llm", "auto"):
-            try:
+        if choice == "llm":
+            return self.stages.atomizer()
+        if choice == "auto":
+            missing = self.llm_atomizer_missing()
+            if missing is None:
                 return self.stages.atomizer()
-            except Exception as error:  # no LLM layer / model here
-                if choice == "llm":
-                    raise
-                self.notes.append(f"LLM atomizer unavailable ({type(error).__name__}: {error}); using sentences")
-                return SentenceAtomizer()
+            self.notes.append(
+                f"atomizer auto: one claim per sentence, since the LLM atomizer cannot run here ({missing})"
+            )
+            return SentenceAtomizer()
         raise ValueError(f"unknown atomizer {choice!r}: use 'auto', 'llm', 'sentence' or an object")
+
+    def llm_atomizer_missing(self) -> str | None:
+        """Why the LLM atomizer cannot run here, or None when it can: the packages it and the
+        configured language model need (the ``llm`` extra's pysbd; xllamacpp for the local
+        backend), checked as the preflight checks them, without loading the model — which
+        starts on first use (:mod:`fact_reasoner.llm.local`), so building the atomizer alone
+        proves nothing. What ``"auto"`` decides by, once per context."""
+        from ..errors import StageUnavailable
+
+        try:
+            self.stages.preflight(atomize=True)
+        except StageUnavailable as error:
+            return str(error)
+        return None
 
     @property
     def atomizer_name(self) -> str:

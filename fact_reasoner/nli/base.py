@@ -109,6 +109,21 @@ def describe_judge(backend: Any) -> str:
     return str(getattr(backend, "description", None) or getattr(backend, "name", type(backend).__name__))
 
 
+def reads_whole(backend: Any, hypothesis: str) -> bool:
+    """Whether ``backend`` reads all of ``hypothesis`` in one judgement. A backend that cuts a
+    long hypothesis says so with ``reads_hypothesis(text) -> bool`` (the cross-encoder reads at
+    most half its window: :meth:`~fact_reasoner.nli.cross_encoder.CrossEncoderNLI.reads_hypothesis`);
+    wrappers are looked through (the pair cache's ``backend``, the cascade's ``fast`` and
+    ``second``: both must read it); a backend that says nothing reads it whole."""
+    inner = [
+        getattr(backend, name) for name in ("backend", "fast", "second") if getattr(backend, name, None) is not None
+    ]
+    if inner:
+        return all(reads_whole(each, hypothesis) for each in inner)
+    probe = getattr(backend, "reads_hypothesis", None)
+    return True if probe is None else bool(probe(hypothesis))
+
+
 def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[NLIJudgement | None], list[int]]:
     """What every backend checks before asking its model: each pair is two strings (else
     ``TypeError``); a pair with an empty side gets a failed judgement and is not sent.

@@ -270,6 +270,12 @@ class CrossEncoderNLI:
             f":{PROMPT_VERSION}"
         )
 
+    def reads_hypothesis(self, hypothesis: str) -> bool:
+        """Whether the whole of ``hypothesis`` is read: a pair is at most ``max_length`` tokens,
+        of which the hypothesis gets at most half (:meth:`premise_windows`); a longer one is cut
+        at that length (:func:`~fact_reasoner.nli.base.reads_whole` asks this)."""
+        return len(self.tokenizer.encode(hypothesis, add_special_tokens=False).ids) <= self.max_length // 2
+
     # -- windows ------------------------------------------------------------------------
 
     def premise_windows(self, premise: str, hypothesis: str) -> list[str]:

@@ -38,6 +38,7 @@ from typing import Any
 from ..errors import InputError
 from ..io import RecordError
 from ..scores import GoldAtoms
+from ..settings.registry import Extra
 from .plots import PLOTS
 from .rows import group_rows, judge_of, read_rows, restrict_to_common
 from .tables import (
@@ -51,6 +52,16 @@ from .tables import (
 )
 
 logger = logging.getLogger(__name__)
+
+#: the plots' package, and this project's extra that installs it
+PLOTS_EXTRA = Extra("matplotlib", "report")
+
+
+def plots_missing() -> str | None:
+    """Why a page with gold labels has no plots — matplotlib is not installed, and the command
+    that installs it — or None when it can draw them. The page and the terminal say the same."""
+    return f"plots need matplotlib: {PLOTS_EXTRA.install_hint()}" if PLOTS_EXTRA.missing() else None
+
 
 SNIPPET_CHARS = 220
 
@@ -171,10 +182,10 @@ def _published_html() -> str:
 
 
 def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
-    try:
-        import matplotlib  # noqa: F401
-    except ImportError:
-        return '<p class="note">Plots need matplotlib (pip install matplotlib).</p>'
+    missing = plots_missing()
+    if missing is not None:
+        logger.warning("the page has no plots: %s", missing)  # the terminal says it too
+        return f'<p class="note">{esc(missing[0].upper() + missing[1:])}.</p>'
     figures = []
     captions = {
         "reliability": "Reliability diagram: fraction of gold-S atoms per bin of predicted P",

@@ -10,11 +10,13 @@ the command prints, per record::
       S    0.87  Marie Curie was a physicist.
                  entailed by c_a0_0 "Marie Curie was a Polish and naturalised-French…" (0.93)
       NS ✗ 0.50  Marie Curie discovered penicillin.
-                 no evidence (not used: c_a2_0 entails it 0.88, another subject)
+                 no evidence; the judge says c_a2_0 "Penicillin was…" entails it (0.88), not used:
+                 another subject — the passage does not name the claim's subject (--entailments same-subject)
 
 The passage shown is the factor that pushed the verdict its way: for S the strongest
 entailment, for NS the strongest contradiction; a claim with no factor says "no evidence",
-with the judge's relations the graph left out and why (``unused_evidence``). A baseline's claim
+with the judge's relations the graph left out, worded as the judge's reading, and the rule that
+set each aside (the row's ``unused_evidence`` reason, as the HTML page shows it). A baseline's claim
 (``--pipeline factscore`` …: no graph) shows the judge's verdict and the passages it read.
 Pure functions of the written rows and the contexts' texts.
 """
@@ -79,6 +81,21 @@ def _first_disagreement(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
 _JUDGE_VERB = {"entailment": "entails", "contradiction": "contradicts", "neutral": "neutral"}
 
 
+#: what the judge said of a relation the graph left out, as the HTML page words it
+_JUDGE_SAYS = {"entailment": "entails", "contradiction": "contradicts"}
+
+
+def _set_aside(unused: Mapping[str, Any], texts: Callable[[str], str | None]) -> str:
+    """A relation the graph left out, worded as the judge's reading and the rule's decision (as
+    the page words it; the row's ``reason`` as written): ``the judge says c1 "…" entails it
+    (0.88), not used: another subject — …``. Never "c1 entails it": the graph did not find so."""
+    says = _JUDGE_SAYS.get(str(unused.get("relation")), str(unused.get("relation")))
+    return (
+        f"the judge says {_passage(str(unused.get('context')), texts)} {says} it ({unused.get('probability', 0):.2f}), "
+        f"not used: {unused.get('reason', 'left out')}"
+    )
+
+
 def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> list[str]:
     """The lines of one output row: a heading, then each claim with its verdict, posterior and
     the passage that decided it (``texts`` maps a context id to its text, or None)."""
@@ -107,17 +124,9 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
             verb = _RELATION_VERB.get(str(deciding.get("relation")), str(deciding.get("relation")))
             detail = f"{verb} {_passage(str(deciding.get('context')), texts)} ({deciding.get('probability', 0):.2f})"
         else:
-            detail = "no evidence"
-            unused = list(atom.get("unused_evidence") or [])
-            if unused:
-                shown = [
-                    f"{_passage(str(u['context']), texts)} {_RELATION_VERB.get(u['relation'], u['relation'])} "
-                    f"it {u['probability']:.2f}, {u['reason']}".replace("entailed by it", "entails it").replace(
-                        "contradicted by it", "contradicts it"
-                    )
-                    for u in unused[:2]
-                ]
-                detail += " (not used: " + "; ".join(shown) + ")"
+            detail = "; ".join(
+                ["no evidence", *(_set_aside(u, texts) for u in list(atom.get("unused_evidence") or [])[:2])]
+            )
         marks = [f"{key.replace('_', ' ')}: {atom[key]}" for key in ("unresolved_reference",) if atom.get(key)]
         lines.append("             " + detail + (f" [{'; '.join(marks)}]" if marks else ""))
         disagreement = judges_line(deciding if deciding is not None else _first_disagreement(atom))
@@ -130,22 +139,43 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
     return lines
 
 
-def verdict_counts_line(summary: Mapping[str, Any]) -> str:
-    """``claims 12: S 9 · NS on evidence 1 · no evidence 2 · not judged 1 (ungrounded) · 1 unresolved``."""
+def verdict_counts_line(claims: Mapping[str, Any]) -> str:
+    """Every claim of a run in one line whose parts add up to its total (``claims``: the
+    summary's :class:`~fact_reasoner.scores.ClaimCounts` as a dict)::
+
+        claims 21: S 13 · NS on evidence 3 · no evidence 4 · not judged 1 (1 ungrounded, 0 stating
+        nothing); of the 20 judged: 4 with an unresolved reference
+
+    The judged categories always; "not judged" when the atoms were made and checked here, or
+    some claim was not judged (a baseline's failed judgement); after ";", what some of the judged
+    claims also are (not a category: they are counted above)."""
     parts = [
-        f"S {summary.get('num_supported_atoms', 0)}",
-        f"NS on evidence {summary.get('num_unsupported_atoms', 0)}",
-        f"no evidence {summary.get('num_no_evidence_atoms', 0)}",
+        f"S {claims.get('supported', 0)}",
+        f"NS on evidence {claims.get('unsupported', 0)}",
+        f"no evidence {claims.get('no_evidence', 0)}",
     ]
-    if summary.get("num_ungrounded_atoms") is not None:
-        fragments = summary.get("num_fragment_atoms") or 0
-        parts.append(
-            f"not judged {summary['num_ungrounded_atoms'] + fragments} "
-            f"({summary['num_ungrounded_atoms']} ungrounded, {fragments} stating nothing)"
+    if claims.get("checked") or claims.get("not_judged"):
+        why = (
+            [f"{claims.get('ungrounded', 0)} ungrounded", f"{claims.get('stating_nothing', 0)} stating nothing"]
+            if claims.get("checked")
+            else []
         )
-    if summary.get("num_unresolved_atoms"):
-        parts.append(f"{summary['num_unresolved_atoms']} judged with an unresolved reference")
-    return f"claims {summary.get('num_atoms', 0)}: " + " · ".join(parts)
+        if claims.get("failed"):
+            why.append(f"{claims['failed']} whose judgement failed")
+        parts.append(f"not judged {claims.get('not_judged', 0)} ({', '.join(why)})")
+    line = f"claims {claims.get('total', 0)}: " + " · ".join(parts)
+    marked = [
+        f"{claims[key]} {what}"
+        for key, what in (
+            ("unresolved", "with an unresolved reference"),
+            ("ungrounded_kept", "ungrounded, judged all the same (--keep-ungrounded-atoms)"),
+            ("uncheckable", "uncheckable, left out of the scores (--skip-uncheckable)"),
+        )
+        if claims.get(key)
+    ]
+    if marked:
+        line += f"; of the {claims.get('judged', 0)} judged: " + ", ".join(marked)
+    return line
 
 
 def settings_line(rows: Sequence[Mapping[str, Any]], judge: str | None = None) -> str | None:

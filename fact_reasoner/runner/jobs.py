@@ -81,11 +81,10 @@ class AssessDataset(DatasetJob):
         return self.assessor.settings() if self.row_settings is None else self.row_settings
 
     def worker_job(self, items: Sequence[Any]) -> Job:
+        # the dataset median of the records that carry atoms; none when every record's atoms are
+        # made by the run (K then falls back to max(n // 2, 1), its reason in each row: choose_k)
         median = median_num_atoms([len(r.record.atoms) for r in items if r.record.atoms is not None])
-        k_rule = self.config.scores.k
-        if k_rule == "median" and median is None:
-            k_rule = "half"  # atoms are produced per record: no dataset median is known in advance
-        return (self.make_job or AssessJob)(self.config, k_rule, median)
+        return (self.make_job or AssessJob)(self.config, self.config.scores.k, median)
 
     def local_state(self) -> Any:
         return self.assessor if self.job_state is None else self.job_state
@@ -97,8 +96,9 @@ class AssessDataset(DatasetJob):
         return out
 
     def notes(self, rows: list[dict[str, Any]]) -> list[str]:
-        note = k_beyond_atoms(self.config.scores.k, [row.get("num_atoms") for row in rows])
-        return [note] if note else []
+        notes = [k_beyond_atoms(self.config.scores.k, [row.get("num_atoms") for row in rows])]
+        notes.append(unused_relations_note(rows))
+        return [note for note in notes if note]
 
 
 @dataclass(frozen=True)
@@ -143,6 +143,40 @@ def ignored_top_k(config: PipelineConfig, records: Sequence[Any]) -> str | None:
     else:
         return None
     return f"--top-k {config.retrieval.top_k} is ignored: {why} (nothing is retrieved)"
+
+
+#: how many records :func:`unused_relations_note` names before it only counts
+SHOW_UNUSED_RELATION_RECORDS = 3
+_IGNORED = "ignored_relations_"
+
+
+def unused_relations_note(rows: Sequence[dict[str, Any]]) -> str | None:
+    """A warning naming the records (input line, topic) whose own ``relations`` the graph's
+    version does not use, each with how many and why (its ``counters.ignored_relations_*``), and
+    how many records had such relations; None when none had.
+
+    >>> print(unused_relations_note([{"source_line": 2, "topic": "Marie Curie", "version": 3,
+    ...     "counters": {"ignored_relations_duplicate": 1}}]))
+    1 record has relations FR3 does not use (counted in counters.ignored_relations_*): line 2 (Marie Curie): 1 duplicate
+    """
+    having = [row for row in rows if any(key.startswith(_IGNORED) for key in row.get("counters") or {})]
+    if not having:
+        return None
+    versions = sorted({f"FR{row.get('version')}" for row in having})
+    named = []
+    for row in having[:SHOW_UNUSED_RELATION_RECORDS]:
+        about = row.get("topic") or " ".join(str(row.get("input") or "").split()[:8])
+        why = ", ".join(
+            f"{int(n)} {key.removeprefix(_IGNORED).replace('_', ' ')}"
+            for key, n in (row.get("counters") or {}).items()
+            if key.startswith(_IGNORED)
+        )
+        named.append(f"line {row.get('source_line', '?')} ({about}): {why}")
+    more = len(having) - len(named)
+    return (
+        f"{len(having)} record{' has' if len(having) == 1 else 's have'} relations {'/'.join(versions)} does not use "
+        f"(counted in counters.ignored_relations_*): " + "; ".join(named) + (f"; and {more} more" if more else "")
+    )
 
 
 def k_beyond_atoms(k: int | str, atom_counts: Sequence[Any]) -> str | None:

@@ -69,6 +69,8 @@ class RunReport:
     when the run stopped (or the job has no summary). ``kept`` is the number of results in the
     output file after the run (also those of items no longer in the input: ``stale`` of them).
     ``rows`` are the results of this input's items (the summary is made of them).
+    ``output_exists``: whether the output file is there after the run (a run that wrote no row
+    leaves no file it created: :class:`~fact_reasoner.io.ResultWriter`).
     """
 
     input_file: Path
@@ -88,6 +90,7 @@ class RunReport:
     notes: tuple[str, ...] = ()
     seconds: float = 0.0
     rows: tuple[dict[str, Any], ...] = ()
+    output_exists: bool = True
 
     @property
     def failed(self) -> int:
@@ -377,6 +380,7 @@ def _run(job: DatasetJob) -> RunReport:
         notes=tuple(notes),
         seconds=time.perf_counter() - start,
         rows=tuple(current),
+        output_exists=writer.exists,
     )
     if stop_error is not None:
         return replace(report, stopped_by=str(stop_error))

@@ -146,7 +146,9 @@ class ScoreOptions(_Group):
     k: Annotated[KRule, Field(union_mode="left_to_right")] = option(
         "median",
         "K of R@K and F1@K: an integer, 'median' (the median number of atoms over the dataset, the "
-        "paper's choice) or 'half' (max(n // 2, 1) per response, IBM's newest code)",
+        "paper's choice, or max(n // 2, 1) when no record carries its atoms, since none is known "
+        "before scoring: each row's k_rule and k_reason say which) or 'half' (max(n // 2, 1) per "
+        "response, IBM's newest code)",
         aliases=("--K",),
         metavar="K",
     )

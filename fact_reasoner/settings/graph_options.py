@@ -143,7 +143,7 @@ class GraphOptions(BaseModel):
         "default",
         "a set of graph settings at once: `paper` is the FactReasoner paper's graph (Table 1 factor tables, every "
         "entailment and contradiction a factor whatever its probability, context prior 0.99 as the paper's text "
-        "says; IBM's code uses 0.9); a graph setting given beside it wins",
+        "says, where IBM's code uses 0.9); a graph setting given beside it wins",
         dest="graph_preset",
         flags=["--graph"],
         omit_default=True,

@@ -308,3 +308,25 @@ def test_a_revision_that_only_makes_a_reference_explicit_is_accepted():
         is None
     )
     assert unfaithful_revision("Its height is 8,849 metres.", "The height of Mount Everest is 9,000 metres.", response)
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_the_claims_line_adds_up_with_and_without_keep_ungrounded_atoms(keep):
+    """The summary once said "claims 2: … · not judged 1": the total counted the judged atoms
+    only, and with --keep-ungrounded-atoms the judged ungrounded atom was counted as not judged.
+    Every claim made is in one category, and the line's parts add up to its total."""
+    from fact_reasoner.report.terminal import verdict_counts_line
+
+    row, judge = _assess(ADA_ATOMS, ADA, ADA_VERDICTS, keep_ungrounded_atoms=keep)
+    claims = summarize_rows([row.model_dump(mode="json")]).as_dict()["claims"]
+    assert claims["total"] == len(ADA_ATOMS) == claims["judged"] + claims["not_judged"]
+    assert claims["judged"] == len(set(judge.asked))
+    if keep:  # a1 judged (S on the scripted judge), marked, not set aside
+        assert verdict_counts_line(claims) == (
+            "claims 3: S 2 · NS on evidence 0 · no evidence 1 · not judged 0 (0 ungrounded, 0 stating nothing); "
+            "of the 3 judged: 1 ungrounded, judged all the same (--keep-ungrounded-atoms)"
+        )
+    else:
+        assert verdict_counts_line(claims) == (
+            "claims 3: S 1 · NS on evidence 0 · no evidence 1 · not judged 1 (1 ungrounded, 0 stating nothing)"
+        )

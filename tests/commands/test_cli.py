@@ -300,7 +300,8 @@ def test_quick_start_summary_agrees_with_its_record(tmp_path, capsys, monkeypatc
     assert summary["mean_f1_k"] == row["f1_k"]
     assert summary["mean_factuality_score"] == row["factuality_score"]
     printed = capsys.readouterr().err
-    assert re.search(r"^  k +1$", printed, re.M), printed
+    reason = "--k median, but the atoms were made by the run (no median known before scoring): max(n // 2, 1)"
+    assert re.search(rf"^  k +1 \({re.escape(reason)}\)$", printed, re.M), printed
     assert re.search(r"^  mean_f1_k +0\.8000 \(over 1 record\(s\)\)$", printed, re.M), printed
 
 
@@ -318,3 +319,50 @@ def test_summary_keeps_each_records_k_when_the_input_median_differs(tmp_path):
     assert summary["k"] == [9]
     assert summary["mean_f1_k"] == pytest.approx(sum(r["f1_k"] for r in rows) / 2)
     assert summary["mean_factuality_score"] == pytest.approx(sum(r["factuality_score"] for r in rows) / 2)
+
+
+def test_the_main_command_takes_contexts_as_plain_strings(tmp_path, capsys):
+    """``"contexts": ["…", "…"]``, as ragas and DeepEval hold them, once refused with
+    ``contexts.0: Input should be a valid dictionary``: the strings are contexts c0, c1, … (the
+    ids the record's relations name)."""
+    record = {
+        "input": "Who discovered penicillin?",
+        "output": "Alexander Fleming discovered penicillin.",
+        "atoms": [{"id": "a0", "text": "Alexander Fleming discovered penicillin."}],
+        "contexts": ["Penicillin was discovered in 1928 by Alexander Fleming.", "Fleming was born in Darvel."],
+        "relations": [{"source": "c0", "target": "a0", "relation": "entailment", "probability": 0.9}],
+    }
+    source = write_jsonl(tmp_path / "strings.jsonl", [record])
+    assert main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--engine", "brute-force"]) == 0
+    (row,) = read_jsonl(tmp_path / "out" / "strings.fr3.jsonl")
+    assert row["num_contexts"] == 2 and row["atoms"][0]["prediction"] == "S"
+    assert [e["context"] for e in row["atoms"][0]["evidence"]] == ["c0"]
+    assert 'entailed by c0 "Penicillin was discovered in 1928 by Alexander Fleming."' in capsys.readouterr().out
+
+
+def test_a_relation_the_graph_set_aside_reads_as_the_judges_reading_with_its_rule(tmp_path, capsys):
+    """The claim "Louis Pasteur discovered penicillin in 1928." against Fleming's passage: the terminal said
+    ``no evidence (not used: c0 "…" entails it 0.88, another subject)``, as if the passage
+    entailed it. The terminal and the row's reason now say what the page says: the judge's
+    reading, and the rule that set it aside."""
+    record = {
+        "input": "Who discovered penicillin?",
+        "output": "Louis Pasteur discovered penicillin in 1928.",
+        "atoms": [{"id": "a0", "text": "Louis Pasteur discovered penicillin in 1928."}],
+        "contexts": ["Penicillin was discovered in 1928 by Alexander Fleming, a Scottish physician."],
+        "relations": [{"source": "c0", "target": "a0", "relation": "entailment", "probability": 0.88}],
+    }
+    source = write_jsonl(tmp_path / "pasteur.jsonl", [record])
+    # the graph's rules screen supplied relations as they screen a judge's
+    argv = ["--input-file", str(source), "--output-dir", str(tmp_path), "--filter-supplied-relations"]
+    assert main([*argv, "--engine", "brute-force"]) == 0
+    (row,) = read_jsonl(tmp_path / "pasteur.fr3.jsonl")
+    reason = "another subject — the passage does not name the claim's subject (--entailments same-subject)"
+    assert row["atoms"][0]["unused_evidence"] == [
+        {"context": "c0", "relation": "entailment", "probability": 0.88, "reason": reason}
+    ]
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[2].strip() == (
+        'no evidence; the judge says c0 "Penicillin was discovered in 1928 by Alexander Fleming, a…" '
+        f"entails it (0.88), not used: {reason}"
+    )

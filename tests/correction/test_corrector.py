@@ -418,7 +418,7 @@ def test_a_record_with_other_field_names_is_one_error_not_a_summary_of_nothing(t
     assert capsys.readouterr().err.splitlines() == [
         f"error: {source}:1: no response to assess: `output` is empty or missing and the record has no `atoms` "
         "(found: answer, question)",
-        f"results: no record written to {out}",
+        f"results: no record written, so {out} was not created",
         f"  failed: listed above and in {tmp_path / 'out.errors.jsonl'}",
     ]
 

@@ -479,6 +479,8 @@ def _stable_rows(**options) -> list[dict]:
                 for atom in row["atoms"]:
                     if atom.pop("no_evidence", False):
                         assert atom["evidence"] == []
+                # `k_rule` and `k_reason` (#51) came after them too: why K is what it is, not K
+                assert (row.pop("k_rule"), row.pop("k_reason").split(":")[0]) == ("median", "--k median")
                 rows.append(row)
     return rows
 

@@ -87,3 +87,27 @@ def test_a_test_case_that_cannot_be_scored_fails(samples):
         FRFaithfulnessMetric(atomizer="sentence").measure(case(samples[3]))  # "..." answers nothing
     with pytest.raises(SampleNotScored):
         assert_test(case(samples[3]), [FRFaithfulnessMetric(atomizer="sentence")])
+
+
+def test_the_reason_says_how_a_contradicted_claim_makes_the_score(samples):
+    """ "1 of 2 claims … supported" once stood beside a score of 0.0 with no word of why: a
+    contradicted claim weighs -1 and cancels a supported one. The reason now says so."""
+    sample = dict(samples[0], response="The Eiffel Tower is in Paris. The Eiffel Tower is in Berlin.")
+    metric = FRFaithfulnessMetric(atomizer="sentence")
+    assert metric.measure(case(sample)) == 0.0
+    assert metric.reason.startswith(
+        "1 of 2 claims of the output are supported by the retrieval context (CONTRADICTORY 1, FULLY_SUPPORTED 1); "
+        "score 0: the mean of the claims' weights (CONTRADICTORY -1, FULLY_SUPPORTED 1: a contradicted claim "
+        "counts -1), clamped to [0, 1]; not supported: "
+    ), metric.reason
+    binary = FRFaithfulnessMetric(atomizer="sentence", binary=True)
+    assert (
+        binary.measure(case(sample)) == 0.5 and "score 0.5: the supported share of the judged claims" in binary.reason
+    )
+
+
+def test_faithfulness_mode_holistic_gives_one_verdict_for_the_output(samples):
+    metric = FRFaithfulnessMetric(atomizer="sentence", faithfulness_mode="HOLISTIC")
+    assert metric.measure(case(samples[0])) == 1.0
+    assert metric.reason.startswith("the output as a whole is FULLY_SUPPORTED by the retrieval context (holistic)")
+    assert metric.scored.result["total_claims"] == 1 and metric.scored.result["mode"] == "HOLISTIC"

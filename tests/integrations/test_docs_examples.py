@@ -10,25 +10,17 @@ line shown."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 
+from scripts.check_documented_installs import PAGE
+from scripts.check_documented_installs import examples as page_examples
 from tests.helpers import REPO_ROOT
-
-PAGE = REPO_ROOT / "docs" / "integrations.md"
-EXAMPLE = re.compile(r"<!-- integration example: (\w+)((?: file=\S+)?)[^>]*-->\n```python\n(.*?)```", re.S)
-OUTPUT = re.compile(r"<!-- output: (\w+) -->\n```text\n(.*?)```", re.S)
 
 
 def examples() -> dict[str, tuple[str | None, str, str]]:
     """NAME → (file or None, code, the output the page shows)."""
-    text = PAGE.read_text(encoding="utf-8")
-    outputs = dict(OUTPUT.findall(text))
-    found = {}
-    for name, file, code in EXAMPLE.findall(text):
-        found[name] = (file.strip().removeprefix("file=") or None, code, outputs[name])
-    return found
+    return page_examples(PAGE.read_text(encoding="utf-8"))
 
 
 def run(argv: list[str], folder) -> subprocess.CompletedProcess:

@@ -139,3 +139,16 @@ def test_the_collections_form_gives_the_same_numbers(samples, collection, single
         collection(atomizer="sentence").score(
             **{**sample, "response": "...", "reference": None, "retrieved_contexts": []}
         )
+
+
+def test_faithfulness_mode_holistic_is_the_commands_holistic_score(samples, tmp_path):
+    """``FRFaithfulness(faithfulness_mode="HOLISTIC")`` is ``--faithfulness-mode holistic``: one
+    verdict for the response as a whole; the column keeps its name."""
+    rows = command_rows(tmp_path, samples[:2], "faithfulness", "--faithfulness-mode", "holistic")
+    metric = FRFaithfulness(atomizer="sentence", faithfulness_mode="HOLISTIC")
+    for sample, row in zip(samples[:2], rows):
+        score = asyncio.run(metric.single_turn_ascore(SingleTurnSample(**sample)))
+        assert score == row["metrics"]["faithfulness"]["score"]
+        assert row["metrics"]["faithfulness"]["mode"] == "HOLISTIC"
+    result = evaluate(EvaluationDataset.from_list(samples[:2]), metrics=[metric], show_progress=False)
+    assert list(result.to_pandas().columns)[-1] == "fr_faithfulness"

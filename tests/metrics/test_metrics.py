@@ -468,3 +468,192 @@ def test_ragas_cli_refuses_an_impossible_context_prior(capsys):
         main(["ragas", "--input-file", "unused.jsonl", "--context-prior", "1.5"])
     assert stop.value.code == 2
     assert "argument --context-prior: must be < 1, got 1.5" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("missing", ["pysbd", "xllamacpp"])
+def test_auto_atomizer_falls_back_to_sentences_when_the_llm_packages_are_missing(monkeypatch, missing):
+    """``atomizer="auto"`` (the integrations' default) says it falls back to one claim per sentence
+    when the language model cannot be built. It fell back only if *building* raised, and building
+    never does (the local model starts on first use): with ``pip install .[deepeval]`` the score
+    failed on ``No module named 'pysbd'``, with pysbd present on ``the local backend needs
+    xllamacpp``. The packages are checked as the preflight checks them."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, missing, None)  # as if not installed: find_spec and import fail
+    context = MetricContext(
+        PipelineConfig(),
+        atomizer="auto",
+        nli=fixed_nli([(CHUNK, "Marie Curie was born in Warsaw.", "entailment", 0.9)]),
+    )
+    assert context.llm_atomizer_missing() is not None and repr(missing) in context.llm_atomizer_missing()
+    result = Faithfulness().score(
+        RagSample(response="Marie Curie was born in Warsaw.", retrieved_contexts=[CHUNK]), context
+    )
+    assert context.atomizer_name == "sentence:sentence/v2"
+    assert result.score == 1.0 and result.details[0].claim == "Marie Curie was born in Warsaw."
+    (note,) = context.notes
+    assert note.startswith("atomizer auto: one claim per sentence") and repr(missing) in note
+
+
+def test_auto_atomizer_is_the_llm_one_when_its_packages_are_there():
+    """With the llm extra installed, ``auto`` is the language model's atomizer (not loaded yet)."""
+    pytest.importorskip("pysbd")
+    pytest.importorskip("xllamacpp")
+    context = MetricContext(PipelineConfig(), atomizer="auto")
+    assert context.llm_atomizer_missing() is None
+    assert context.atomizer_name.startswith("Atomizer:") and context.notes == []
+
+
+CHILE = "Between the Lapageria and Satureja genus, which is the national flower of Chile?"
+
+
+@pytest.mark.parametrize(
+    ("question", "response"),
+    [
+        (CHILE, "Lapageria"),
+        (CHILE, "The Lapageria genus."),
+        (CHILE, "Satureja"),  # a wrong choice is an answer too: the judge says whether it is right
+        ("Which of Paris, Rome and Madrid is the capital of Spain?", "Madrid."),
+        ("Which is taller, the Eiffel Tower or the Tokyo Tower?", "The Tokyo Tower"),
+        ("Who was born first, Einstein or Bohr?", "Einstein"),
+        ("Paris vs Rome: which city is older?", "Rome"),
+    ],
+)
+def test_picking_one_of_the_options_a_question_offers_is_an_answer(question, response):
+    """``fact-reasoner ragas`` refused "Lapageria" as "only repeats words of the question":
+    only questions with "or" counted as choices."""
+    assert non_answer(response, question) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "response"),
+    [
+        (CHILE, CHILE),  # the question itself
+        (CHILE, "The national flower of Chile."),  # no option
+        (CHILE, "Lapageria and Satureja."),  # every option: no choice made
+        ("Which of Paris, Rome and Madrid is the capital of Spain?", "The capital of Spain?"),
+        ("Who wrote Hamlet?", "Hamlet?"),  # no choice offered: an echo, as before
+        ("Who was born first, Einstein or Bohr?", "Who was born first?"),  # "or" once exempted any echo
+    ],
+)
+def test_a_bare_echo_of_a_question_is_still_no_answer(question, response):
+    assert non_answer(response, question).startswith("the response only repeats")
+
+
+def test_a_choice_made_is_scored_by_the_ragas_command(tmp_path):
+    """The issue's sample, through the command: a row with a score, not ``not_answerable``."""
+    from fact_reasoner.cli import main
+
+    context = "Lapageria rosea, the Chilean bellflower, is the national flower of Chile."
+    source = tmp_path / "chile.jsonl"
+    source.write_text(json.dumps({"question": CHILE, "response": "Lapageria", "retrieved_contexts": [context]}) + "\n")
+    out = tmp_path / "out.jsonl"
+    argv = ["ragas", "--input-file", str(source), "--metrics", "faithfulness", "--atomizer", "sentence"]
+    assert main([*argv, "--nli", "align", "--output", str(out), "--quiet"]) == 0
+    row = json.loads(out.read_text())
+    assert "not_answerable" not in row and row["metrics"]["faithfulness"]["score"] is not None
+
+
+# -- faithfulness's mode: GRANULAR (per claim) or HOLISTIC (the response as a whole) -------------
+
+EIFFEL = [
+    "The Eiffel Tower is a wrought-iron lattice tower on the Champ de Mars in Paris, France.",
+    "Construction of the Eiffel Tower began in 1887 and was completed in 1889.",
+]
+EIFFEL_WHOLE = "\n\n".join(EIFFEL)  # what a holistic judgement reads as its one premise
+IN_PARIS, GOLD = "The Eiffel Tower is in Paris.", "The Eiffel Tower is painted gold."
+SPEC = {  # the specification's three examples (DESIGN.md §7): response, relations the judge gives
+    "three supported claims": (
+        f"{IN_PARIS} It is made of wrought iron. It was completed in 1889.",
+        [
+            (EIFFEL[0], IN_PARIS, "entailment", 0.9),
+            (EIFFEL[0], "It is made of wrought iron.", "entailment", 0.9),
+            (EIFFEL[1], "It was completed in 1889.", "entailment", 0.9),
+            (EIFFEL_WHOLE, f"{IN_PARIS} It is made of wrought iron. It was completed in 1889.", "entailment", 0.9),
+        ],
+    ),
+    "one supported, one without evidence": (f"{IN_PARIS} {GOLD}", [(EIFFEL[0], IN_PARIS, "entailment", 0.9)]),
+    "one contradicted": (
+        "The Eiffel Tower is in Berlin.",
+        [
+            (EIFFEL[0], "The Eiffel Tower is in Berlin.", "contradiction", 0.9),
+            (EIFFEL_WHOLE, "The Eiffel Tower is in Berlin.", "contradiction", 0.9),
+        ],
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("example", "granular", "granular_strict", "holistic", "verdict"),
+    [
+        ("three supported claims", 1.0, 1.0, 1.0, "FULLY_SUPPORTED"),
+        ("one supported, one without evidence", 0.5, 0.0, 0.0, "NO_EVIDENCE"),
+        ("one contradicted", 0.0, 0.0, 0.0, "CONTRADICTORY"),
+    ],
+)
+def test_the_specifications_examples_in_both_modes(example, granular, granular_strict, holistic, verdict):
+    """GRANULAR scores the claims (the specification's numbers); HOLISTIC judges the response as
+    a whole against the contexts together: one verdict, one weight — half supported is not
+    supported."""
+    response, relations = SPEC[example]
+    context = ctx(relations)
+    sample = RagSample(response=response, retrieved_contexts=EIFFEL)
+    assert Faithfulness().score(sample, context).score == granular
+    assert Faithfulness(strict_mode=True).score(sample, context).score == granular_strict
+    whole = Faithfulness(mode="holistic").score(sample, context)
+    assert (whole.score, whole.verdict, whole.verdict_counts, whole.total_claims) == (
+        holistic,
+        verdict,
+        {verdict: 1},
+        1,
+    )
+    assert whole.mode == "HOLISTIC" and [d.claim for d in whole.details] == [response]
+    assert Faithfulness(mode="HOLISTIC", weighted=False).score(sample, context).score == float(
+        verdict == "FULLY_SUPPORTED"
+    )
+
+
+def test_the_holistic_verdict_is_the_conjunction_of_the_pieces_read():
+    from fact_reasoner.metrics.faithfulness import Verdict, holistic_verdict
+
+    full, part, none, contra, unjudged = (
+        Verdict.FULLY_SUPPORTED,
+        Verdict.PARTIALLY_SUPPORTED,
+        Verdict.NO_EVIDENCE,
+        Verdict.CONTRADICTORY,
+        Verdict.UNJUDGED,
+    )
+    assert holistic_verdict([full, full]) == full
+    assert holistic_verdict([full, part]) == part
+    assert holistic_verdict([full, none]) == none
+    assert holistic_verdict([full, contra, none]) == contra
+    assert holistic_verdict([contra, unjudged]) == unjudged
+
+
+def test_a_response_longer_than_the_judge_reads_is_read_in_pieces_never_cut():
+    """The shipped cross-encoder reads at most 64 tokens of a hypothesis (half its window): a
+    longer response would be cut short. Holistic reads it in pieces of whole sentences."""
+    from fact_reasoner.metrics.faithfulness import reading_pieces
+    from fact_reasoner.nli.base import reads_whole
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+    from tests.helpers import require_extra
+
+    require_extra("embeddings")
+    judge = CrossEncoderNLI()
+    sentences = [f"The tower number {i} in the old city was built of grey stone in the year 18{i}0." for i in range(8)]
+    long = " ".join(sentences)
+    assert not reads_whole(judge, long) and reads_whole(judge, sentences[0])
+    pieces = reading_pieces(long, judge)
+    assert len(pieces) > 1 and all(reads_whole(judge, piece) for piece in pieces)
+    assert " ".join(pieces).split() == long.split()  # every word read once, in order
+    assert reading_pieces(sentences[0], judge) == [sentences[0]]
+
+
+def test_the_mode_is_left_out_of_the_metrics_key_at_its_default():
+    """Outputs written before the mode existed carry the key without it: they still resume."""
+    before = "faithfulness(weighted=True, strict_mode=False, verdict_scores=None, no_claims_score=nan, strong_entailment=0.75)"
+    assert Faithfulness().key == Faithfulness(mode="granular").key == before
+    assert Faithfulness(mode="HOLISTIC").key.endswith("mode='HOLISTIC')")
+    with pytest.raises(ValueError, match="faithfulness mode 'whole': use GRANULAR or HOLISTIC"):
+        Faithfulness(mode="whole")
+    assert Faithfulness(mode="HOLISTIC").needs() == frozenset({"nli"})  # no atomizer

@@ -380,3 +380,18 @@ def test_a_non_answer_is_written_as_not_answerable_and_listed_in_the_summary(tmp
     assert "  samples 4  not answerable 3  failed 0" in err
     assert "  not answerable: line 1: the response has no words ('...') (not scored)" in err
     assert re.search(r"\n  faithfulness +mean \d\.\d{4}  scored 1  not scored 3\n", err), err
+
+
+def test_faithfulness_mode_holistic_judges_the_response_as_a_whole(tmp_path):
+    """``--faithfulness-mode holistic``: one verdict, one weight, no atomizer; a rerun in the
+    default mode into the same output is refused (other settings), one into another resumes."""
+    two = dict(GOOD, response="The Eiffel Tower is in Paris. The Eiffel Tower is painted gold.")
+    source = write_jsonl(tmp_path / "s.jsonl", [GOOD, two])
+    assert ragas(tmp_path, source, "--faithfulness-mode", "holistic", metrics="faithfulness") == 0
+    rows = output_rows(tmp_path)
+    results = [row["metrics"]["faithfulness"] for row in rows]
+    assert [r["mode"] for r in results] == ["HOLISTIC", "HOLISTIC"]
+    assert [r["total_claims"] for r in results] == [1, 1] and [len(r["verdict_counts"]) for r in results] == [1, 1]
+    assert [d["claim"] for d in results[1]["details"]] == [two["response"]]
+    assert "mode='HOLISTIC'" in rows[0]["settings"]["metrics"]["faithfulness"]
+    assert ragas(tmp_path, source, metrics="faithfulness") == 2  # the file holds holistic rows

@@ -101,3 +101,27 @@ def test_every_api_page_documents_modules_that_exist(page):
     assert modules or page == "index.md", f"{page} documents nothing"
     for name in modules:
         importlib.import_module(name)
+
+
+def test_the_docs_extra_builds_the_site_alone():
+    """``pip install -e ".[docs]"`` then ``mkdocs build --strict`` failed outside the test
+    environment: mkdocstrings formats the separate signatures (mkdocs.yml) with Black or Ruff, and
+    warns without either; the docs extra had neither."""
+    import tomllib
+
+    extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = {re.split(r"[<>=!~\[ ;]", requirement)[0].lower() for requirement in extras["docs"]}
+    assert "separate_signature: true" in (REPO_ROOT / "mkdocs.yml").read_text()
+    assert names & {"ruff", "black"}, extras["docs"]
+
+
+def test_contributing_links_resolve_where_the_site_includes_it():
+    """CONTRIBUTING.md is read at the repository root and included in docs/contributing.md: a
+    relative link must reach its file from both (``[docs](docs/integrations.md)`` did not, and
+    broke a strict build)."""
+    text = (REPO_ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    assert '--8<-- "CONTRIBUTING.md"' in (DOCS / "contributing.md").read_text(encoding="utf-8")
+    for link in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text):
+        if "://" in link:
+            continue
+        assert (REPO_ROOT / link).exists() and (DOCS / link).exists(), link

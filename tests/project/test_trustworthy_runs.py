@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def test_a_server_down_from_the_start_stops_the_run_with_one_message(tmp_path, c
     assert code == 2
     assert f"cannot reach {url}: connection refused" in err
     assert "stopped: 0 record(s) kept" in err
-    assert read_jsonl(tmp_path / "out" / "in.fr3.jsonl") == []  # nothing scored
+    assert not (tmp_path / "out" / "in.fr3.jsonl").exists()  # nothing scored, no empty output left
     errors = read_jsonl(tmp_path / "out" / "in.fr3.errors.jsonl")
     assert len(errors) == 1 and "connection refused" in errors[0]["message"]  # it stopped after the first
 
@@ -84,7 +85,7 @@ def test_failed_nli_calls_fail_the_record_instead_of_scoring_it(tmp_path, capsys
     with ScriptedServer([500]) as server:  # reachable, but every call fails
         code = main(served_run(source, tmp_path / "out", server.base_url, "--nli", "llm", "--engine", "brute-force"))
     assert code == 1  # not 0: records failed
-    assert read_jsonl(tmp_path / "out" / "in.fr3.jsonl") == []
+    assert not (tmp_path / "out" / "in.fr3.jsonl").exists()
     errors = read_jsonl(tmp_path / "out" / "in.fr3.errors.jsonl")
     assert len(errors) == 2  # a reachable server does not stop the run: every record is tried
     assert all("NLI: 6 of 6 pair(s) could not be judged" in e["message"] and "HTTP 500" in e["message"] for e in errors)
@@ -162,7 +163,7 @@ def test_atomizer_calls_that_fail_fail_the_record(tmp_path):
     with ScriptedServer([502]) as server:
         code = main(served_run(source, tmp_path / "out", server.base_url))
     assert code == 1
-    assert read_jsonl(tmp_path / "out" / "in.fr3.jsonl") == []
+    assert not (tmp_path / "out" / "in.fr3.jsonl").exists()
     (error,) = read_jsonl(tmp_path / "out" / "in.fr3.errors.jsonl")
     assert error["message"].startswith("atomizer: 2 of 2 call(s) failed") and "HTTP 502" in error["message"]
 
@@ -462,10 +463,21 @@ def test_relations_the_version_ignores_are_counted_and_warned_once(tmp_path, cap
     assert counters["ignored_relations_not_in_version"] >= 1  # context -> context is not FR2
     assert counters["ignored_relations_contradictory_duplicate"] == 1
     warnings = [r.getMessage() for r in caplog.records if "not used by FR2" in r.getMessage()]
-    reasons = [w.split("(")[1].split(")")[0] for w in warnings]
-    # once per reason, though both records have them
+    reasons = [re.search(r"not used by FR2 \(([^)]*)\)", w).group(1) for w in warnings]
+    # once per reason, though both records have them; grammatical, naming the record
     assert sorted(reasons) == sorted(set(reasons))
     assert {"atom premise", "self loop", "not in version", "contradictory duplicate"} <= set(reasons)
+    total = len(row["relations"])
+    assert f"the record 'Marie Curie': 1 of its {total} relations is not used by FR2 (self loop)" in "\n".join(warnings)
+    # the run's end names the records (line, topic) and says how many had such relations; it
+    # once said only "1 of the record's relations are not used by FR2 (duplicate)", for one record
+    (listed,) = [r.getMessage() for r in caplog.records if "records have relations FR2 does not use" in r.getMessage()]
+    assert listed.startswith(
+        "warning: 2 records have relations FR2 does not use (counted in counters.ignored_relations_*): "
+    )
+    first, second = listed.split("ignored_relations_*): ", 1)[1].split("; ")
+    assert first.startswith("line 1 (Marie Curie): ") and second.startswith("line 2 (Marie Curie): ")
+    assert {"1 atom premise", "1 self loop", "1 contradictory duplicate"} <= set(first.split(": ")[1].split(", "))
 
 
 # -- issue #28: no score without its NLI or its response; every bad input named ----------------

@@ -209,3 +209,15 @@ def test_a_bad_line_of_a_results_or_input_file_is_named_and_the_rest_is_reported
     page = target.read_text()
     assert "3 line(s) of these files could not be read and are left out" in page
     assert page.count('class="atom"') == 9 + 5  # both responses are on the page
+
+
+def test_a_page_without_plots_says_so_in_the_terminal_too(results, tmp_path, capsys, monkeypatch) -> None:
+    """Gold-labelled results without matplotlib: "Plots need matplotlib" was only inside the
+    page. The terminal says it too, with the extra that installs it, and the page the same."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if not installed
+    files, source = results
+    out = tmp_path / "report.html"
+    assert cli_main(["report", *map(str, files), "--input-file", str(source), "-o", str(out)]) == 0
+    said = "plots need matplotlib: pip install 'fact-reasoner-offline[report]'"
+    assert said in capsys.readouterr().err
+    assert html.escape(said[0].upper() + said[1:]) in out.read_text(encoding="utf-8")

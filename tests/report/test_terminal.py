@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from fact_reasoner.cli import main
+from fact_reasoner.graph.factor_graph import unused_reason
 from fact_reasoner.report.terminal import SHOW_AT_MOST, claim_lines, excerpt, verdict_counts_line
 from tests.helpers import REPO_ROOT
 
@@ -37,7 +38,12 @@ def _row() -> dict:
                 "evidence": [],
                 "no_evidence": True,
                 "unused_evidence": [
-                    {"context": "c2", "relation": "entailment", "probability": 0.88, "reason": "another subject"}
+                    {
+                        "context": "c2",
+                        "relation": "entailment",
+                        "probability": 0.88,
+                        "reason": unused_reason("another subject"),
+                    }
                 ],
             },
         ],
@@ -56,16 +62,19 @@ def test_each_claim_shows_its_verdict_and_the_passage_that_decided_it():
     # an S claim is explained by its strongest entailment, not by the stronger-looking contradiction
     assert lines[2].strip() == 'entailed by c0 "Marie Curie was a Polish and naturalised-French physicist and…" (0.93)'
     assert lines[3] == "  NS ✗ 0.50  Marie Curie discovered penicillin."
+    # the passage does not entail it: the judge says so, and the rule that set it aside is named
+    # (it once read 'no evidence (not used: c2 "…" entails it 0.88, another subject)')
     assert lines[4].strip() == (
-        'no evidence (not used: c2 "Penicillin was discovered in 1928 by the Scottish physician…" '
-        "entails it 0.88, another subject)"
+        'no evidence; the judge says c2 "Penicillin was discovered in 1928 by the Scottish physician…" '
+        "entails it (0.88), not used: another subject — the passage does not name the claim's subject "
+        "(--entailments same-subject)"
     )
     assert lines[5] == "  --   not judged  She was born in 1815. [not in the response: '1815']"
 
 
 def test_the_counts_line_separates_no_evidence_from_ns_on_evidence():
-    summary = {"num_atoms": 5, "num_supported_atoms": 2, "num_unsupported_atoms": 1, "num_no_evidence_atoms": 2}
-    assert verdict_counts_line(summary) == "claims 5: S 2 · NS on evidence 1 · no evidence 2"
+    claims = {"total": 5, "judged": 5, "supported": 2, "unsupported": 1, "no_evidence": 2}
+    assert verdict_counts_line(claims) == "claims 5: S 2 · NS on evidence 1 · no evidence 2"
     assert excerpt("one two three", 2) == "one two…"
 
 
@@ -106,3 +115,59 @@ def test_a_baselines_claims_show_the_judges_verdict_and_the_passages_it_read(tmp
     assert "  --   failed      Marie Curie enjoyed cycling holidays. [no NLI verdict" in printed.out
     assert "no evidence" not in printed.out
     assert "judge the records' own relations · pipeline factscore, judged by nli, no graph" in printed.err
+
+
+def _parts_add_up(line: str) -> bool:
+    """``claims N: A a · B b · … (…)``: the numbers of the categories (before the ";" and outside
+    the parentheses) add up to N."""
+    import re
+
+    head, _, categories = line.split(";")[0].partition(": ")
+    outside = re.sub(r"\([^)]*\)", "", categories)
+    return int(head.split()[1]) == sum(int(part.split()[-1]) for part in outside.split(" · "))
+
+
+def test_the_claims_line_counts_every_category_once_and_adds_up():
+    """Every category and flag: judged S / NS on evidence / no evidence; not judged: ungrounded
+    (set aside), stating nothing, a baseline's failed judgement; and, among the judged, marked
+    (an unresolved reference, --keep-ungrounded-atoms, --skip-uncheckable). The line once read
+    "claims 20: S 13 · NS on evidence 3 · no evidence 4 · not judged 1": a breakdown of 20
+    listing 21."""
+    from fact_reasoner.scores import ClaimCounts, summarize_rows
+
+    def atom(prediction, **marks):
+        return {"prediction": prediction, "probability": 0.9 if prediction == "S" else 0.5, **marks}
+
+    checked = {"ungrounded_atoms": 0, "unresolved_atoms": 0, "fragment_atoms": 0}
+    rows = [
+        {  # made and checked here: one atom set aside, one clause stating nothing, one unresolved
+            "atoms": [atom("S"), atom("S", unresolved_reference="She"), atom("NS"), atom("NS", no_evidence=True)],
+            "ungrounded_atoms": [{"id": "a4", "text": "x", "reason": "not in the response"}],
+            "fragment_atoms": [{"id": "a5", "text": "y", "reason": "states nothing"}],
+            "counters": checked,
+        },
+        {  # --keep-ungrounded-atoms and --skip-uncheckable: judged, marked
+            "atoms": [
+                atom("S", ungrounded_reason="not in the response", checkworthy=True),
+                atom("NS", checkworthy=False),
+            ],
+            "counters": checked,
+        },
+        {  # a baseline: one claim whose judgement failed
+            "atoms": [atom("S")],
+            "failed_atoms": [{"id": "a1", "text": "z", "failure": "unreadable"}],
+        },
+    ]
+    claims = summarize_rows(rows).as_dict()["claims"]
+    assert claims == ClaimCounts.of_rows(rows).as_dict()
+    line = verdict_counts_line(claims)
+    assert line == (
+        "claims 10: S 4 · NS on evidence 2 · no evidence 1 · not judged 3 (1 ungrounded, 1 stating nothing, "
+        "1 whose judgement failed); of the 7 judged: 1 with an unresolved reference, 1 ungrounded, judged all "
+        "the same (--keep-ungrounded-atoms), 1 uncheckable, left out of the scores (--skip-uncheckable)"
+    )
+    assert _parts_add_up(line)
+    # atoms a record carries are not checked: only the judged categories
+    given = summarize_rows([{"atoms": [atom("S"), atom("NS"), atom("NS", no_evidence=True)]}]).as_dict()["claims"]
+    assert verdict_counts_line(given) == "claims 3: S 1 · NS on evidence 1 · no evidence 1"
+    assert _parts_add_up(verdict_counts_line(given))
