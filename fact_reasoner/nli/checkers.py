@@ -9,7 +9,7 @@ holds each to its reference code's numbers on tiny random-weight models of the s
 
 All three are **two-way**: they give P(supported) and nothing about contradiction. A pair's
 probabilities are ``P(entailment) = s``, ``P(neutral) = 1 − s``, ``P(contradiction) = 0``
-(:func:`two_way`), ``s`` the best chunk's support, ``s = max_c s_c``: no contradiction is invented
+(:func:`~fact_reasoner.nli.base.two_way`), ``s`` the best chunk's support, ``s = max_c s_c``: no contradiction is invented
 that the checker did not say. In the graph such a judge supplies entailment factors only.
 
 - **MiniCheck** (:class:`MiniCheckNLI`; Liyan06/MiniCheck, ``minicheck/inference.py``): RoBERTa-L,
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
-from .base import NLIJudgement, judge_scored
+from .base import NLIJudgement, judge_scored, two_way
 from .checker_text import FACTCG_CHUNK_TOKENS, factcg_chunks, minicheck_chunks, word_count
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -78,13 +78,6 @@ HHEM_PROMPT = "<pad> Determine if the hypothesis is true given the premise?\n\nP
 MINICHECK_T5_TOKENS = (3, 209)
 #: ``--nli-model`` is required for these judges: none ships with the package
 _HOW_TO_GET = "docs/judges.md, 'The published checkers', gives the download command of each"
-
-
-def two_way(support: float) -> dict[str, float]:
-    """A two-way checker's probabilities: ``P(entailment) = s``, ``P(neutral) = 1 − s``,
-    ``P(contradiction) = 0`` (``s`` clipped into [0, 1])."""
-    s = min(max(float(support), 0.0), 1.0)
-    return {"entailment": s, "neutral": 1.0 - s, "contradiction": 0.0}
 
 
 def _looks_like_hub_id(name: str) -> bool:

