@@ -26,7 +26,7 @@ from .atoms.checkworthy import CheckworthyVerdict
 from .atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .atoms.reviser import ReviserBackend
 from .errors import NoEvidence
-from .graph.build import ignored_relations, plan_graph
+from .graph.build import build_graph, ignored_relations, plan_graph
 from .graph.coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs
 from .graph.coherence_pairs import plan_atom_pairs
 from .graph.factor_graph import BuiltGraph, GraphPlan
@@ -40,6 +40,7 @@ from .graph.pair_selection import (
 from .inference import InferenceEngine, InferenceResult
 from .llm.base import LLMBackend
 from .nli import NLIBackend, PrecomputedNLI
+from .nli.panel import has_judges, judge_alone, judge_names, judges_agree, pair_judges, panel_fields
 from .retrieval.base import Retriever
 from .schema import (
     COHERENCE_FIELD,
@@ -54,7 +55,7 @@ from .schema import (
     OutputRecord,
     UnusedEvidence,
 )
-from .scores import assessment_row, predict_label
+from .scores import assessment_row, factual_precision, is_supported, predict_label
 from .settings.config import PipelineConfig
 from .stages import JudgedPlan, Stages, judge_and_build, judge_and_infer, require_evidence, tidy_count, timed
 
@@ -189,7 +190,11 @@ class FactReasoner:
         )
         checkworthy = self._checkworthy(record, built.plan.atoms, timings)
         with timed(timings, "score"):
-            output = self._output(record, built, inference, k, dataset_median_atoms, record_key, checkworthy)
+            output = self._output(
+                record, built, inference, k, dataset_median_atoms, record_key, checkworthy, reasoning.judged
+            )
+            if has_judges(reasoning.judged.relations):
+                output.by_judge = self._by_judge(built, reasoning.judged, checkworthy)  # type: ignore[attr-defined]
         if checked.ungrounded:
             setattr(output, UNGROUNDED_FIELD, checked.listed())
         if checked.fragments:
@@ -321,6 +326,10 @@ class FactReasoner:
             "nli_failed": judged.failed,
             "nli_call_failures": len(judged.call_failures),
         }
+        by_panel = [j.judges for j in judged.judgements if j.judges is not None and not j.failed]
+        if by_panel:  # a panel: the pairs on which its judges gave the same label, and the others
+            agreed = sum(judges_agree(judges) for judges in by_panel)
+            counts |= {"nli_judges_agreed": agreed, "nli_judges_disagreed": len(by_panel) - agreed}
         if record.relations and self.stages.uses_record_relations(record):
             atom_pairs = set(plan.atom_pairs)  # used with coherence, so not ignored
             given = [r for r in record.relations if (r.source, r.target) not in atom_pairs]
@@ -372,8 +381,10 @@ class FactReasoner:
         dataset_median_atoms: float | None,
         record_key: str | None,
         checkworthy: dict[str, CheckworthyVerdict] | None = None,
+        judged: JudgedPlan | None = None,
     ) -> OutputRecord:
         atom_ids = built.atom_variables
+        panel = pair_judges(judged.relations) if judged is not None else {}
         probabilities = {a: float(inference.marginals[a]) for a in atom_ids}
         # --skip-uncheckable: the scores (precision, R@K, F1@K, K, gold agreement) count the
         # checkworthy atoms only; every atom keeps its verdict below
@@ -383,7 +394,12 @@ class FactReasoner:
         for rel in built.factor_relations:
             if rel.target in evidence and rel.source not in evidence:  # atom-atom: contradicting_pairs
                 evidence[rel.target].append(
-                    EvidenceLink(context=rel.source, relation=rel.relation, probability=rel.probability)
+                    EvidenceLink(
+                        context=rel.source,
+                        relation=rel.relation,
+                        probability=rel.probability,
+                        **panel_fields(panel, rel.source, rel.target, rel.judge),
+                    )
                 )
         unused: dict[str, list[UnusedEvidence]] = {a: [] for a in atom_ids}
         for left_out in built.unused_relations:
@@ -394,6 +410,7 @@ class FactReasoner:
                         relation=left_out.relation,
                         probability=left_out.probability,
                         reason=left_out.reason,
+                        **panel_fields(panel, left_out.source, left_out.target, left_out.judge),
                     )
                 )
         verdicts = [
@@ -451,6 +468,29 @@ class FactReasoner:
             settings=self.settings(),
             **extra,
         )
+
+    def _by_judge(
+        self, built: BuiltGraph, judged: JudgedPlan, checkworthy: dict[str, CheckworthyVerdict] | None
+    ) -> dict[str, dict[str, Any]]:
+        """Each panel judge alone through the same graph and engine: its factual precision and
+        every atom's P(true) in the row's atom order (what the summary sets beside the panel's)."""
+        out: dict[str, dict[str, Any]] = {}
+        for name in judge_names(judged.relations):
+            alone = build_graph(built.plan, judge_alone(judged.relations, name), self.config.graph)
+            marginals = self.engine.infer(alone.graph).marginals
+            probabilities = [float(marginals[a.id]) for a in built.plan.atoms]
+            scored = [
+                p
+                for a, p in zip(built.plan.atoms, probabilities)
+                if checkworthy is None or checkworthy[a.id].checkworthy
+            ]
+            out[name] = {
+                "factuality_score": factual_precision(sum(is_supported(p) for p in scored), len(scored))
+                if scored
+                else None,
+                "probabilities": [round(p, 6) for p in probabilities],
+            }
+        return out
 
     def settings(self) -> dict[str, Any]:
         """The settings that change results (derived from the config); a resumed run must match."""

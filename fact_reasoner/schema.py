@@ -78,6 +78,36 @@ class Context(_Open):
     link: str | None = None
 
 
+class JudgeVerdict(BaseModel):
+    """One judge's verdict on a pair, where a panel of judges (``--nli a,b``) judged it."""
+
+    relation: RelationType
+    probability: float
+    failed: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
+        return _without_none(handler(self), ("failed",))
+
+
+class _PanelFields(BaseModel):
+    """Leaves out what a panel adds to a piece of evidence where no panel judged it: each
+    judge's verdict on the passage (``judges``), whether they all gave the same label
+    (``agreed``) and, where each judge's relation is its own factor, whose this one is
+    (``judge``), so that a single judge's rows read as before panels existed."""
+
+    @model_serializer(mode="wrap")
+    def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
+        return _without_none(handler(self), ("judge", "judges", "agreed"))
+
+
+def _without_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
+    for key in keys:
+        if data.get(key) is None:
+            data.pop(key, None)
+    return data
+
+
 class Relation(_Open):
     """An NLI verdict: ``source`` (premise) towards ``target`` (hypothesis).
 
@@ -94,6 +124,10 @@ class Relation(_Open):
     probabilities: dict[str, float] | None = None
     failed: bool = False
     reason: str | None = None
+    #: judged by a panel (``--nli a,b``): each judge's verdict on the pair, by the judge's name
+    judges: dict[str, JudgeVerdict] | None = None
+    #: a panel that gives each judge its own factor: the judge whose relation this is
+    judge: str | None = None
 
     @field_validator("relation", mode="before")
     @classmethod
@@ -148,15 +182,19 @@ def _require_unique(ids: list[str], what: str) -> None:
         raise ValueError(f"duplicate {what} ids: {duplicates}")
 
 
-class EvidenceLink(BaseModel):
-    """One factor that touched an atom: which context, which relation, how sure."""
+class EvidenceLink(_PanelFields):
+    """One factor that touched an atom: which context, which relation, how sure (and, from a
+    panel, each judge's verdict)."""
 
     context: str
     relation: RelationType
     probability: float
+    judge: str | None = None
+    judges: dict[str, JudgeVerdict] | None = None
+    agreed: bool | None = None
 
 
-class UnusedEvidence(BaseModel):
+class UnusedEvidence(_PanelFields):
     """An entailment or contradiction the judge gave that the graph did not use, and why
     (``below the floor``, ``another attribute``, ``another subject``): shown so that a user can
     see why a claim they expected to be contradicted (or supported) was not."""
@@ -165,6 +203,9 @@ class UnusedEvidence(BaseModel):
     relation: RelationType
     probability: float
     reason: str
+    judge: str | None = None
+    judges: dict[str, JudgeVerdict] | None = None
+    agreed: bool | None = None
 
 
 class AtomVerdict(BaseModel):

@@ -423,6 +423,9 @@ class DatasetSummary:
     num_ungrounded_atoms: int | None = None
     num_unresolved_atoms: int | None = None
     num_fragment_atoms: int | None = None
+    #: a panel of judges (``--nli a,b``): each judge alone, ``{judge: {mean_factuality_score,
+    #: and with gold labels mae_factuality_score, atom_balanced_accuracy}}`` (:func:`by_judge`)
+    by_judge: dict[str, dict[str, float | None]] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The figures as JSON-ready fields (``k`` a list, or None for no records)."""
@@ -510,6 +513,8 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
             num_unresolved_atoms=int(sum(c.get("unresolved_atoms", 0) for c in checked)),
             num_fragment_atoms=int(sum(c.get("fragment_atoms", 0) for c in checked)),
         )
+    if any(row.get("by_judge") for row in rows):
+        summary = replace(summary, by_judge=by_judge(rows))
     gold = [g for g in (GoldAtoms.of(row) for row in rows) if g.truths]
     if not gold:
         return summary
@@ -533,6 +538,34 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         num_gold_atoms=len(truths),
         num_gold_records=len(gold),
     )
+
+
+def by_judge(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, float | None]]:
+    """Each panel judge's figures, from what the rows wrote of it (``by_judge``: its precision
+    and every atom's P(true) with that judge alone): the rows are read as if that judge had
+    judged them and summarised as :func:`summarize_rows` does — mean precision, and with gold
+    labels the MAE of precision and the atoms' balanced accuracy."""
+    names = list(dict.fromkeys(name for row in rows for name in row.get("by_judge") or {}))
+    out: dict[str, dict[str, float | None]] = {}
+    for name in names:
+        alone = [_as_judged_by(row, name) for row in rows if name in (row.get("by_judge") or {})]
+        summary = summarize_rows(alone)
+        out[name] = {
+            "mean_factuality_score": summary.mean_factuality_score,
+            "mae_factuality_score": summary.mae_factuality_score,
+            "atom_balanced_accuracy": summary.atom_balanced_accuracy,
+        }
+    return out
+
+
+def _as_judged_by(row: Mapping[str, Any], name: str) -> dict[str, Any]:
+    """``row`` with judge ``name``'s precision and posteriors in place of the panel's."""
+    own = row["by_judge"][name]
+    atoms = [
+        {**atom, "probability": p, "prediction": predict_label(p).value, "no_evidence": None}
+        for atom, p in zip(row.get("atoms") or [], own["probabilities"])
+    ]
+    return {**row, "atoms": atoms, "factuality_score": own["factuality_score"], "by_judge": None}
 
 
 def describe_k(values: Iterable[int]) -> str:

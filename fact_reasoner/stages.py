@@ -27,7 +27,7 @@ from .graph.build import build_graph
 from .graph.factor_graph import BuiltGraph, GraphPlan
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
-from .schema import Relation, RelationType
+from .schema import JudgeVerdict, Relation, RelationType
 from .settings.graph_options import GraphOptions
 from .settings.registry import Entry, Extra, require_extras
 
@@ -284,12 +284,12 @@ class Stages:
             from .embeddings import EMBEDDER_EXTRAS
 
             needed += [("the sentence embedder", extra) for extra in EMBEDDER_EXTRAS]
-        kind = config.models.nli_choice.model
-        if judge and self._nli is None and kind is not None:
-            nli_entry = NLI_BACKENDS.entry(kind)
-            needed += [(f"--nli {kind}", extra) for extra in nli_entry.extras]
-            checks.append(nli_entry)
-            uses_llm |= "llm" in nli_entry.uses
+        if judge and self._nli is None:
+            for member in config.models.nli_choice.judges:  # one, or each judge of a panel
+                nli_entry = NLI_BACKENDS.entry(member.name)
+                needed += [(f"--nli {member.name}", extra) for extra in nli_entry.extras]
+                checks.append(nli_entry)
+                uses_llm |= "llm" in nli_entry.uses
         scores = config.scores
         if scores.skip_uncheckable or scores.abstention == "on":
             from .atoms.checkworthy import CHECKWORTHY
@@ -379,7 +379,12 @@ def require_evidence(record: "InputRecord", service_type: str) -> None:
 def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
     """Judge the (premise, hypothesis) pairs the plan lists (and, with coherence, its atom
     pairs); a pair the backend has no verdict for (``unjudged``) gets no relation, so the graph
-    counts it as missing."""
+    counts it as missing.
+
+    A panel's verdict (:class:`~fact_reasoner.nli.panel.PanelNLI`) carries each judge's: they
+    go into the relation's ``judges``; where the panel gives each judge its own factor
+    (``factors``), an atom's passage gets one relation per judge (``judge``), and every other
+    pair the panel's combined verdict."""
     texts = plan.texts
     pairs: Sequence[tuple[str, str]] = plan.pairs + plan.atom_pairs
     if not pairs:
@@ -387,22 +392,49 @@ def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
     judgements = nli.judge([(texts[p], texts[h]) for p, h in pairs])
     if len(judgements) != len(pairs):
         raise RuntimeError(f"NLI backend returned {len(judgements)} judgements for {len(pairs)} pairs")
+    atoms = {a.id for a in plan.atoms} | set(plan.atom_duplicates)
+    relations: list[Relation] = []
+    for (premise, hypothesis), j in zip(pairs, judgements):
+        if j.is_unjudged:
+            continue
+        judges = judge_verdicts(j)
+        if j.panel == "factors" and judges and not j.failed and hypothesis in atoms and premise not in atoms:
+            relations += [
+                _relation(premise, hypothesis, own, judges=judges, judge=name) for name, own in (j.judges or {}).items()
+            ]
+        else:
+            relations.append(_relation(premise, hypothesis, j, judges=judges))
+    return JudgedPlan(relations, list(judgements))
+
+
+def judge_verdicts(judgement: NLIJudgement) -> dict[str, JudgeVerdict] | None:
+    """A panel's verdict's judges as the output shows them (None for a single judge's)."""
+    if judgement.judges is None:
+        return None
+    return {
+        name: JudgeVerdict.model_construct(
+            relation=RelationType(j.label), probability=j.probability, failed=j.failed or None
+        )
+        for name, j in judgement.judges.items()
+    }
+
+
+def _relation(
+    premise: str, hypothesis: str, j: NLIJudgement, *, judges: dict[str, JudgeVerdict] | None, judge: str | None = None
+) -> Relation:
     # model_construct: the judgements were validated by the backend; an FR3 graph has tens of
     # thousands of pairs, whose validation would cost more than the inference.
-    relations = [
-        Relation.model_construct(
-            source=premise,
-            target=hypothesis,
-            relation=RelationType(j.label),
-            probability=j.probability,
-            probabilities=j.probabilities or None,
-            failed=j.failed,
-            reason=j.reason,
-        )
-        for (premise, hypothesis), j in zip(pairs, judgements)
-        if not j.is_unjudged
-    ]
-    return JudgedPlan(relations, list(judgements))
+    return Relation.model_construct(
+        source=premise,
+        target=hypothesis,
+        relation=RelationType(j.label),
+        probability=j.probability,
+        probabilities=j.probabilities or None,
+        failed=j.failed,
+        reason=j.reason,
+        judges=judges,
+        judge=judge,
+    )
 
 
 def check_judged(judged: JudgedPlan, pairs: int, max_failed_pairs: float) -> None:

@@ -514,7 +514,10 @@ def main(argv: list[str] | None = None) -> int:
     targeted_p = None
     if targeted is not None and len(targeted):
         weights = targeted.weight if targeted.weight is not None else np.ones(len(targeted))
-        targeted_p = weights.astype(np.float64) / weights.sum()
+        # the sum in float64 too: a float32 sum over 159k weights misses 1 by more than
+        # numpy's choice() allows
+        weights64 = weights.astype(np.float64)
+        targeted_p = weights64 / weights64.sum()
     seen = {name: 0 for name in TRAIN_STREAMS}
     best = {"score": -math.inf, "step": None}
     step = 0

@@ -119,6 +119,24 @@ def summary_figure(summary: dict[str, Any], key: str) -> str:
     return figure(value)
 
 
+def judge_lines(summary: dict[str, Any]) -> list[str]:
+    """A panel's judges beside the panel: ``  judge cross-encoder alone    precision 0.7000 · MAE
+    0.1200 · balanced accuracy 0.7700`` (the last two with gold labels); none for one judge."""
+    lines = []
+    for name, figures in (summary.get("by_judge") or {}).items():
+        shown = [
+            f"{label} {figure(figures[key])}"
+            for key, label in (
+                ("mean_factuality_score", "precision"),
+                ("mae_factuality_score", "MAE"),
+                ("atom_balanced_accuracy", "balanced accuracy"),
+            )
+            if figures.get(key) is not None
+        ]
+        lines.append(f"  {'judge ' + name + ' alone':28s} " + " · ".join(shown))
+    return lines
+
+
 def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[str]:
     """The assessment summary: the results file, the judge and graph, the claims by verdict, the
     dataset's figures (a mean with the records it is over), the workers (Ray), and where the
@@ -138,6 +156,7 @@ def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[st
     if summary.get("num_atoms"):
         lines.append(f"  {verdict_counts_line(summary)}")
     lines += [f"  {key:28s} {summary_figure(summary, key)}" for key in SUMMARY_KEYS if summary.get(key) is not None]
+    lines += judge_lines(summary)
     if summary.get("executor") != "local":
         for name, worker in (summary.get("workers") or {}).items():
             rate = worker.get("records_per_second")

@@ -259,6 +259,18 @@ class Ragas(Command):
         )
 
 
+def judge_means(rows: list[dict[str, Any]], metric: str) -> dict[str, float | None]:
+    """With a panel of judges: the metric's mean with each judge alone, over the samples the
+    panel scored and the judge did too (``metrics.<name>.by_judge``)."""
+    scores: dict[str, list[float]] = {}
+    for row in rows:
+        for judge, score in (row["metrics"][metric].get("by_judge") or {}).items():
+            scores.setdefault(judge, [])
+            if score is not None:
+                scores[judge].append(score)
+    return {judge: sum(values) / len(values) if values else None for judge, values in scores.items()}
+
+
 def ragas_summary(
     rows: list[dict[str, Any]], names: list[str], report: runner.RunReport, notes: list[str]
 ) -> list[str]:
@@ -270,6 +282,9 @@ def ragas_summary(
         values = [v for v in scores if v is not None]
         mean = f"{sum(values) / len(values):.4f}" if values else "— (none scored)"
         lines.append(f"  {name:24s} mean {mean}  scored {len(values)}  not scored {len(scores) - len(values)}")
+        for judge, judge_mean in judge_means(rows, name).items():
+            shown = "— (none scored)" if judge_mean is None else f"{judge_mean:.4f}"
+            lines.append(f"    {'judge ' + judge + ' alone':22s} mean {shown}")
     unanswered = [row for row in rows if row.get("not_answerable")]
     lines.append(f"  samples {len(rows)}  not answerable {len(unanswered)}  failed {len(report.failures)}")
     for row in unanswered[:SHOW_NOT_ANSWERABLE]:

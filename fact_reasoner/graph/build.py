@@ -142,7 +142,8 @@ def build_graph(
     ``options.filter_supplied_relations``, and then one with p ≤ 0.5 is an input error
     (:class:`~fact_reasoner.errors.RecordFailed`). Relations on ids
     that deduplication dropped are mapped onto the kept id; when a pair is judged twice the
-    first judgement counts. Context pairs (FR3) are reconciled as
+    first judgement counts — per judge, where a panel gives each judge's relation its own factor
+    (``Relation.judge``). Context pairs (FR3) are reconciled as
     :func:`reconcile_context_pair` describes, vectorised over all pairs.
 
     >>> from fact_reasoner import Atom, Context, Relation, build_graph, plan_graph
@@ -172,11 +173,13 @@ def build_graph(
     variables = atom_ids + context_ids
     n_atoms, v = len(atom_ids), len(variables)
     given = _RelationArrays.of(plan, relations)
-    src, tgt, code, prob, failed = given.src, given.tgt, given.code, given.prob, given.failed
+    src, tgt, code, prob, failed, judge = given.src, given.tgt, given.code, given.prob, given.failed, given.judge
     keep = given.planned & given.first
     ignored = given.ignored()
-    src, tgt, code, prob, failed = src[keep], tgt[keep], code[keep], prob[keep], failed[keep]
-    missing = len(plan.pairs) - int(keep.sum())
+    src, tgt, code, prob, failed, judge = src[keep], tgt[keep], code[keep], prob[keep], failed[keep], judge[keep]
+    judges = given.judge_names
+    # a pair with a relation of each of a panel's judges is one pair judged, not several
+    missing = len(plan.pairs) - len(np.unique(src * len(variables) + tgt))
     n_failed = int(failed.sum())
     on_atom = tgt < n_atoms
     screened = not supplied or options.filter_supplied_relations
@@ -186,7 +189,9 @@ def build_graph(
     kept_contradictions = other_attribute = kept_entailments = other_subject = None
     if screened and options.min_relation_probability > 0:
         weak = (code != _NEUTRAL_CODE) & ~failed & (prob <= options.min_relation_probability)
-        unused += _unused(variables, src, tgt, code, prob, np.flatnonzero(weak & on_atom), "below the floor")
+        unused += _unused(
+            variables, src, tgt, code, prob, np.flatnonzero(weak & on_atom), "below the floor", judge, judges
+        )
         code = np.where(weak, _NEUTRAL_CODE, code).astype(np.int8)
     judged_on_atom = on_atom & ~failed
     if screened and options.contradictions == "same-attribute":
@@ -194,12 +199,12 @@ def build_graph(
         kept_contradictions, other_attribute = _kept_and_set_aside(
             code, judged_on_atom, RelationType.CONTRADICTION, other
         )
-        unused += _unused(variables, src, tgt, code, prob, other, "another attribute")
+        unused += _unused(variables, src, tgt, code, prob, other, "another attribute", judge, judges)
         code = _as_neutral(code, other)
     if screened and options.entailments == "same-subject":
         other = _other_subject(plan, src, tgt, code, judged_on_atom)
         kept_entailments, other_subject = _kept_and_set_aside(code, judged_on_atom, RelationType.ENTAILMENT, other)
-        unused += _unused(variables, src, tgt, code, prob, other, "another subject")
+        unused += _unused(variables, src, tgt, code, prob, other, "another subject", judge, judges)
         code = _as_neutral(code, other)
     atom_factor = on_atom & ~failed & (code != _NEUTRAL_CODE)
     f_src, f_tgt, f_code, f_prob = _reconcile_context_pairs(
@@ -234,6 +239,9 @@ def build_graph(
         missing_pairs=missing,
         failed_pairs=n_failed,
         factor_probabilities=raw,
+        factor_judges=tuple(judges[int(j)] for j in judge[atom_factor]) + (None,) * len(f_src)
+        if len(judges) > 1
+        else (),
         ignored_relations=ignored,
         contradictions_same_attribute=kept_contradictions,
         contradictions_other_attribute=other_attribute,
@@ -261,6 +269,10 @@ class _RelationArrays:
     first: np.ndarray
     first_of_pair: np.ndarray
     n_atoms: int
+    #: the index in ``judge_names`` of the judge whose relation each is (a panel's ``factors``)
+    judge: np.ndarray
+    #: the judges named (None first: a relation of no particular judge)
+    judge_names: tuple[str | None, ...]
 
     @classmethod
     def of(cls, plan: GraphPlan, relations: Iterable[Relation]) -> "_RelationArrays":
@@ -269,21 +281,34 @@ class _RelationArrays:
         index = {name: i for i, name in enumerate(variables)}
         for dropped, kept in (plan.atom_duplicates | plan.context_duplicates).items():
             index.setdefault(dropped, index.get(kept, -1))
-        # One pass in Python to turn relations into arrays; everything after is numpy.
+        # One pass in Python to turn relations into arrays; everything after is numpy. A panel
+        # that gives each judge its own factor names the judge: one relation per pair and judge.
+        judge_index: dict[str | None, int] = {None: 0}
         rows = [
-            (index.get(r.source, -1), index.get(r.target, -1), _CODES[r.relation], r.probability, r.failed)
+            (
+                index.get(r.source, -1),
+                index.get(r.target, -1),
+                _CODES[r.relation],
+                r.probability,
+                r.failed,
+                judge_index.setdefault(getattr(r, "judge", None), len(judge_index)),
+            )
             for r in relations
         ]
-        table = np.array(rows, dtype=float).reshape(-1, 5)
+        table = np.array(rows, dtype=float).reshape(-1, 6)
         src, tgt = table[:, 0].astype(np.int64), table[:, 1].astype(np.int64)
         code, prob, failed = table[:, 2].astype(np.int8), table[:, 3], table[:, 4].astype(bool)
+        judge = table[:, 5].astype(np.int64)
         planned = _planned_mask(plan, index, src, tgt, n_atoms)
         first = np.zeros(len(rows), dtype=bool)
+        key = (src * v + tgt) * len(judge_index) + judge
         _, first_index, inverse = np.unique(
-            np.where(planned, src * v + tgt, -1 - np.arange(len(rows))), return_index=True, return_inverse=True
+            np.where(planned, key, -1 - np.arange(len(rows))), return_index=True, return_inverse=True
         )
         first[first_index] = True
-        return cls(src, tgt, code, prob, failed, planned, first, first_index[inverse], n_atoms)
+        return cls(
+            src, tgt, code, prob, failed, planned, first, first_index[inverse], n_atoms, judge, tuple(judge_index)
+        )
 
     def ignored(self) -> dict[str, int]:
         """How many relations the graph leaves out, by reason (non-zero reasons only)."""
@@ -359,11 +384,17 @@ def _as_neutral(code, rows):
     return code
 
 
-def _unused(variables, src, tgt, code, prob, rows, reason: str) -> list[UnusedRelation]:
-    """The relations at ``rows`` as :class:`UnusedRelation` with ``reason``."""
+def _unused(variables, src, tgt, code, prob, rows, reason: str, judge, judges) -> list[UnusedRelation]:
+    """The relations at ``rows`` as :class:`UnusedRelation` with ``reason`` (and the judge
+    whose relation it is, where a panel gives each judge its own factor)."""
     return [
         UnusedRelation(
-            variables[int(src[i])], variables[int(tgt[i])], _LABEL_OF_CODE[int(code[i])], float(prob[i]), reason
+            variables[int(src[i])],
+            variables[int(tgt[i])],
+            _LABEL_OF_CODE[int(code[i])],
+            float(prob[i]),
+            reason,
+            judges[int(judge[i])],
         )
         for i in np.asarray(rows, dtype=np.int64).tolist()
     ]

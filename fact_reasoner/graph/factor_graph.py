@@ -170,6 +170,8 @@ class FactorSource(NamedTuple):
     target: str
     relation: RelationType
     probability: float
+    #: the panel judge whose relation this factor is (``--nli a,b`` without roles); else None
+    judge: str | None = None
 
 
 class UnusedRelation(NamedTuple):
@@ -182,6 +184,7 @@ class UnusedRelation(NamedTuple):
     relation: RelationType
     probability: float
     reason: str
+    judge: str | None = None
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,9 @@ class BuiltGraph:
     missing_pairs: int  # pairs of the plan with no relation at all (treated as neutral)
     failed_pairs: int  # pairs whose judgement failed (treated as neutral)
     factor_probabilities: np.ndarray  # NLI probability behind each factor, before clamping
+    #: a panel that gives each judge its own factor: the judge behind each factor (None for the
+    #: others, e.g. FR3's context pairs); empty when no relation named a judge
+    factor_judges: tuple[str | None, ...] = ()
     #: relations the version does not use, by reason (unknown_id, self_loop, atom_premise,
     #: not_in_version, duplicate, contradictory_duplicate); only given relations can have them
     ignored_relations: dict[str, int] = field(default_factory=dict)
@@ -235,9 +241,10 @@ class BuiltGraph:
     def factor_relations(self) -> tuple[FactorSource, ...]:
         """The relation behind each factor, aligned with the graph's factors."""
         names = self.graph.variables
+        judges = self.factor_judges + (None,) * (len(self.factor_probabilities) - len(self.factor_judges))
         return tuple(
-            FactorSource(names[s], names[t], RELATION_NAMES[int(code)], float(p))
-            for s, t, code, p in zip(
-                self.graph.source, self.graph.target, self.graph.relations, self.factor_probabilities
+            FactorSource(names[s], names[t], RELATION_NAMES[int(code)], float(p), judge)
+            for s, t, code, p, judge in zip(
+                self.graph.source, self.graph.target, self.graph.relations, self.factor_probabilities, judges
             )
         )

@@ -209,6 +209,33 @@ class MetricContext:
             self._results[key] = (sample, value)  # keep the sample alive so its id stays unique
         return value
 
+    # -- a panel of judges ------------------------------------------------------------------
+    @property
+    def judge_names(self) -> tuple[str, ...]:
+        """The judges of ``--nli`` when it names a panel (none for a single judge)."""
+        panel = self.config.models.nli_choice.panel
+        return tuple(m.label for m in panel.members) if panel is not None and panel.is_panel else ()
+
+    def judge_view(self, name: str) -> "MetricContext":
+        """This evaluation as judge ``name`` of the panel alone would have made it: the same
+        atoms, engine and models, and that judge's verdicts from the panel's (so no pair is
+        judged twice); its own memos of support and results."""
+        import copy
+
+        from ..nli.panel import OneJudge
+
+        with self._lock:
+            views = self.__dict__.setdefault("_judge_views", {})
+            if name not in views:
+                # the same stages, built or not (the models are loaded once), but the judge's verdicts
+                view = copy.copy(self)
+                view.stages = copy.copy(self.stages)
+                view.stages._nli = CachedNLI(OneJudge(self.nli, name))
+                view._atom_store = self.atoms
+                view._support, view._results, view._lock = {}, {}, threading.RLock()
+                views[name] = view
+            return views[name]
+
     def forget_results(self) -> None:
         with self._lock:
             self._results.clear()

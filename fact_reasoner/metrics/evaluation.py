@@ -40,6 +40,8 @@ class SampleEvaluation:
     results: dict[str, MetricResult]
     errors: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
+    #: with a panel of judges: ``{metric: {judge: score}}``, each judge alone (:func:`_by_judge`)
+    by_judge: dict[str, dict[str, float | None]] = field(default_factory=dict)
 
     def row(self) -> dict[str, Any]:
         """One JSON-able line: the sample's fields, ``not_answerable`` (why the response answers
@@ -51,7 +53,10 @@ class SampleEvaluation:
             "index": self.index,
             **sample,
             **({"not_answerable": unanswered} if unanswered is not None else {}),
-            "metrics": {name: r.model_dump(mode="json") for name, r in self.results.items()},
+            "metrics": {
+                name: r.model_dump(mode="json") | ({"by_judge": self.by_judge[name]} if name in self.by_judge else {})
+                for name, r in self.results.items()
+            },
             "errors": self.errors,
             "seconds": self.seconds,
         }
@@ -156,7 +161,35 @@ def _evaluate_sample(
             continue
         if results[name].is_failure:  # computed as a failure (a model call, a component)
             errors[name] = results[name].reason or "failed"
-    return SampleEvaluation(index, sample, results, errors, time.perf_counter() - start)
+    by_judge = _by_judge(sample, names, metric_objects, context, results)
+    return SampleEvaluation(index, sample, results, errors, time.perf_counter() - start, by_judge)
+
+
+def _by_judge(
+    sample: RagSample, names: list[str], metric_objects: list[Metric], context: MetricContext, results: dict[str, Any]
+) -> dict[str, dict[str, float | None]]:
+    """With a panel of judges: each NLI metric's score with each judge alone
+    (:meth:`MetricContext.judge_view`), ``{metric: {judge: score}}``; a metric the panel could
+    not score, or a judge could not, has None there."""
+    judges = context.judge_names
+    out: dict[str, dict[str, float | None]] = {}
+    if not judges:
+        return out
+    for name, metric in zip(names, metric_objects):
+        if "nli" not in metric.needs() or results[name].is_failure:
+            continue
+        scores: dict[str, float | None] = {}
+        for judge in judges:
+            try:
+                result = context.judge_view(judge).result(metric, sample)
+            except SetupError:
+                raise
+            except Exception:  # the panel's score stands; this judge's is not known
+                scores[judge] = None
+                continue
+            scores[judge] = None if result.is_failure else result.score
+        out[name] = scores
+    return out
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ Every backend (an LLM judge, a cross-encoder, the record's precomputed relations
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -34,6 +34,12 @@ class NLIJudgement:
     #: as opposed to an answer that could not be read; ``unreachable``: no connection at all
     transport: bool = False
     unreachable: bool = False
+    #: a panel's verdict (:class:`~fact_reasoner.nli.panel.PanelNLI`): each judge's own, by the
+    #: judge's name in the panel, in the panel's order; None for a single judge
+    judges: "Mapping[str, NLIJudgement] | None" = None
+    #: how the panel combined them: ``factors`` (each judge's relation its own factor in the
+    #: graph) or ``roles``; None for a single judge
+    panel: str | None = None
 
     @classmethod
     def from_probabilities(cls, probabilities: dict[str, float]) -> "NLIJudgement":

@@ -62,7 +62,7 @@ class CachedNLI:
         hit = self.cache.get(self._key(pair))
         if hit is None:
             return None
-        return NLIJudgement(RelationType(hit["label"]), float(hit["probability"]), dict(hit.get("probabilities") or {}))
+        return _judgement(hit)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
         pairs = [tuple(p) for p in pairs]  # type: ignore[misc]
@@ -94,11 +94,7 @@ class CachedNLI:
                     if self.cache is not None:
                         self.cache.put(
                             self._key(pair),
-                            {
-                                "label": judgement.label.value,
-                                "probability": judgement.probability,
-                                "probabilities": judgement.probabilities,
-                            },
+                            _stored_form(judgement),
                             backend="nli",
                             model=self.identity,
                             prompt_version=PAIR_CACHE_VERSION,
@@ -119,3 +115,29 @@ class CachedNLI:
             "backend_pairs": self.backend_pairs,
             "backend_seconds": round(self.seconds, 6),
         }
+
+
+def _stored_form(judgement: NLIJudgement) -> dict[str, Any]:
+    """What the persistent cache keeps of a verdict: label, probability, the three
+    probabilities and, for a panel's, each judge's (and how the panel combined them)."""
+    stored: dict[str, Any] = {
+        "label": judgement.label.value,
+        "probability": judgement.probability,
+        "probabilities": judgement.probabilities,
+    }
+    if judgement.judges is not None:
+        stored["judges"] = {name: _stored_form(j) for name, j in judgement.judges.items()}
+        stored["panel"] = judgement.panel
+    return stored
+
+
+def _judgement(hit: dict[str, Any]) -> NLIJudgement:
+    """A verdict read back from the cache (:func:`_stored_form`)."""
+    judges = hit.get("judges")
+    return NLIJudgement(
+        RelationType(hit["label"]),
+        float(hit["probability"]),
+        dict(hit.get("probabilities") or {}),
+        judges={name: _judgement(j) for name, j in judges.items()} if judges else None,
+        panel=hit.get("panel"),
+    )

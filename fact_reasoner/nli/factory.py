@@ -56,6 +56,7 @@ from .cache import CachedNLI
 if TYPE_CHECKING:
     from ..llm.base import LLMBackend
     from ..settings.config import ModelOptions, PipelineConfig
+    from ..settings.panel import PanelMember
 
 #: what ``--nli auto`` uses for pairs that no record relation covers (chosen by measurement:
 #: see the module docstring)
@@ -301,9 +302,12 @@ for _name, _description in (
     )
 
 
-def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> CachedNLI:
+def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> NLIBackend:
     """The configured model backend behind the NLI pair cache (persistent unless
-    ``config.cache.use_cache`` is off; then a memo for this process only).
+    ``config.cache.use_cache`` is off; then a memo for this process only). For a panel
+    (``--nli a,b``) each judge has its own place in the cache, under its own identity, so a
+    judge's verdicts are shared with the runs that use it alone; the panel combines them
+    (:class:`~fact_reasoner.nli.panel.PanelNLI`).
 
     ``llm_factory`` gives the chat model of the LLM judge (default: ``make_llm(config)``),
     called only if that judge is the backend.
@@ -313,15 +317,24 @@ def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | 
         from ..cache import ModelCache
 
         cache = ModelCache.in_dir(config.cache.cache_dir)
-    return CachedNLI(make_model_nli(config, llm_factory), cache)
+    return _build(config, llm_factory, lambda backend: CachedNLI(backend, cache))
 
 
 def make_model_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> NLIBackend:
     """The bare model backend ``--nli`` settled on (``config.models.nli_choice.model``: ``auto``
-    → :data:`DEFAULT_NLI`), with no cache in front. Raises :class:`~fact_reasoner.errors.StageUnavailable`
-    for a choice that builds no model (``precomputed``)."""
-    model = config.models.nli_choice.model
-    if model is None:
+    → :data:`DEFAULT_NLI`; a panel's judges with no cache of their own), with no cache in
+    front. Raises :class:`~fact_reasoner.errors.StageUnavailable` for a choice that builds no
+    model (``precomputed``)."""
+    return _build(config, llm_factory, lambda backend: backend)
+
+
+def _build(
+    config: "PipelineConfig",
+    llm_factory: "Callable[[], LLMBackend] | None",
+    wrap: "Callable[[NLIBackend], NLIBackend]",
+) -> NLIBackend:
+    choice = config.models.nli_choice
+    if choice.panel is None:
         raise StageUnavailable(f"--nli {config.models.nli} needs records that carry `relations`")
     if llm_factory is None:
         from ..llm import make_llm
@@ -329,4 +342,31 @@ def make_model_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBacke
         def llm_factory() -> "LLMBackend":
             return make_llm(config)
 
-    return NLI_BACKENDS.make(model, config.models, llm_factory)
+    models = config.models
+    if not choice.panel.is_panel:
+        member = choice.panel.members[0]
+        if member.model:
+            models = models.model_copy(update={"nli_model": member.model})
+        return wrap(NLI_BACKENDS.make(member.name, models, llm_factory))
+    from .panel import PanelNLI
+
+    backends = [
+        wrap(NLI_BACKENDS.make(member.name, member_models(models, member), llm_factory))
+        for member in choice.panel.members
+    ]
+    return PanelNLI(choice.panel, backends)
+
+
+def takes_model(name: str) -> bool:
+    """Whether the NLI backend ``name`` reads a model folder (``--nli-model``)."""
+    return NLI_MODEL.name in NLI_BACKENDS.entry(name).option_names
+
+
+def member_models(models: "ModelOptions", member: "PanelMember") -> "ModelOptions":
+    """The ``models`` group one judge of a panel is built from: ``nli`` its own name, and
+    ``nli_model`` its own model (``NAME=PATH``), else ``--nli-model`` when it is the panel's one
+    judge that reads a model and names none (the configuration refuses ``--nli-model`` otherwise)."""
+    model = member.model
+    if model is None and takes_model(member.name) and models.nli_model is not None:
+        model = models.nli_model
+    return models.model_copy(update={"nli": member.name, "nli_model": model})

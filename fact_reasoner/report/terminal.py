@@ -51,6 +51,34 @@ def _deciding(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return max(evidence, key=lambda e: (e.get("relation") == wanted, e.get("probability", 0.0)))
 
 
+def judges_line(evidence: Mapping[str, Any] | None) -> str | None:
+    """Where a panel's judges disagreed on a passage: ``judges disagree on c0: cross-encoder:
+    entails 0.88 · specialist: contradicts 0.71`` (None where they agreed or no panel judged)."""
+    if not evidence or evidence.get("agreed") is not False:
+        return None
+    said = [
+        f"{name}: "
+        + (
+            "failed"
+            if verdict.get("failed")
+            else f"{_JUDGE_VERB.get(verdict.get('relation'), verdict.get('relation'))} "
+            f"{verdict.get('probability', 0):.2f}"
+        )
+        for name, verdict in (evidence.get("judges") or {}).items()
+    ]
+    return f"judges disagree on {evidence.get('context')}: " + " · ".join(said)
+
+
+def _first_disagreement(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A claim with no factor: the strongest of the judges' readings the graph left out on
+    which the panel's judges disagreed (None if none)."""
+    return next((u for u in atom.get("unused_evidence") or [] if u.get("agreed") is False), None)
+
+
+#: how a judge's verdict on a passage reads in a disagreement line
+_JUDGE_VERB = {"entailment": "entails", "contradiction": "contradicts", "neutral": "neutral"}
+
+
 def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> list[str]:
     """The lines of one output row: a heading, then each claim with its verdict, posterior and
     the passage that decided it (``texts`` maps a context id to its text, or None)."""
@@ -92,6 +120,9 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
                 detail += " (not used: " + "; ".join(shown) + ")"
         marks = [f"{key.replace('_', ' ')}: {atom[key]}" for key in ("unresolved_reference",) if atom.get(key)]
         lines.append("             " + detail + (f" [{'; '.join(marks)}]" if marks else ""))
+        disagreement = judges_line(deciding if deciding is not None else _first_disagreement(atom))
+        if disagreement:
+            lines.append("             " + disagreement)
     for left_out in [*(row.get("ungrounded_atoms") or []), *(row.get("fragment_atoms") or [])]:
         lines.append(f"  --   not judged  {left_out.get('text', '')} [{left_out.get('reason', 'not judged')}]")
     for failed in row.get("failed_atoms") or []:  # a baseline's claim whose judgement failed

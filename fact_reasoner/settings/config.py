@@ -77,6 +77,7 @@ from .fields import (
     option,
 )
 from .graph_options import GraphOptions
+from .panel import Panel, PanelMember, PanelSpecError, parse_panel
 from .registry import Option, registry
 
 __all__ = [
@@ -277,30 +278,54 @@ class NLIChoice:
     """What ``--nli`` decides, settled once when the configuration is validated
     (:meth:`of`), so that no stage interprets the name again.
 
-    ``name`` is the name as given; ``model`` the registered backend that judges the pairs no
-    record relation covers (``auto`` → the default judge; None: no model is built, as with
-    ``precomputed``); ``record_relations`` when a record's own ``relations`` judge it instead:
-    ``always``, ``when given`` or ``never``."""
+    ``name`` is the name as given; ``model`` what judges the pairs no record relation covers —
+    a registered backend, or a panel of them as ``--nli`` writes it (``auto`` → the default
+    judge; None: no model is built, as with ``precomputed``); ``panel`` that model read as its
+    judges (:class:`~fact_reasoner.settings.panel.Panel`, one member for a single judge; None
+    when no model is built); ``record_relations`` when a record's own ``relations`` judge it
+    instead: ``always``, ``when given`` or ``never``."""
 
     name: str
     model: str | None
     record_relations: Literal["always", "when given", "never"]
+    panel: Panel | None = None
 
     @classmethod
     def of(cls, name: str) -> "NLIChoice":
         """The choice ``name`` stands for, read from its registration: an entry that ``uses``
         ``relations`` judges with the records' own relations — where they are given when it
-        also resolves to a model (``auto``), always when it does not (``precomputed``)."""
-        entry = registry("nli").entry(name)
+        also resolves to a model (``auto``), always when it does not (``precomputed``). A
+        panel (``a,b``, :mod:`~fact_reasoner.settings.panel`) judges every pair itself.
+
+        Raises :class:`~fact_reasoner.settings.panel.PanelSpecError` for a value that names no
+        judge or panel."""
+        nli = registry("nli")
+        panel = parse_panel(name, nli.available(), RELATION_CHOICES)
+        if panel.is_panel:
+            return cls(panel.spec, panel.spec, "never", panel)
+        member = panel.members[0]
+        entry = nli.entry(member.name)
         if "relations" not in entry.uses:
-            return cls(name, entry.resolves_to or entry.name, "never")
+            return cls(panel.spec, panel.spec if member.model else entry.resolves_to or entry.name, "never", panel)
+        if member.model:
+            raise PanelSpecError(f"{member.name} takes no model")
         if entry.resolves_to is None:
             return cls(name, None, "always")
-        return cls(name, entry.resolves_to, "when given")
+        model = entry.resolves_to
+        return cls(name, model, "when given", parse_panel(model, nli.available(), RELATION_CHOICES))
+
+    @property
+    def judges(self) -> tuple[PanelMember, ...]:
+        """The judges the model runs (one for a single judge; none without a model)."""
+        return self.panel.members if self.panel is not None else ()
 
     def uses_record_relations(self, relations: object) -> bool:
         """Whether a record carrying ``relations`` (None: it carries none) is judged by them."""
         return self.record_relations == "always" or (self.record_relations == "when given" and relations is not None)
+
+
+#: ``--nli`` names that stand for the records' own relations: alone, never on a panel
+RELATION_CHOICES = ("auto", "precomputed")
 
 
 class _ModelRules(_Group):
@@ -314,9 +339,26 @@ class _ModelRules(_Group):
     def _ibm_mode_name(cls, value: str) -> str:
         return "all" if value == "all_pairs" else value
 
+    @field_validator("nli", check_fields=False)
+    @classmethod
+    def _nli_judges(cls, value: str) -> str:
+        """A judge or a panel of registered judges (:func:`~fact_reasoner.settings.panel.parse_panel`),
+        written canonically (no spaces) so that the settings of two spellings match."""
+        return NLIChoice.of(value).name
+
     @model_validator(mode="after")
     def _settle_nli(self) -> "_ModelRules":
         self._nli_choice = NLIChoice.of(self.nli)
+        panel = self._nli_choice.panel
+        if panel is not None and panel.is_panel and getattr(self, "nli_model", None) is not None:
+            # --nli-model is one folder: it can name the model of one judge of a panel only
+            nli = registry("nli")
+            readers = [m for m in panel.members if m.model is None and "nli_model" in nli.entry(m.name).option_names]
+            if len(readers) != 1:
+                raise ValueError(
+                    f"--nli-model with the panel {self.nli}: {len(readers)} of its judges read a model folder and "
+                    "name none; give each its own with NAME=PATH (--nli cross-encoder=DIR,…)"
+                )
         return self
 
     @property
@@ -347,7 +389,15 @@ class _ModelOptions(_ModelRules):
         "tokens with as many as the load average leaves idle, at least 1)",
         affects_results=False,
     )
-    nli: str = option("auto", "NLI backend", registry="nli", closed=True)
+    nli: str = option(
+        "auto",
+        "NLI judge, or a comma-separated panel of judges; a panel member is NAME[=MODEL][@ROLE]: its own "
+        "model folder, and @entailment or @contradiction to trust it for those only; without roles each "
+        "judge's relation is its own factor, with roles the contradiction judges speak first (the judges "
+        "page of the docs)",
+        registry="nli",
+        metavar="NAME[,NAME…]",
+    )
     # omit_default: the default ("all") is the behaviour from before the setting existed, so it
     # stays out of the settings and earlier outputs still resume; "fast" is written.
     nli_mode: Literal["all", "fast", "all_pairs"] = option(

@@ -137,7 +137,7 @@ def describe_problem(problem: Mapping[str, Any]) -> str:
     if kind == NUMBER_KIND_ERROR:  # a setting's own rule, already in these words
         return str(problem.get("msg", ""))
     shown = f"{value!r}: " if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
-    return f"{shown}{problem.get('msg', '')}"
+    return f"{shown}{str(problem.get('msg', '')).removeprefix('Value error, ')}"
 
 
 def option(
@@ -245,13 +245,25 @@ def omitted(field: Any, value: Any) -> bool:
 
 def applies(field: Any, group_values: dict[str, Any]) -> bool:
     """False when the field is declared ``only_when=(other, value)`` and ``other`` is not ``value``
-    (or not one of the values, when a list of them is given)."""
+    (or not one of the values, when a list of them is given); for a setting that names several
+    backends (:data:`NAMES_SEVERAL`), when none of them is."""
     condition = _metadata(field).get("only_when")
     if condition is None:
         return True
     wanted = condition[1]
     current = group_values.get(condition[0])
+    if condition[0] in NAMES_SEVERAL:
+        # a panel (``--nli a,b``): the option applies when it applies to one of its judges
+        from .panel import member_names
+
+        return any(
+            name in wanted if isinstance(wanted, (list, tuple)) else name == wanted for name in member_names(current)
+        )
     return current in wanted if isinstance(wanted, (list, tuple)) else current == wanted
+
+
+#: settings whose value can name several backends (``--nli cross-encoder,align``)
+NAMES_SEVERAL = frozenset({"nli"})
 
 
 def closed_to(field: Any) -> str | None:

@@ -163,6 +163,11 @@ class Entry(Generic[T]):
     origin: str = "registered"
     resolves_to: str | None = None
 
+    @property
+    def option_names(self) -> tuple[str, ...]:
+        """The names of the settings the backend adds (its :attr:`options`)."""
+        return tuple(option.name for option in self.options)
+
     def load(self) -> Callable[..., T]:
         """The factory, imported now if it was given as ``"module:attribute"``."""
         factory = self.factory

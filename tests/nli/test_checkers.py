@@ -247,3 +247,18 @@ def test_built_directly_without_a_package_is_a_setup_error_naming_it(monkeypatch
     monkeypatch.setitem(__import__("sys").modules, "punkt", None)  # an import of it raises ImportError
     with pytest.raises(SetupError, match=r"--nli hhem needs punkt \(the checkers extra.*\[checkers\]"):
         HHEMNLI(FIXTURES / "hhem")
+
+
+def test_a_checker_in_a_panel_keeps_its_own_weights_and_verdicts(tmp_path) -> None:
+    """``--nli cross-encoder,hhem=PATH``: the checker is a member like any other, built from its
+    own ``NAME=MODEL``; its verdicts in the panel are the ones it gives alone."""
+    from fact_reasoner.nli.panel import PanelNLI
+
+    config = PipelineConfig(nli=f"cross-encoder,hhem={FIXTURES / 'hhem'}", cache_dir=tmp_path, threads=1)
+    panel = make_model_nli(config, lambda: pytest.fail("no language model"))
+    assert isinstance(panel, PanelNLI)
+    verdicts = panel.judge(PAIRS[:3])
+    alone = HHEMNLI(FIXTURES / "hhem", threads=1).judge(PAIRS[:3])
+    for verdict, own in zip(verdicts, alone):
+        (name,) = [n for n in verdict.judges if n.startswith("hhem")]
+        assert verdict.judges[name] == own and own.probabilities["contradiction"] == 0.0

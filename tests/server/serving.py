@@ -74,8 +74,9 @@ def small_records(count: int) -> list[dict[str, Any]]:
 
 
 def server_config(**settings: Any) -> PipelineConfig:
-    """The server's settings in tests: the cross-encoder, no persistent cache."""
-    return PipelineConfig(nli="cross-encoder", use_cache=False, **settings)
+    """The server's settings in tests: the cross-encoder (unless ``nli`` names another judge), no
+    persistent cache."""
+    return PipelineConfig(**({"nli": "cross-encoder", "use_cache": False} | settings))
 
 
 _JUDGE: Any = None

