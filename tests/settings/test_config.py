@@ -55,6 +55,7 @@ OTHER_VALUES = {
     "nli_cascade_second": "align",
     "nli_cascade_band": "0.1",
     "nli_prompt_version": "v2",
+    "nli_guardian_server": "ollama",
     "nli_calibrate": None,
     "nli_samples": "3",
     "nli_mode": "fast",
@@ -187,6 +188,7 @@ def test_the_settings_fingerprint_covers_every_setting_that_can_change_a_result(
     only_when = {
         "nli_cascade_second": ["--nli", "cascade"],
         "nli_cascade_band": ["--nli", "cascade"],
+        "nli_guardian_server": ["--nli-prompt-version", "granite-guardian"],
         # --nli-mode fast's own options (and the mode itself is written only when it is fast)
         "nli_gate": ["--nli-mode", "fast"],
         "nli_gate_threshold": ["--nli-mode", "fast"],
