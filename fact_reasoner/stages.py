@@ -197,7 +197,14 @@ class Stages:
             atoms = self.atomizer().atomize(record.output, question=record.input or None)
         if self.config.models.revise and atoms:
             with timed(timings, "revise"):
-                atoms = self.reviser().revise(atoms, record.output)
+                reviser = self.reviser()
+                # the record's topic helps resolve "he"/"she" sentences after the name; a reviser
+                # of the earlier protocol (revise(atoms, response)) is called as before
+                atoms = (
+                    reviser.revise(atoms, record.output, topic=record.topic)
+                    if record.topic
+                    else reviser.revise(atoms, record.output)
+                )
         return check_atoms(
             atoms, record.output, record.input or None, keep_ungrounded=self.config.models.keep_ungrounded_atoms
         )
