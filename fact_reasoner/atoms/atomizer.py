@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..errors import RecordFailed
 from ..llm.base import LLMBackend
 from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from ..progress import stage_progress
 from ..schema import Atom
 from ..text.sentences import response_sentences
 from .grounding import complete_pieces
@@ -256,11 +257,13 @@ class Atomizer:
             )
             for i, s in enumerate(sentences)
         ]
-        results = self._caller.ask_many(
-            conversations,
-            [atoms_schema(max_atoms(s, self.prompt_version)) for s in sentences],
-            [check_atoms] * len(sentences),
-        )
+        with stage_progress("atomize", len(sentences), unit="sentence") as advance:
+            results = self._caller.ask_many(
+                conversations,
+                [atoms_schema(max_atoms(s, self.prompt_version)) for s in sentences],
+                [check_atoms] * len(sentences),
+                on_done=lambda _: advance(1),
+            )
         atoms: list[Atom] = []
         self._counters["sentences"] += len(sentences)
         transport = [r for r in results if isinstance(r, StructuredFailure) and r.transport]

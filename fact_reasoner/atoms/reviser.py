@@ -57,6 +57,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..errors import RecordFailed
 from ..llm.base import LLMBackend
 from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from ..progress import stage_progress
 from ..schema import Atom
 from ..text.sentences import response_sentences
 from .grounding import needs_revision, resolve_in_place, unfaithful_revision, unresolved_reference
@@ -285,7 +286,7 @@ class Reviser:
             and not getattr(revised[i], "reviser_rejected", None)
         ]
         self._counters["second_pass"] += len(again)
-        alone = self._revise([revised[i] for i in again], response, 1, topic=topic)
+        alone = self._revise([revised[i] for i in again], response, 1, "revise again", topic=topic)
         for i, atom in zip(again, alone):
             revised[i] = atom
         return revised
@@ -295,6 +296,7 @@ class Reviser:
         atoms: list[Atom],
         response: str,
         chunk_size: int | None = None,
+        stage: str = "revise",
         *,
         topic: str | None = None,
     ) -> list[Atom]:
@@ -306,14 +308,16 @@ class Reviser:
         def source(atom: Atom) -> str:
             return sentences[atom.sentence] if atom.sentence is not None and atom.sentence < len(sentences) else ""
 
-        results = self._caller.ask_many(
-            [
-                build_messages(response, t, self.prompt_version, sources=[source(a) for a in c], topic=topic)
-                for t, c in zip(texts, chunks)
-            ],
-            [revised_schema(len(t)) for t in texts],
-            [make_check(len(t)) for t in texts],
-        )
+        with stage_progress(stage, len(atoms), unit="atom") as advance:
+            results = self._caller.ask_many(
+                [
+                    build_messages(response, t, self.prompt_version, sources=[source(a) for a in c], topic=topic)
+                    for t, c in zip(texts, chunks)
+                ],
+                [revised_schema(len(t)) for t in texts],
+                [make_check(len(t)) for t in texts],
+                on_done=lambda i: advance(len(texts[i])),
+            )
         transport = [r for r in results if isinstance(r, StructuredFailure) and r.transport]
         if transport:
             raise RecordFailed(
