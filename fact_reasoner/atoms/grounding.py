@@ -527,40 +527,43 @@ def unfaithful_revision(original: str, revised: str, response: str) -> str | Non
 
 #: the words a resolved reference may be made of besides names: "Lise Meitner and Otto Hahn"
 _NAME_GLUE = frozenset("and of the".split())
-#: the references :func:`resolve_in_place` puts a name in place of
-_SUBJECT_PRONOUNS = frozenset("he she they".split())
 
 
 def resolve_in_place(original: str, rewrite: str) -> str | None:
     """The original atom with its subject pronoun replaced by the name a rejected rewrite put in
-    for it, or None. The 1.5B reviser often resolves "she" and drops the rest of the clause's
-    opening ("In 1926 she became the first woman …" → "Lise Meitner became the first woman …",
-    rejected for dropping "1926"); the name it found is still right. Rules: the rewrite brings
-    in names the original lacks, forming one phrase (names joined by "and", "of", "the"); the
-    original's unresolved reference (:func:`unresolved_reference`) is "he", "she" or "they"; its
-    first occurrence is replaced by that phrase. The caller still checks the result with
-    :func:`unfaithful_revision`.
+    for it, or None. The 1.5B reviser often resolves "she" and drops or adds something beside
+    it ("In 1926 she became the first woman …" → "Lise Meitner became the first woman …",
+    rejected for dropping "1926"); the name it found is still right. Rules: the original has
+    "he", "she" or "they" and an unresolved reference (:func:`unresolved_reference`); the
+    rewrite brings in names the original lacks, and the first run of them (names joined by
+    "and", "of", "the": "Lise Meitner and Otto Hahn") replaces the first "he", "she" or "they".
+    The caller still checks the result with :func:`unfaithful_revision`.
 
     >>> resolve_in_place("In 1926 she became a professor.", "Lise Meitner became a professor.")
     'In 1926 Lise Meitner became a professor.'
     >>> resolve_in_place("Together they found protactinium.", "Lise Meitner and Otto Hahn found it in 1917.")
     'Together Lise Meitner and Otto Hahn found protactinium.'
+    >>> resolve_in_place("After her studies, she taught.", "Ilse Marrow taught at Tovik after her studies.")
+    'After her studies, Ilse Marrow taught.'
     >>> resolve_in_place("It opened in 1931.", "The Varnell Bridge opened in 1931.") is None
     True
     """
-    reference = unresolved_reference(original)
-    if reference is None or _fold(reference) not in _SUBJECT_PRONOUNS:
+    target = re.search(r"\b(?:he|she|they|He|She|They)\b", original)
+    if target is None or unresolved_reference(original) is None:
         return None
     have = {_fold(w) for w in _WORD.findall(original)}
     words = list(_WORD.finditer(rewrite))
     new = [i for i, m in enumerate(words) if _is_name(m.group()) and _fold(m.group()) not in have]
     if not new:
         return None
-    span = words[new[0] : new[-1] + 1]
-    if not all(_is_name(m.group()) or _fold(m.group()) in _NAME_GLUE for m in span):
-        return None
-    phrase = rewrite[span[0].start() : span[-1].end()]
-    return re.sub(rf"\b{re.escape(reference)}\b", phrase, original, count=1)
+    end = new[0]
+    while end + 1 < len(words) and (
+        (_is_name(words[end + 1].group()) and _fold(words[end + 1].group()) not in have)
+        or (_fold(words[end + 1].group()) in _NAME_GLUE and end + 2 < len(words) and _is_name(words[end + 2].group()))
+    ):
+        end += 1
+    phrase = rewrite[words[new[0]].start() : words[end].end()]
+    return original[: target.start()] + phrase + original[target.end() :]
 
 
 #: an atom that opens with a description instead of a name ("The film …", "This album …")

@@ -136,12 +136,13 @@ _SYSTEM_V3 = (
     "fact, in the same order."
 )
 # v3's worked example: the same made-up engineer in a longer text, with the references of a long
-# answer ("there", "together", "both", a description, a possessive) to resolve.
+# answer ("there", "together", "both", a description, a possessive, a partial name) to resolve.
 _EXAMPLE_TOPIC_V3 = "Ilse Marrow"
 _EXAMPLE_TEXT_V3 = (
     "Ilse Marrow was a Danish engineer. In 1924 she moved to Tovik. There she met the architect Jon Hale. "
     "Together they designed the Varnell Bridge and the Oskel Bridge. Both bridges opened in 1931. "
-    "The Oskel Bridge collapsed in 1950, and the collapse was blamed on its steel."
+    "The Oskel Bridge collapsed in 1950, and the collapse was blamed on its steel. Marrow taught at Tovik "
+    "until her death."
 )
 _EXAMPLE_IN_V3 = [
     "She moved to Tovik in 1924.",
@@ -149,14 +150,16 @@ _EXAMPLE_IN_V3 = [
     "Together they designed the Varnell Bridge.",
     "Both bridges opened in 1931.",
     "The collapse was blamed on its steel.",
+    "Marrow taught at Tovik until her death.",
 ]
-_EXAMPLE_SENTENCES_V3 = [1, 2, 3, 4, 5]
+_EXAMPLE_SENTENCES_V3 = [1, 2, 3, 4, 5, 6]
 _EXAMPLE_OUT_V3 = [
     "Ilse Marrow moved to Tovik in 1924.",
     "In Tovik Ilse Marrow met the architect Jon Hale.",
     "Ilse Marrow and Jon Hale designed the Varnell Bridge.",
     "The Varnell Bridge and the Oskel Bridge opened in 1931.",
     "The collapse of the Oskel Bridge was blamed on the steel of the Oskel Bridge.",
+    "Ilse Marrow taught at Tovik until her death.",
 ]
 _PROMPTS = {
     "v1": (_SYSTEM, _EXAMPLE_TEXT, _EXAMPLE_IN, _EXAMPLE_OUT),
