@@ -154,7 +154,8 @@ SUMMED_COUNTERS = (
 
 def table_line(label: str, inputs: dict[str, dict], own_rows: list[dict], gold_rows: dict[str, dict]) -> dict:
     """One line of the end-to-end table: the figures of the module docstring over the responses
-    that both the own-atoms run and the gold-atoms run finished."""
+    that both the own-atoms run and the gold-atoms run finished (``table`` keeps the responses
+    every run of the table finished)."""
     rows = [r for r in own_rows if r["topic"] in gold_rows and r["topic"] in inputs]
     totals: Counter[str] = Counter()
     errors_own, errors_gold = [], []
@@ -228,10 +229,10 @@ def table_markdown(lines: Sequence[dict]) -> str:
 def table(args: argparse.Namespace) -> int:
     inputs = {r["topic"]: r for r in _read_jsonl(args.input)}
     gold_rows = {r["topic"]: r for r in _read_jsonl(args.gold)}
-    lines = []
-    for spec in args.own:
-        label, _, path = spec.partition("=")
-        lines.append(table_line(label, inputs, _read_jsonl(Path(path)), gold_rows))
+    runs = [(label, _read_jsonl(Path(path))) for label, _, path in (spec.partition("=") for spec in args.own)]
+    # the responses every run finished, so that the lines compare like with like
+    common = set(gold_rows).intersection(*({r["topic"] for r in rows} for _, rows in runs))
+    lines = [table_line(label, inputs, [r for r in rows if r["topic"] in common], gold_rows) for label, rows in runs]
     print(table_markdown(lines))
     if args.json:
         args.json.write_text(json.dumps(lines, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -240,11 +241,19 @@ def table(args: argparse.Namespace) -> int:
 
 # -- the long answers ------------------------------------------------------------------------
 
-#: words that point to something named elsewhere: a third-person pronoun anywhere, or "there",
-#: "together", "both" opening the atom
+#: words that point to something named elsewhere, wherever they are: object pronouns ("named
+#: after her."), "its"/"their" (rarely the atom's own subject), "did so"; and "there", "together", "both"
+#: opening the atom
 _REFERENCE = re.compile(
-    r"\b(?:he|she|it|they|him|her|them|his|its|their|hers|theirs)\b|^(?:there|together|both)\b", re.IGNORECASE
+    r"\b(?:him|them|it|its|their|theirs)\b|\bher\b(?=\s*(?:[.!?,;]|$))|\b(?:do|does|did|done) so\b"
+    r"|^(?:there|together|both)\b",
+    re.IGNORECASE,
 )
+#: "he", "she", "they", "his", "her" before any capitalised word after the first: the subject
+#: is a pronoun ("She was born …", "In 1907 she moved …")
+_SUBJECT_REFERENCE = re.compile(r"^(?:[A-Z][a-z]*\s+(?:[0-9,]+\s+)?)?(?:he|she|they|his|her)\b", re.IGNORECASE)
+
+
 #: an atom that opens with a lower-case word ("with Pierre Curie", "and Henri Becquerel.") or a
 #: coordinating conjunction is a piece of a sentence, not a claim
 _PIECE = re.compile(r"^(?:[a-z]|(?:And|Or|But|Nor)\b)")
@@ -267,7 +276,8 @@ def failure_kinds(row: dict[str, Any], record: dict[str, Any]) -> dict[str, list
 
     - ``pieces``: an atom judged that opens with a lower-case word or a coordinating
       conjunction ("with Pierre Curie", "and Henri Becquerel.");
-    - ``unresolved``: a judged atom with a third-person pronoun, or opening with "There",
+    - ``unresolved``: a judged atom whose subject is a pronoun ("She …", "In 1907 she …"), with
+      an object pronoun, "its", "their" or "did so" anywhere, or opening with "There",
       "Together" or "Both"; ``unresolved_unflagged``: those the pipeline did not mark;
     - ``true_ns``: a true atom (not a planted error) judged NS; ``false_s``: a planted error
       judged S; ``true_set_aside``: a true atom whose entailment the same-subject rule set aside;
@@ -285,7 +295,7 @@ def failure_kinds(row: dict[str, Any], record: dict[str, Any]) -> dict[str, list
             kinds["pieces"].append(atom["text"])
     for atom in judged:
         text = atom["text"]
-        if _REFERENCE.search(text):
+        if _REFERENCE.search(text) or _SUBJECT_REFERENCE.match(text):
             kinds["unresolved"].append(text)
             if not atom.get("unresolved_reference"):
                 kinds["unresolved_unflagged"].append(text)
