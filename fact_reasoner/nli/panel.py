@@ -152,11 +152,6 @@ class PanelNLI:
         """Batch-invariant when every judge is (:func:`~fact_reasoner.nli.base.batch_invariant`)."""
         return all(batch_invariant(backend) for _, backend in self.members)
 
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """The judges' names as the output gives them (:attr:`PanelMember.label`)."""
-        return tuple(m.label for m, _ in self.members)
-
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
         """Every judge judges every pair; the panel's verdict per pair, with each judge's own."""
         verdicts = [backend.judge(pairs) for _, backend in self.members]
@@ -258,8 +253,8 @@ def judge_names(relations: Iterable[Relation]) -> list[str]:
 
 def judge_alone(relations: Sequence[Relation], name: str) -> list[Relation]:
     """The relations judge ``name`` alone would have given: one per pair, its own label and
-    probability where the panel judged the pair, the relation as it is where it did not (a
-    failed pair stays failed)."""
+    probability (or its own failure) where the panel judged the pair — also where another judge
+    failed on it —, the relation as it is where no panel judged it."""
     out: list[Relation] = []
     seen: set[tuple[str, str]] = set()
     for relation in relations:
@@ -268,7 +263,7 @@ def judge_alone(relations: Sequence[Relation], name: str) -> list[Relation]:
             continue
         seen.add(pair)
         own = (relation.judges or {}).get(name)
-        if own is None or relation.failed:
+        if own is None:
             out.append(relation.model_copy(update={"judges": None, "judge": None}))
             continue
         out.append(
@@ -279,7 +274,7 @@ def judge_alone(relations: Sequence[Relation], name: str) -> list[Relation]:
                 probability=own.probability,
                 probabilities=None,
                 failed=bool(own.failed),
-                reason=None,
+                reason="this judge failed" if own.failed else None,
                 judges=None,
                 judge=None,
             )
