@@ -54,6 +54,7 @@ import re
 import shlex
 import subprocess
 import sys
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -62,11 +63,14 @@ from typing import Any
 
 from fact_reasoner.atoms.frames import atom_frame
 from fact_reasoner.measures import balanced_accuracy, mean_absolute_error
-from fact_reasoner.nli.alignment_features import content_stems, stem
+from fact_reasoner.nli.alignment_features import content_stems
 from fact_reasoner.text.sentences import sentence_spans
 
 #: the share of the atom's content words the best sentence must hold to "state" the atom
 MIN_COVERAGE = 0.5
+#: a content word is compared by its first letters (after the crude stemmer): "retired" and
+#: "retirement" match, so do "signed" and "sign"
+KEY_LETTERS = 5
 
 NO_EVIDENCE = "no decisive evidence"
 FALSE_CONTRADICTION = "false contradiction"
@@ -99,10 +103,31 @@ NO_EVIDENCE_CLASSES = (
     ANOTHER_SUBJECT,
 )
 
-#: places and nationalities a reader maps onto each other ("London" → "United Kingdom"); stems
-GEO_WORDS = frozenset(
-    stem(w)
-    for w in """america american americans usa us u.s united states canada canadian mexico mexican
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
+_ABBREVIATION = re.compile(r"\b(?:[A-Za-z]{1,2}\.){2,}")
+
+
+def normalise(text: str) -> str:
+    """``text`` without accents and with the dots of abbreviations dropped ("Ph.D." → "PhD",
+    "U.S." → "US"), so that words compare as a reader compares them."""
+    plain = unicodedata.normalize("NFKD", text)
+    plain = "".join(ch for ch in plain if not unicodedata.combining(ch))
+    return _ABBREVIATION.sub(lambda m: m.group(0).replace(".", "") + " ", plain)
+
+
+def content_keys(text: str) -> set[str]:
+    """The content words of ``text`` as compared here: stop words dropped, stemmed
+    (:func:`~fact_reasoner.nli.alignment_features.content_stems`), cut to ``KEY_LETTERS`` letters."""
+    return {s[:KEY_LETTERS] for s in content_stems(normalise(text))}
+
+
+def _keys(words: str) -> frozenset[str]:
+    return frozenset(k for w in words.split() for k in content_keys(w))
+
+
+#: places and nationalities a reader maps onto each other ("London" → "United Kingdom")
+GEO_WORDS = _keys(
+    """america american americans usa us united states canada canadian mexico mexican
     britain british england english scotland scottish wales welsh ireland irish uk kingdom
     france french germany german italy italian spain spanish portugal portuguese netherlands dutch
     belgium belgian switzerland swiss austria austrian sweden swedish norway norwegian denmark danish
@@ -112,10 +137,21 @@ GEO_WORDS = frozenset(
     philippines filipino vietnam vietnamese thailand thai indonesia indonesian malaysia malaysian
     australia australian zealand brazil brazilian argentina argentine argentinian chile chilean
     colombia colombian peru peruvian venezuela venezuelan cuba cuban jamaica jamaican europe european
-    asia asian latin caribbean scandinavian arab hispanic""".split()
+    asia asian latin caribbean scandinavian arab hispanic"""
 )
-
-#: a word that names a place inside a sentence: a GEO word, or "in"/"from"/"born in" + a capitalised word
+#: words of a judgement or a summary rather than a fact ("popular", "a long career", "numerous")
+EVALUATIVE = _keys(
+    """popular popularity respected respect acclaim acclaimed success successful prominent
+    prominence notable renowned famous fame distinguished influential influence praised praise
+    recognition recognized recognised celebrated prestigious numerous various several many
+    significant important highly leading rising star critically critical best greatest iconic
+    legendary talented skilled accomplished prolific versatile impressive remarkable outstanding
+    reputation contributions contribution widely well-known dedicated passionate pioneering
+    pioneer unique key long strong support fans beloved admired"""
+)
+#: "over 20 books", "more than 30 films": a count the passages rarely state
+_COUNT = re.compile(r"\b(?:over|more than|at least|dozens|hundreds)\s+(?:of\s+)?\d*", re.IGNORECASE)
+#: a word that names a place inside a sentence: "in"/"from"/"at"/"near" + a capitalised word
 _PLACE_CUE = re.compile(r"\b(?:in|from|at|near)\s+(?:the\s+)?[A-Z][a-z]+")
 _DECADE = re.compile(r"\b(1\d|20)(\d)0s\b")
 _YEAR = re.compile(r"\b(1\d\d\d|20\d\d)\b")
@@ -125,33 +161,24 @@ _RELATIVES = frozenset(
     spouse partner uncle aunt nephew niece cousin grandfather grandmother grandson granddaughter
     stepfather stepmother friend""".split()
 )
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 #: capitalised words that open a sentence without naming anyone
 _FUNCTION_WORDS = frozenset(
     """a an the in on at by for from with after before during since until as when while this
     that these those there here his her their its he she they it we i now later then also however
-    although though despite following born upon under over early late one two three during
+    although though despite following born upon under over early late one two three
     january february march april may june july august september october november december""".split()
 )
-#: words of a judgement rather than a fact ("popular", "highly respected"): stems
-EVALUATIVE = frozenset(
-    stem(w)
-    for w in """popular popularity respected respect acclaim acclaimed acclaimed success successful
-    prominent prominence notable renowned famous fame distinguished influential influence praised
-    praise recognition recognized recognised celebrated prestigious numerous various significant
-    important highly leading rising star critically critical best greatest iconic legendary talented
-    skilled accomplished prolific versatile impressive remarkable outstanding reputation
-    contributions contribution widely well-known dedicated passionate""".split()
-)
+#: lower-case words that may join the capitalised words of one name ("King of Kings")
+_NAME_JOINERS = frozenset("of the and de von van la le du da del".split())
 
 
 @dataclass(frozen=True)
 class BestSentence:
     """The sentence of the record's passages that shares most of an atom's content.
 
-    ``coverage``: the share of the atom's content stems in it; ``missing``: those not in it;
-    ``values_missing``: the atom's numbers and names not in it; ``in_any_passage``: the atom's
-    values that some passage holds (anywhere)."""
+    ``coverage``: the share of the atom's content words in it; ``missing``: those not in it;
+    ``values_missing``: the atom's names and numbers (:func:`atom_values`) not in it;
+    ``passage_names_subject``: whether its passage's text names the subject."""
 
     context: str | None
     index: int
@@ -162,37 +189,53 @@ class BestSentence:
     passage_names_subject: bool
 
 
-def _stems_of(text: str) -> set[str]:
-    return {stem(w.lower()) for w in _WORD.findall(text)}
-
-
 def subject_words(topic: str | None, atom_text: str) -> set[str]:
-    """Stems of the words that name the biography's subject: the topic's, and the capitalised
-    words that open the atom when they name the same person ("Joey D. Vieira" → {joey, d,
-    vieira}); an atom about something else ("The Weir Group is …") keeps those words as content."""
-    words = _stems_of(topic or "")
-    opening = _stems_of(" ".join(sorted(atom_frame(atom_text).subject)))
+    """The content words (:func:`content_keys`) that name the biography's subject: the topic's,
+    and the capitalised words that open the atom when they name the same person ("Joey D.
+    Vieira"); an atom about something else ("The Weir Group is …") keeps those words as content."""
+    words = content_keys(topic or "")
+    opening = content_keys(" ".join(sorted(atom_frame(atom_text).subject)))
     return words | opening if opening & words or not words else words
 
 
 def atom_names_subject(topic: str | None, atom_text: str) -> bool:
     """Whether the atom opens with the subject's name ("Vieira was born …"), not a pronoun or
     another name."""
-    opening = _stems_of(" ".join(sorted(atom_frame(atom_text).subject)))
-    return bool(opening & _stems_of(topic or ""))
+    return bool(content_keys(" ".join(sorted(atom_frame(atom_text).subject))) & content_keys(topic or ""))
 
 
 def atom_content(atom_text: str, subject: set[str]) -> set[str]:
-    """The atom's content stems less the subject's words (what a passage must say)."""
-    return content_stems(atom_text) - subject
+    """The atom's content words less the subject's (what a passage must say)."""
+    return content_keys(atom_text) - subject
 
 
-def atom_values(atom_text: str, subject: set[str]) -> set[str]:
-    """The atom's numbers and capitalised words (not the first word, not the subject), as stems:
-    the values a passage must hold for the atom to be stated there."""
-    tokens = _WORD.findall(atom_text)
-    values = {t for t in tokens[1:] if t[0].isupper() or t[0].isdigit()}
-    return {stem(v.lower().replace(",", "")) for v in values} & content_stems(atom_text) - subject
+def atom_values(atom_text: str, subject: set[str]) -> list[str]:
+    """The atom's names and numbers, as lower-case phrases: runs of capitalised words or numbers
+    after the first word ("ANNIKA Foundation", "King of Kings", "1937"), less the subject's
+    words; a passage holds a value when it holds the phrase."""
+    tokens = _WORD.findall(normalise(atom_text))
+    values: list[str] = []
+    run: list[str] = []
+    for token in [*tokens[1:], ""]:
+        capital = token[:1].isupper() or token[:1].isdigit()
+        if capital or (run and token.lower() in _NAME_JOINERS):
+            run.append(token)
+            continue
+        while run and run[-1].lower() in _NAME_JOINERS:
+            run.pop()
+        kept = [w for w in run if not content_keys(w) <= subject or w.lower() in _NAME_JOINERS]
+        while kept and kept[0].lower() in _NAME_JOINERS:
+            kept.pop(0)
+        if kept and content_keys(" ".join(kept)):
+            values.append(" ".join(kept).lower())
+        run = []
+    return values
+
+
+def holds_value(value: str, sentence: str) -> bool:
+    """Whether ``sentence`` holds the value phrase (the same words in a row, case and accents aside)."""
+    words = " ".join(w.lower() for w in _WORD.findall(normalise(sentence)))
+    return re.search(rf"(?<![^\s]){re.escape(value)}(?![^\s])", words) is not None
 
 
 def passage_sentences(text: str) -> list[str]:
@@ -205,7 +248,7 @@ def inferable(word: str, atom_text: str, sentence: str) -> bool:
     or nationality word when the sentence names a place (a GEO word, or "in"/"from" + a
     capitalised word), or the decade of a "1940s" when the sentence has a year of that decade."""
     if word in GEO_WORDS:
-        return bool(_PLACE_CUE.search(sentence) or content_stems(sentence) & GEO_WORDS)
+        return bool(_PLACE_CUE.search(sentence) or content_keys(sentence) & GEO_WORDS)
     for match in _DECADE.finditer(atom_text):
         prefix = match.group(1) + match.group(2)
         if word == prefix + "0" and any(y.startswith(prefix) for y in _YEAR.findall(sentence)):
@@ -215,17 +258,17 @@ def inferable(word: str, atom_text: str, sentence: str) -> bool:
 
 def best_sentence(atom_text: str, subject: set[str], contexts: Sequence[dict[str, Any]]) -> BestSentence:
     """The sentence of ``contexts`` (``{id, text}``) with the largest coverage of the atom's
-    content (the first on ties; values held count before other words)."""
+    content; on ties the one holding more of its values, then one naming the subject, then the first."""
     content = atom_content(atom_text, subject)
     values = atom_values(atom_text, subject)
-    best: tuple[tuple[float, int], BestSentence] | None = None
+    best: tuple[tuple[float, int, bool], BestSentence] | None = None
     for context in contexts:
-        names = bool(subject & content_stems(context.get("text") or "")) if subject else True
+        names = bool(subject & content_keys(context.get("text") or "")) if subject else True
         for index, sentence in enumerate(passage_sentences(context.get("text") or "")):
-            stems = content_stems(sentence)
-            held = content & stems
-            coverage = len(held) / len(content) if content else 1.0
-            key = (coverage, len(values & stems))
+            keys = content_keys(sentence)
+            coverage = len(content & keys) / len(content) if content else 1.0
+            held = [v for v in values if holds_value(v, sentence)]
+            key = (coverage, len(held), bool(subject & keys))
             if best is None or key > best[0]:
                 best = (
                     key,
@@ -234,13 +277,13 @@ def best_sentence(atom_text: str, subject: set[str], contexts: Sequence[dict[str
                         index=index,
                         sentence=sentence,
                         coverage=round(coverage, 3),
-                        missing=tuple(sorted(content - stems)),
-                        values_missing=tuple(sorted(values - stems)),
+                        missing=tuple(sorted(content - keys)),
+                        values_missing=tuple(v for v in values if v not in held),
                         passage_names_subject=names,
                     ),
                 )
     if best is None:
-        return BestSentence(None, -1, "", 0.0, tuple(sorted(content)), tuple(sorted(values)), False)
+        return BestSentence(None, -1, "", 0.0, tuple(sorted(content)), tuple(values), False)
     return best[1]
 
 
@@ -254,38 +297,43 @@ def needs_world_knowledge(atom_text: str, subject: set[str], contexts: Sequence[
     are read off the sentence with world knowledge (:func:`inferable`), and at least one such
     word was missing."""
     content = atom_content(atom_text, subject)
-    values = atom_values(atom_text, subject)
     if not content:
         return False
+    values = atom_values(atom_text, subject)
     for context in contexts:
         for sentence in passage_sentences(context.get("text") or ""):
-            stems = content_stems(sentence)
-            missing = content - stems
+            missing = content - content_keys(sentence)
             inferred = {w for w in missing if inferable(w, atom_text, sentence)}
             if not inferred:
                 continue
             coverage = (len(content) - len(missing - inferred)) / len(content)
-            if coverage >= MIN_COVERAGE and not (values - stems - inferred):
+            unheld = [v for v in values if not holds_value(v, sentence) and not content_keys(v) <= inferred]
+            if coverage >= MIN_COVERAGE and not unheld:
                 return True
     return False
 
 
+def is_evaluative(atom_text: str, best: BestSentence) -> bool:
+    """Whether the atom judges or sums up rather than states: a count ("over 20 books"), or a
+    word of :data:`EVALUATIVE` ("popular", "a long career") that its best sentence lacks."""
+    return bool(_COUNT.search(atom_text)) or bool(set(best.missing) & EVALUATIVE)
+
+
 def about_another_subject(sentence: str, subject: set[str]) -> bool:
-    """Whether ``sentence`` is about someone else: it opens with "His father", "Her husband" …, or
-    with a name of two capitalised words ("John Smith was …", not "In 1990" or "Now") none of
-    which is the subject's, or it does not name the subject and names a relative ("…, his
-    brother Ted …")."""
+    """Whether ``sentence`` is about someone else: it does not name the subject, and it opens
+    with "His father", "Her husband" … or with a name of two capitalised words ("John Smith was
+    …", not "In 1990" or "Now")."""
+    if subject & content_keys(sentence):
+        return False
     tokens = _WORD.findall(sentence)
     if len(tokens) >= 2 and tokens[0].lower() in _PRONOUNS and tokens[1].lower() in _RELATIVES:
         return True
-    if len(tokens) >= 2 and all(t[0].isupper() and t.lower() not in _FUNCTION_WORDS for t in tokens[:2]):
-        return not _stems_of(" ".join(tokens[:2])) & subject
-    return False
+    return len(tokens) >= 2 and all(t[0].isupper() and t.lower() not in _FUNCTION_WORDS for t in tokens[:2])
 
 
 def names_subject_in(sentence: str, subject: set[str]) -> bool:
     """Whether ``sentence`` holds a word of the subject's name."""
-    return bool(subject & content_stems(sentence))
+    return bool(subject & content_keys(sentence))
 
 
 def no_evidence_class(
@@ -311,12 +359,15 @@ def text_class(
 ) -> str:
     """Rules 2–4 of the module docstring: what the passages' words say about an atom no factor
     touched."""
+    if best.values_missing and not any(
+        holds_value(v, s) for v in best.values_missing for c in contexts for s in [c.get("text") or ""]
+    ):
+        # a name or number of the atom is in no passage at all
+        return WORLD_KNOWLEDGE if needs_world_knowledge(atom_text, subject, contexts) else LACKS
+    if is_evaluative(atom_text, best):
+        return EVALUATIVE_CLAIM
     if not states_atom(best):
-        if needs_world_knowledge(atom_text, subject, contexts):
-            return WORLD_KNOWLEDGE
-        if content_stems(atom_text) & EVALUATIVE:
-            return EVALUATIVE_CLAIM
-        return LACKS
+        return WORLD_KNOWLEDGE if needs_world_knowledge(atom_text, subject, contexts) else LACKS
     named = atom_names_subject(topic, atom_text)
     if about_another_subject(best.sentence, subject):
         return ANOTHER_SUBJECT
@@ -499,10 +550,14 @@ def compare(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -
     }
 
 
-def hand_sheet(errors: Sequence[dict[str, Any]], n: int, seed: int) -> list[dict[str, Any]]:
-    """A seeded random sample of ``n`` no-decisive-evidence errors, without the heuristic's
-    verdict: the atom, its best sentence and the graph's unused evidence, to be judged by hand."""
-    pool = [e for e in errors if e["class"] == NO_EVIDENCE]
+def hand_sheet(
+    errors: Sequence[dict[str, Any]], n: int, seed: int, exclude: Iterable[str] = ()
+) -> list[dict[str, Any]]:
+    """A seeded random sample of ``n`` no-decisive-evidence errors (none of the ``exclude`` keys:
+    those judged already), without the heuristic's verdict: the atom, its best sentence and the
+    graph's unused evidence, to be judged by hand."""
+    skip = set(exclude)
+    pool = [e for e in errors if e["class"] == NO_EVIDENCE and e["key"] not in skip]
     sample = random.Random(seed).sample(pool, min(n, len(pool)))
     return [
         {
@@ -524,18 +579,27 @@ def text_verdict(error: dict[str, Any]) -> str | None:
 
 
 def agreement(errors: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """The share of hand verdicts (``{key, verdict}``) that equal the heuristic's
-    (:func:`text_verdict`), and the disagreements (heuristic → hand)."""
+    """Per sample (the verdicts' ``sample`` field) and over all: how many hand verdicts
+    (``{key, verdict}``) equal the heuristic's (:func:`text_verdict`), the share, and the
+    disagreements (heuristic → hand)."""
     by_key = {e["key"]: e for e in errors}
-    judged = [(v, by_key[v["key"]]) for v in verdicts if v["key"] in by_key]
-    same = sum(v["verdict"] == text_verdict(e) for v, e in judged)
-    confusions = Counter(f"{text_verdict(e)} → {v['verdict']}" for v, e in judged if v["verdict"] != text_verdict(e))
-    return {
-        "judged": len(judged),
-        "agree": same,
-        "rate": round(same / len(judged), 3) if judged else None,
-        "disagreements": dict(confusions.most_common()),
-    }
+    groups: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {}
+    for v in verdicts:
+        if v["key"] in by_key:
+            groups.setdefault(str(v.get("sample", "all")), []).append((v, by_key[v["key"]]))
+    out = {}
+    for sample, judged in groups.items():
+        same = sum(v["verdict"] == text_verdict(e) for v, e in judged)
+        confusions = Counter(
+            f"{text_verdict(e)} → {v['verdict']}" for v, e in judged if v["verdict"] != text_verdict(e)
+        )
+        out[sample] = {
+            "judged": len(judged),
+            "agree": same,
+            "rate": round(same / len(judged), 3) if judged else None,
+            "disagreements": dict(confusions.most_common()),
+        }
+    return out
 
 
 def render_markdown(table: dict[str, Any]) -> str:
@@ -691,7 +755,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     Path(f"{args.out}.json").write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     Path(f"{args.out}.md").write_text(markdown, encoding="utf-8")
     if args.hand_sample:
-        sheet = hand_sheet(table["errors"], args.hand_sample, args.sample_seed)
+        judged = [v["key"] for v in read_jsonl(args.verdicts)] if args.verdicts is not None else []
+        sheet = hand_sheet(table["errors"], args.hand_sample, args.sample_seed, exclude=judged)
         path = Path(f"{args.out}.handsheet.jsonl")
         path.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in sheet), encoding="utf-8")
     print(markdown)
