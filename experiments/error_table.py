@@ -103,6 +103,10 @@ NO_EVIDENCE_CLASSES = (
     ANOTHER_SUBJECT,
 )
 
+#: the sub-classes where the passages hold the atom, so that a better judge or reading could
+#: find it (the others: the passages do not state it)
+REACHABLE = frozenset({WORLD_KNOWLEDGE, PARAPHRASE, PRONOUN, TITLE_ONLY, ANOTHER_SUBJECT})
+
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _ABBREVIATION = re.compile(r"\b(?:[A-Za-z]{1,2}\.){2,}")
 
@@ -593,10 +597,13 @@ def agreement(errors: Sequence[dict[str, Any]], verdicts: Sequence[dict[str, Any
         confusions = Counter(
             f"{text_verdict(e)} → {v['verdict']}" for v, e in judged if v["verdict"] != text_verdict(e)
         )
+        coarse = sum((v["verdict"] in REACHABLE) == (text_verdict(e) in REACHABLE) for v, e in judged)
         out[sample] = {
             "judged": len(judged),
             "agree": same,
             "rate": round(same / len(judged), 3) if judged else None,
+            "reachable_agree_rate": round(coarse / len(judged), 3) if judged else None,
+            "hand": dict(Counter(v["verdict"] for v, _ in judged).most_common()),
             "disagreements": dict(confusions.most_common()),
         }
     return out
