@@ -173,7 +173,7 @@ _FUNCTION_WORDS = frozenset(
     january february march april may june july august september october november december""".split()
 )
 #: lower-case words that may join the capitalised words of one name ("King of Kings")
-_NAME_JOINERS = frozenset("of the and de von van la le du da del".split())
+_NAME_JOINERS = frozenset("of the de von van la le du da del".split())
 
 
 @dataclass(frozen=True)
@@ -215,8 +215,8 @@ def atom_content(atom_text: str, subject: set[str]) -> set[str]:
 
 def atom_values(atom_text: str, subject: set[str]) -> list[str]:
     """The atom's names and numbers, as lower-case phrases: runs of capitalised words or numbers
-    after the first word ("ANNIKA Foundation", "King of Kings", "1937"), less the subject's
-    words; a passage holds a value when it holds the phrase."""
+    after the first word ("ANNIKA Foundation", "King of Kings", "1937"), but not a run that only
+    names the subject ("Joey D. Vieira"); a passage holds a value when it holds the phrase."""
     tokens = _WORD.findall(normalise(atom_text))
     values: list[str] = []
     run: list[str] = []
@@ -227,11 +227,10 @@ def atom_values(atom_text: str, subject: set[str]) -> list[str]:
             continue
         while run and run[-1].lower() in _NAME_JOINERS:
             run.pop()
-        kept = [w for w in run if not content_keys(w) <= subject or w.lower() in _NAME_JOINERS]
-        while kept and kept[0].lower() in _NAME_JOINERS:
-            kept.pop(0)
-        if kept and content_keys(" ".join(kept)):
-            values.append(" ".join(kept).lower())
+        while run and run[0].lower() in _NAME_JOINERS:
+            run.pop(0)
+        if run and content_keys(" ".join(run)) - subject:
+            values.append(" ".join(run).lower())
         run = []
     return values
 
