@@ -165,16 +165,127 @@ def judge_record(
     return relations, len(items), seconds, raised
 
 
+def examples_table(records: Sequence[dict[str, Any]], model: str | None = None) -> str:
+    """A Markdown table of every (passage, atom) pair of small records as each reading judges it:
+    the cross-encoder with ``--nli-sentences`` off, contradictions and all, and the unit readings
+    on top of the default; each cell the label's initial and P(entailment) (no cache: judged now)."""
+    from fact_reasoner.nli.base import NLIJudgement
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+
+    judges = {name: CrossEncoderNLI(model, sentences=name) for name in ("off", "contradictions", "all")}
+    header = ["atom (gold)", *(f"`{name}`" for name in judges), *(f"+ {r}" for r in READINGS)]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+
+    def cell(probabilities: dict[str, float]) -> str:
+        judgement = NLIJudgement.from_probabilities(probabilities)
+        return f"{judgement.label.value[0].upper()} {probabilities['entailment']:.2f}"
+
+    for record in records:
+        for context in record["contexts"]:
+            lines.append(f"| *{context.get('title')}: “{context['text'][:90]}…”* |" + " |" * (len(header) - 1))
+            for atom in record["atoms"]:
+                pair = [(context["text"], atom["text"])]
+                verdicts = {name: judge.judge(pair)[0].probabilities for name, judge in judges.items()}
+                base = judges["contradictions"]
+                readings = [
+                    combine(
+                        verdicts["contradictions"],
+                        unit_probabilities(
+                            base, [(u, atom["text"]) for u in reading_units(context["text"], context.get("title"), r)]
+                        ),
+                    )
+                    for r in READINGS
+                ]
+                cells = [cell(p) for p in [*verdicts.values(), *readings]]
+                lines.append(f"| {atom['text']} ({atom.get('label')}) | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def sample_pairs(records: Sequence[dict[str, Any]], n: int, seed: int = 0) -> list[tuple[str, str, str | None]]:
+    """A seeded sample of ``n`` FR2 pairs of the records: (passage text, atom text, passage title)."""
+    import random
+
+    from fact_reasoner.graph.build import plan_graph
+    from fact_reasoner.schema import InputRecord
+
+    pairs = []
+    for record in records:
+        parsed = InputRecord.model_validate(record)
+        plan = plan_graph(parsed.atoms or [], parsed.contexts or [], 2)
+        titles = {c.id: c.title for c in plan.contexts}
+        pairs += [(plan.texts[p], plan.texts[h], titles[p]) for p, h in plan.pairs]
+    return random.Random(seed).sample(pairs, min(n, len(pairs)))
+
+
+def speed(
+    pairs: Sequence[tuple[str, str, str | None]], rounds: int = 3, model: str | None = None, threads: int | None = None
+) -> dict[str, Any]:
+    """Pairs judged per second, no cache, by the cross-encoder under each ``--nli-sentences`` and
+    by the default plus each unit reading (all units, or the 3 sharing most words): the median of
+    ``rounds`` rounds, the settings interleaved in each round so that a busy machine slows them
+    alike; and each one's speed as a share of the default's (``contradictions``)."""
+    import statistics
+
+    from fact_reasoner.nli.cross_encoder import CrossEncoderNLI
+
+    judges = {
+        name: CrossEncoderNLI(model, sentences=name, threads=threads) for name in ("off", "contradictions", "all")
+    }
+    plain = [(premise, hypothesis) for premise, hypothesis, _ in pairs]
+
+    def units_items(reading: str, top: int | None) -> list[tuple[str, str]]:
+        return [
+            (unit, hypothesis)
+            for premise, hypothesis, title in pairs
+            for unit in top_units(reading_units(premise, title, reading), hypothesis, top)
+        ]
+
+    settings: dict[str, Any] = {f"--nli-sentences {name}": (judge, None) for name, judge in judges.items()}
+    for reading, top in (("sentence", None), ("sentence", 3), ("adjacent", None)):
+        label = f"contradictions + {reading}" + (f" (top {top})" if top else "")
+        settings[label] = (judges["contradictions"], (reading, top))
+    seconds: dict[str, list[float]] = {name: [] for name in settings}
+    for _ in range(rounds):
+        for name, (judge, reading) in settings.items():
+            started = time.perf_counter()
+            judge.judge(plain)
+            if reading is not None:
+                unit_probabilities(judge, units_items(*reading))
+            seconds[name].append(time.perf_counter() - started)
+    median = {name: statistics.median(values) for name, values in seconds.items()}
+    base = median["--nli-sentences contradictions"]
+    return {
+        "pairs": len(pairs),
+        "rounds": rounds,
+        "pairs_per_second": {name: round(len(pairs) / s, 1) for name, s in median.items()},
+        "share_of_default": {name: round(base / s, 3) for name, s in median.items()},
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--records", type=Path, required=True, help="prepared records (atoms, contexts)")
-    p.add_argument("--reading", choices=READINGS, required=True)
+    p.add_argument("--reading", choices=READINGS, help="the reading to write (required unless --examples)")
+    p.add_argument(
+        "--examples", action="store_true", help="print a table of every pair of the (small) records under each reading"
+    )
     p.add_argument("--top", type=int, help="only the N units of a passage sharing most words with the atom")
-    p.add_argument("--out", type=Path, required=True, help="the records with the reading's relations (JSONL)")
+    p.add_argument("--out", type=Path, help="the records with the reading's relations (JSONL)")
+    p.add_argument("--speed", type=int, metavar="N", help="print pairs/s of each setting on N sampled pairs")
+    p.add_argument("--rounds", type=int, default=3, help="with --speed: rounds (the median is kept)")
     p.add_argument("--cache-dir", type=Path, help="the pair cache holding the judge's verdicts")
     p.add_argument("--nli-model", help="the cross-encoder (default: the shipped one)")
     p.add_argument("--threads", type=int)
     args = p.parse_args(argv)
+    if args.examples:
+        print(examples_table(read_records(args.records), args.nli_model))
+        return 0
+    if args.speed:
+        pairs = sample_pairs(read_records(args.records), args.speed)
+        print(json.dumps(speed(pairs, args.rounds, args.nli_model, args.threads), indent=1))
+        return 0
+    if args.reading is None or args.out is None:
+        p.error("--reading and --out are needed (or --examples)")
 
     from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
