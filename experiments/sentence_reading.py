@@ -262,6 +262,28 @@ def speed(
     }
 
 
+def stricter(record: dict[str, Any], cached: Any, min_entailment: float) -> dict[str, Any]:
+    """A record written by this script with the entailments its reading raised kept only when
+    their probability reaches ``min_entailment``; below it the pair has the judge's own verdict
+    again (from the pair cache). What a reading gives when its entailments must be confident."""
+    texts = {a["id"]: a["text"] for a in record.get("atoms") or []} | {
+        c["id"]: c["text"] for c in record.get("contexts") or []
+    }
+    relations = record["relations"]
+    judged = cached.judge([(texts[r["source"]], texts[r["target"]]) for r in relations])
+    kept = []
+    for relation, judgement in zip(relations, judged):
+        raised = relation["relation"] == "entailment" and judgement.label.value != "entailment"
+        if raised and relation["probability"] < min_entailment:
+            relation = relation | {
+                "relation": judgement.label.value,
+                "probability": judgement.probability,
+                "probabilities": judgement.probabilities,
+            }
+        kept.append(relation)
+    return record | {"relations": kept}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--records", type=Path, required=True, help="prepared records (atoms, contexts)")
@@ -271,6 +293,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--top", type=int, help="only the N units of a passage sharing most words with the atom")
     p.add_argument("--out", type=Path, help="the records with the reading's relations (JSONL)")
+    p.add_argument(
+        "--min-unit-entailment",
+        type=float,
+        metavar="P",
+        help="read --records as this script's output and keep the entailments its reading raised only when ≥ P",
+    )
     p.add_argument("--speed", type=int, metavar="N", help="print pairs/s of each setting on N sampled pairs")
     p.add_argument("--rounds", type=int, default=3, help="with --speed: rounds (the median is kept)")
     p.add_argument("--cache-dir", type=Path, help="the pair cache holding the judge's verdicts")
@@ -284,8 +312,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         pairs = sample_pairs(read_records(args.records), args.speed)
         print(json.dumps(speed(pairs, args.rounds, args.nli_model, args.threads), indent=1))
         return 0
-    if args.reading is None or args.out is None:
-        p.error("--reading and --out are needed (or --examples)")
+    if args.out is None or (args.reading is None and args.min_unit_entailment is None):
+        p.error("--reading (or --min-unit-entailment) and --out are needed (or --examples, --speed)")
 
     from fact_reasoner.settings.config import PipelineConfig
     from fact_reasoner.stages import Stages
@@ -296,6 +324,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.threads is not None:
         options["threads"] = args.threads
     cached = Stages(PipelineConfig(**options)).nli()
+    if args.min_unit_entailment is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        strict = [stricter(r, cached, args.min_unit_entailment) for r in read_records(args.records)]
+        args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in strict), encoding="utf-8")
+        return 0
     backend = cached.backend
     records = read_records(args.records)
     units = raised = 0

@@ -194,3 +194,33 @@ def test_sentence_reading_units_and_combination() -> None:
     # e = max(0.2, 0.1, 0.9), c = the judge's 0.3, n = min(0.5, 0.1 + 0.8, 0.05 + 0.05)
     total = 0.9 + 0.1 + 0.3
     assert combined == pytest.approx({"entailment": 0.9 / total, "neutral": 0.1 / total, "contradiction": 0.3 / total})
+
+
+def test_stricter_keeps_only_confident_raised_entailments() -> None:
+    from fact_reasoner.nli.base import NLIJudgement
+
+    class Judge:
+        def judge(self, pairs):
+            assert pairs == [("P.", "A."), ("P.", "B."), ("P.", "C.")]
+            return [
+                NLIJudgement.from_probabilities({"entailment": 0.2, "neutral": 0.7, "contradiction": 0.1}),
+                NLIJudgement.from_probabilities({"entailment": 0.2, "neutral": 0.7, "contradiction": 0.1}),
+                NLIJudgement.from_probabilities({"entailment": 0.6, "neutral": 0.3, "contradiction": 0.1}),
+            ]
+
+    record = {
+        "atoms": [{"id": "a", "text": "A."}, {"id": "b", "text": "B."}, {"id": "c", "text": "C."}],
+        "contexts": [{"id": "c0", "text": "P."}],
+        "relations": [
+            {"source": "c0", "target": "a", "relation": "entailment", "probability": 0.65},
+            {"source": "c0", "target": "b", "relation": "entailment", "probability": 0.85},
+            {"source": "c0", "target": "c", "relation": "entailment", "probability": 0.62},
+        ],
+    }
+    out = sr.stricter(record, Judge(), 0.8)["relations"]
+    # raised below 0.8: the judge's neutral again; raised above: kept; the judge's own entailment: kept
+    assert [(r["relation"], round(r["probability"], 2)) for r in out] == [
+        ("neutral", 0.7),
+        ("entailment", 0.85),
+        ("entailment", 0.62),
+    ]
