@@ -672,6 +672,22 @@ def render_markdown(table: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: how much of a best sentence the JSON keeps (a pointer into the passages, not a copy of them)
+SENTENCE_CHARS = 120
+
+
+def shortened(table: dict[str, Any]) -> dict[str, Any]:
+    """The table with each error's best sentence cut to ``SENTENCE_CHARS`` characters."""
+    errors = []
+    for error in table["errors"]:
+        best = error["details"].get("best")
+        if best and len(best.get("sentence", "")) > SENTENCE_CHARS:
+            best = best | {"sentence": best["sentence"][:SENTENCE_CHARS] + "…"}
+            error = error | {"details": error["details"] | {"best": best}}
+        errors.append(error)
+    return table | {"errors": errors}
+
+
 def run_command(records: Path, rows: Path, passthrough: Sequence[str]) -> tuple[list[str], int]:
     """Run FR2 (``python -m fact_reasoner --version 2``) on ``records`` into ``rows`` with the
     pass-through options; the command line and its exit status."""
@@ -758,7 +774,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(markdown)
         return 0
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    Path(f"{args.out}.json").write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    Path(f"{args.out}.json").write_text(
+        json.dumps(shortened(table), indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     Path(f"{args.out}.md").write_text(markdown, encoding="utf-8")
     if args.hand_sample:
         judged = [v["key"] for v in read_jsonl(args.verdicts)] if args.verdicts is not None else []

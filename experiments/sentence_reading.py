@@ -112,7 +112,7 @@ def combine(judge: dict[str, float], units: Sequence[dict[str, float]]) -> dict[
 def unit_probabilities(backend: Any, items: Sequence[tuple[str, str]]) -> list[dict[str, float]]:
     """``softmax(z / T)`` of (unit, hypothesis) items by the cross-encoder, as label dicts (its
     own conversion, so that a unit reads exactly as one of its windows)."""
-    return backend._probabilities(list(items))  # type: ignore[no-any-return]
+    return backend._probabilities(list(items))
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -323,7 +323,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         options["cache_dir"] = args.cache_dir
     if args.threads is not None:
         options["threads"] = args.threads
-    cached = Stages(PipelineConfig(**options)).nli()
+    cached: Any = Stages(PipelineConfig(**options)).nli()  # the CachedNLI wrapper (its counters, its model)
     if args.min_unit_entailment is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         strict = [stricter(r, cached, args.min_unit_entailment) for r in read_records(args.records)]
