@@ -16,27 +16,38 @@ wrong is put in one class (:func:`classify_error`):
 
   1. ``set aside by a graph rule``: the judge gave an entailment that the graph's rules left out
      (the row's ``unused_evidence`` says which: ``another subject``, ``below the floor``);
-  2. the atom's *content* — its content-word stems (:func:`~fact_reasoner.nli.alignment_features.content_stems`)
-     less the words naming the biography's subject — is compared with every sentence of every
-     passage of the record (FR2 judges each atom against all of them). The *best sentence* has
-     the largest share of the content (``coverage``). It *states* the atom when ``coverage ≥
-     MIN_COVERAGE`` and every *value* of the atom (numbers and capitalised words other than the
-     subject) is in it;
-  3. no sentence states it: ``world knowledge needed`` when what is missing is a place or
-     nationality word (``GEO_WORDS``: "American", "England", …) or a decade ("the 1940s") that a
-     place or a year of some sentence implies (:func:`inferable`), else ``passage lacks the fact``;
-  4. a sentence states it: ``passage about another subject`` when that sentence opens with
-     another named person or with "his father", "her husband" … (:func:`about_another_subject`);
-     ``subject only in the title`` when the atom names its subject and no word of that name is in
-     the passage's text (the judge never sees the title); ``subject by a pronoun`` when the
-     sentence does not name the subject (it opens with "He", "She" … or names nobody); else
-     ``judge misses a paraphrase`` (the words are there, the judge said neutral);
+  2. the atom's *content* — its content words (:func:`content_keys`: stop words dropped, the
+     project's crude stemmer, then the first ``KEY_LETTERS`` letters, so "retired" meets
+     "retirement" and "Ph.D." meets "PhD") less the words naming the biography's subject — is
+     compared with every sentence of every passage of the record (FR2 judges each atom against
+     all of them). The *best sentence* has the largest share of the content (``coverage``). It
+     *states* the atom when ``coverage ≥ MIN_COVERAGE`` and it holds every *value* of the atom
+     (:func:`atom_values`: the phrases of capitalised words or numbers, "ANNIKA Foundation",
+     "1937", unless they only name the subject);
+  3. a value of the atom is in no passage at all: ``passage lacks the fact`` (or ``world
+     knowledge needed``, below); else, the atom judges or sums up — a count ("over 50 wickets")
+     or a word of :data:`EVALUATIVE` ("popular", "a long career", "numerous") its best sentence
+     lacks: ``evaluative or summary claim``; else no sentence states it: ``world knowledge
+     needed`` when what is missing is a place or nationality word (``GEO_WORDS``: "American",
+     "England", …) or a decade ("the 1940s") that a place or a year of some sentence implies
+     (:func:`inferable`), else ``passage lacks the fact``;
+  4. a sentence states it: ``passage about another subject`` when that sentence does not name the
+     subject and opens with another person's name or with "his father", "her husband" …
+     (:func:`about_another_subject`); ``subject only in the title`` when the atom opens with the
+     subject's name and no word of it is in the passage's text (the judge never sees the title);
+     ``subject by a pronoun`` when the sentence does not name the subject (it opens with "He",
+     "She" … or names nobody); else ``judge misses a paraphrase`` (the words are there, the judge
+     said neutral);
 - a gold-NS atom predicted S: ``false entailment`` (the passage and probability of the strongest
-  entailment factor, and whether that passage holds every value of the atom).
+  entailment factor, and what that passage's best sentence holds of the atom:
+  :func:`entailment_class`).
 
 These are heuristics: ``--hand-sample N`` writes a seeded random sample of the no-decisive-evidence
-errors as a sheet to judge by hand (the heuristic's verdict left out), and ``--verdicts FILE`` (a
-JSONL of ``{key, verdict, note}``) reports the heuristic's agreement with them.
+errors as a sheet to judge by hand (the heuristic's verdict left out; errors already in
+``--verdicts`` left out too), and ``--verdicts FILE`` (a JSONL of ``{sample, key, verdict, note}``)
+reports the heuristic's agreement with them per sample
+(``experiments/results/errors_dev33.md`` has the rates: about 60% exact and 80% on "could a judge
+find it in the passages or not", on verdicts judged after the rules were fixed).
 
 Beside the classes: FR2's balanced accuracy over the atoms, the MAE of the per-record precision
 (:func:`fact_reasoner.measures.mean_absolute_error`) and the judge's pairs per second (the run's
