@@ -379,17 +379,41 @@ class CrossEncoderNLI:
         Consecutive windows share their boundary sentence; a sentence longer than the budget is
         cut at token boundaries.
         """
-        return self.memo.get("windows", (premise, hypothesis), lambda: self._cut_windows(premise, hypothesis))
+        budget = self._budget(hypothesis)
+        return self.memo.get("windows", (premise, budget), lambda: self._cut_windows(premise, budget))
 
-    def _cut_windows(self, premise: str, hypothesis: str) -> list[str]:
-        hyp_tokens = len(self.tokenizer.encode(hypothesis, add_special_tokens=False).ids)
-        budget = max(self.max_length - self._special_tokens - min(hyp_tokens, self.max_length // 2), 16)
-        encoding = self.tokenizer.encode(premise, add_special_tokens=False)
-        offsets = encoding.offsets
+    def _budget(self, hypothesis: str) -> int:
+        """The premise's tokens in one window beside ``hypothesis``: the window less the special
+        tokens and the hypothesis (of which at most half the window is read), at least 16."""
+        hyp_tokens = self.memo.get(
+            "hypothesis tokens",
+            hypothesis,
+            lambda: len(self.tokenizer.encode(hypothesis, add_special_tokens=False).ids),
+        )
+        return max(self.max_length - self._special_tokens - min(hyp_tokens, self.max_length // 2), 16)
+
+    def _read_texts(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Tokenise the premises and hypotheses of ``pairs`` not read before, in one batch each
+        (the tokenizer's threads), for :meth:`premise_windows` to find in the memo."""
+        self.memo.get_many(
+            "premise offsets",
+            [premise for premise, _ in pairs],
+            lambda texts: [e.offsets for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)],
+        )
+        self.memo.get_many(
+            "hypothesis tokens",
+            [hypothesis for _, hypothesis in pairs],
+            lambda texts: [len(e.ids) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)],
+        )
+
+    def _cut_windows(self, premise: str, budget: int) -> list[str]:
+        offsets = self.memo.get(
+            "premise offsets", premise, lambda: self.tokenizer.encode(premise, add_special_tokens=False).offsets
+        )
         if len(offsets) <= budget:
             return [premise]
         # tokens per sentence, from the character offsets
-        spans = sentence_spans(premise)
+        spans = self.memo.get("sentences", premise, lambda: sentence_spans(premise))
         pieces: list[tuple[int, int, int]] = []  # (char start, char end, tokens)
         token = 0
         for start, end in spans:
@@ -477,8 +501,11 @@ class CrossEncoderNLI:
             return windows
         from .alignment_features import content_stems
 
-        wanted = content_stems(hypothesis)
-        ranked = sorted(range(len(windows)), key=lambda i: (-len(wanted & content_stems(windows[i])), i))
+        def stems(text: str) -> set[str]:
+            return self.memo.get("stems", text, lambda: content_stems(text))
+
+        wanted = stems(hypothesis)
+        ranked = sorted(range(len(windows)), key=lambda i: (-len(wanted & stems(windows[i])), i))
         return [windows[i] for i in sorted(ranked[: self.max_windows])]
 
     def _score(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
@@ -506,6 +533,7 @@ class CrossEncoderNLI:
         return results  # type: ignore[return-value]
 
     def _score_windows(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
+        self._read_texts(pairs)
         items: list[tuple[str, str]] = []
         owner: list[int] = []
         for i, (premise, hypothesis) in enumerate(pairs):
@@ -521,7 +549,8 @@ class CrossEncoderNLI:
         """The units a short passage is judged by with ``sentences``: its sentences, one that
         opens with a pronoun joined to the sentence before it; a single unit (the passage
         itself) when it has one sentence or does not fit one window."""
-        return self.memo.get("units", (premise, hypothesis), lambda: self._cut_units(premise, hypothesis))
+        budget = self._budget(hypothesis)
+        return self.memo.get("units", (premise, budget), lambda: self._cut_units(premise, hypothesis))
 
     def _cut_units(self, premise: str, hypothesis: str) -> list[str]:
         if len(self.premise_windows(premise, hypothesis)) > 1:
