@@ -67,10 +67,11 @@ import hashlib
 import json
 import os
 import weakref
+from array import array
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -196,17 +197,34 @@ def length_batches(lengths: Sequence[int], items_per_run: int, max_tokens: int) 
     return batches
 
 
-def _padded(encodings: Sequence[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(ids, attention mask, token types) of encodings, padded with 0 to the longest."""
-    width = max(len(e.ids) for e in encodings)
-    ids = np.zeros((len(encodings), width), dtype=np.int64)
+class _Tokens(NamedTuple):
+    """An item's token ids and token types, as the memo keeps them (small arrays, not the
+    tokenizer's ``Encoding`` with its strings and offsets)."""
+
+    ids: np.ndarray
+    types: np.ndarray
+
+    @classmethod
+    def of(cls, encoding: Any) -> "_Tokens":
+        return cls(np.asarray(encoding.ids, dtype=np.int32), np.asarray(encoding.type_ids, dtype=np.int8))
+
+
+def _padded(items: Sequence[_Tokens]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, attention mask, token types) of tokenised items, padded with 0 to the longest."""
+    width = max(len(item.ids) for item in items)
+    ids = np.zeros((len(items), width), dtype=np.int64)
     types = np.zeros_like(ids)
     mask = np.zeros_like(ids)
-    for row, e in enumerate(encodings):
-        ids[row, : len(e.ids)] = e.ids
-        types[row, : len(e.ids)] = e.type_ids
-        mask[row, : len(e.ids)] = 1
+    for row, item in enumerate(items):
+        ids[row, : len(item.ids)] = item.ids
+        types[row, : len(item.ids)] = item.types
+        mask[row, : len(item.ids)] = 1
     return ids, mask, types
+
+
+def _token_spans(encoding: Any) -> tuple[array, array]:
+    """The character start and end of each token of an encoding, as two compact arrays."""
+    return array("l", (start for start, _ in encoding.offsets)), array("l", (end for _, end in encoding.offsets))
 
 
 class TextMemo:
@@ -214,7 +232,7 @@ class TextMemo:
     item's tokens), by kind and key, for the next call and for the judges of a panel that read
     text alike. Bounded: a kind that reaches ``limit`` entries is emptied and starts again."""
 
-    def __init__(self, limit: int = 20_000) -> None:
+    def __init__(self, limit: int = 4096) -> None:
         self.limit = limit
         self._kinds: dict[str, dict[Hashable, Any]] = {}
 
@@ -396,9 +414,9 @@ class CrossEncoderNLI:
         """Tokenise the premises and hypotheses of ``pairs`` not read before, in one batch each
         (the tokenizer's threads), for :meth:`premise_windows` to find in the memo."""
         self.memo.get_many(
-            "premise offsets",
+            "premise token spans",
             [premise for premise, _ in pairs],
-            lambda texts: [e.offsets for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)],
+            lambda texts: [_token_spans(e) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)],
         )
         self.memo.get_many(
             "hypothesis tokens",
@@ -407,10 +425,12 @@ class CrossEncoderNLI:
         )
 
     def _cut_windows(self, premise: str, budget: int) -> list[str]:
-        offsets = self.memo.get(
-            "premise offsets", premise, lambda: self.tokenizer.encode(premise, add_special_tokens=False).offsets
+        starts, ends = self.memo.get(
+            "premise token spans",
+            premise,
+            lambda: _token_spans(self.tokenizer.encode(premise, add_special_tokens=False)),
         )
-        if len(offsets) <= budget:
+        if len(starts) <= budget:
             return [premise]
         # tokens per sentence, from the character offsets
         spans = self.memo.get("sentences", premise, lambda: sentence_spans(premise))
@@ -418,7 +438,7 @@ class CrossEncoderNLI:
         token = 0
         for start, end in spans:
             first = token
-            while token < len(offsets) and offsets[token][0] < end:
+            while token < len(starts) and starts[token] < end:
                 token += 1
             count = token - first
             if count <= budget:
@@ -426,7 +446,7 @@ class CrossEncoderNLI:
                 continue
             for chunk in range(first, token, budget):  # one over-long sentence: cut at tokens
                 last = min(chunk + budget, token) - 1
-                pieces.append((offsets[chunk][0], offsets[last][1], last - chunk + 1))
+                pieces.append((starts[chunk], ends[last], last - chunk + 1))
         windows: list[str] = []
         i = 0
         while i < len(pieces):
@@ -467,10 +487,12 @@ class CrossEncoderNLI:
         out[:] = logits[[row[item] for item in items]]
         return out
 
-    def _encodings(self, items: list[tuple[str, str]]) -> list[Any]:
+    def _encodings(self, items: list[tuple[str, str]]) -> list[_Tokens]:
         """The tokenizer's encoding of each (window, hypothesis) item, from the memo where an
         item was read before (by this judge, or by a judge of its panel that reads alike)."""
-        return self.memo.get_many("tokens", items, self.tokenizer.encode_batch)
+        return self.memo.get_many(
+            "tokens", items, lambda missing: [_Tokens.of(e) for e in self.tokenizer.encode_batch(missing)]
+        )
 
     def _executor(self) -> ThreadPoolExecutor:
         if self._pool is None:
