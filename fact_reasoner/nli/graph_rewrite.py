@@ -20,7 +20,8 @@ Why not batches: a batch of the shipped graph shares one activation scale per te
 int8), so its numbers depend on the batch. A graph with one scale per item (each item quantised
 over its own tokens, zero points corrected in int32) gives bit-identical numbers in any batch, but
 measured on two cores it was slower than one item per run once the embedding rows are gathered
-(``docs/judges.md``, "Speed"); the backend runs items one at a time, in parallel.
+(``docs/judges.md``, "How fast the cross-encoders run"; ``experiments/nli_speed.py``); the
+backend runs items one at a time, in parallel.
 """
 
 from __future__ import annotations

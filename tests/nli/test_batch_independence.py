@@ -83,6 +83,20 @@ def test_a_panel_shares_what_it_reads_and_each_judge_keeps_its_numbers():
     assert all(version3.memo._kinds["tokens"][item] is encoding for item, encoding in tokenised.items())
 
 
+@pytest.mark.skipif(len(INT8_MODELS) < 2, reason="the contradiction specialist is not in this checkout")
+def test_the_factory_gives_a_panel_of_cross_encoders_one_memo(tmp_path):
+    from fact_reasoner.nli.factory import make_nli
+    from fact_reasoner.settings.config import PipelineConfig
+
+    config = PipelineConfig(
+        models={"nli": f"cross-encoder@entailment,cross-encoder={INT8_MODELS[1]}@contradiction", "threads": 1},
+        cache={"cache_dir": tmp_path},
+    )
+    panel = make_nli(config)
+    version3, specialist = (backend.backend for _, backend in panel.members)  # behind each pair cache
+    assert version3.memo is specialist.memo
+
+
 def test_judges_that_read_text_otherwise_keep_their_own_memo():
     if not INT8_MODELS:
         pytest.skip("no shipped int8 model in this checkout")
