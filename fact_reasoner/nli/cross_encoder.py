@@ -319,6 +319,7 @@ class CrossEncoderNLI:
         # split an operator's rows and give the same numbers; a run per thread wastes less of them)
         self.workers = (threads or os.cpu_count() or 1) if self.items_per_run == 1 and runtime == "onnx" else 1
         self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0
         self._model: _OnnxClassifier | _TorchClassifier
         if runtime == "onnx":
             self._model = _OnnxClassifier(folder, config, onnx_dir, 1 if self.workers > 1 else threads)
@@ -495,8 +496,11 @@ class CrossEncoderNLI:
         )
 
     def _executor(self) -> ThreadPoolExecutor:
-        if self._pool is None:
+        """The threads the runs go to, started at the first call that needs them (and again in a
+        forked child, which has none of its parent's threads)."""
+        if self._pool is None or self._pool_pid != os.getpid():
             self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="fact-reasoner-nli")
+            self._pool_pid = os.getpid()
             weakref.finalize(self, self._pool.shutdown, wait=False)
         return self._pool
 
