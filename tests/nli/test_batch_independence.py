@@ -120,3 +120,25 @@ def test_the_text_memo_computes_what_it_lacks_together_and_stays_bounded():
     assert memo.get("other", "a", lambda: 1) == 1 and memo.get("other", "a", lambda: 2) == 1
     memo.get_many("k", ["d", "e"], upper)  # past the limit: emptied, then kept
     assert len(memo._kinds["k"]) == 2 and memo.get_many("k", ["a"], upper) == ["A"] and asked[-1] == ["a"]
+
+
+@pytest.mark.skipif(not INT8_MODELS, reason="no shipped int8 model in this checkout")
+def test_a_forked_child_judges_with_threads_of_its_own():
+    """A child forked after the judge ran has none of its parent's run threads: it starts its
+    own (else its runs would wait for threads that do not exist) and gets the same numbers."""
+    import multiprocessing
+
+    if "fork" not in multiprocessing.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    backend = CrossEncoderNLI(INT8_MODELS[0], threads=2)
+    parent = [j.probabilities for j in backend.judge(PAIRS[:6])]
+    context = multiprocessing.get_context("fork")
+    queue = context.Queue()
+    child = context.Process(target=lambda: queue.put([j.probabilities for j in backend.judge(PAIRS[:6])]))
+    child.start()
+    try:
+        assert queue.get(timeout=60) == parent
+    finally:
+        child.join(10)
+        if child.is_alive():
+            child.kill()
