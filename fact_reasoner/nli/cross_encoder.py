@@ -98,6 +98,8 @@ _T = TypeVar("_T")
 _ABSENT = object()
 
 SHIPPED_MODEL_NAME = "nli-minilm-l6"
+#: the contradiction specialist a panel asks for contradictions (``--nli …,specialist@contradiction``)
+SPECIALIST_MODEL_NAME = "nli-minilm-l6-contradictions"
 PROMPT_VERSION = "nli-cross-encoder/v2"
 DEFAULT_MAX_LENGTH = 256
 
@@ -725,6 +727,23 @@ def share_text_memo(backends: Sequence[Any]) -> int:
             shared += memo is not inner.memo
             inner.memo = memo
     return shared
+
+
+def specialist_model_path() -> Path:
+    """The directory of the contradiction specialist that ships inside the package."""
+    return Path(__file__).resolve().parents[1] / "models" / SPECIALIST_MODEL_NAME
+
+
+def make_specialist(models: "ModelOptions") -> CrossEncoderNLI:
+    """The ``specialist`` backend: the shipped contradiction specialist, read as the
+    cross-encoder reads any model folder (``models.nli_sentences`` its sentence rule)."""
+    folder = specialist_model_path()
+    if not (folder / "model.onnx").is_file():
+        raise SetupError(
+            f"no contradiction specialist ships with this installation ({folder} is absent): name another judge "
+            "for contradictions, e.g. --nli cross-encoder@entailment,cross-encoder=DIR@contradiction"
+        )
+    return CrossEncoderNLI(folder, threads=models.threads, sentences=models.nli_sentences)
 
 
 def make_cross_encoder(models: "ModelOptions") -> CrossEncoderNLI:
