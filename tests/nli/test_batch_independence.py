@@ -89,7 +89,7 @@ def test_the_factory_gives_a_panel_of_cross_encoders_one_memo(tmp_path):
     from fact_reasoner.settings.config import PipelineConfig
 
     config = PipelineConfig(
-        models={"nli": f"cross-encoder@entailment,cross-encoder={INT8_MODELS[1]}@contradiction", "threads": 1},
+        models={"nli": "cross-encoder@entailment,specialist@contradiction", "threads": 1},
         cache={"cache_dir": tmp_path},
     )
     panel = make_nli(config)
