@@ -368,12 +368,14 @@ def _build(
         if member.model:
             models = models.model_copy(update={"nli_model": member.model})
         return wrap(NLI_BACKENDS.make(member.name, models, llm_factory))
+    from .cross_encoder import share_text_memo
     from .panel import PanelNLI
 
     backends = [
         wrap(NLI_BACKENDS.make(member.name, member_models(models, member), llm_factory))
         for member in choice.panel.members
     ]
+    share_text_memo(backends)  # judges that read text alike cut and tokenise each pair once
     return PanelNLI(choice.panel, backends)
 
 
