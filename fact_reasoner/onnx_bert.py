@@ -33,8 +33,9 @@ __all__ = ["BertWeights", "bert_forward_numpy", "build_bert_onnx", "load_bert_we
 _MASK_VALUE = -10000.0  # what BERT adds to the attention scores of padding positions
 
 
-def cpu_session(graph: str | Path, threads: int | None) -> Any:
-    """An ONNX Runtime CPU session with ``threads`` intra-op threads (None: every core).
+def cpu_session(graph: str | Path | bytes, threads: int | None) -> Any:
+    """An ONNX Runtime CPU session with ``threads`` intra-op threads (None: every core);
+    ``graph`` is a file or a serialised model.
 
     Idle intra-op threads sleep instead of spinning: ONNX Runtime's default busy-wait between
     operators takes whole cores from whatever shares the machine (a Ray raylet and driver, a
@@ -46,7 +47,8 @@ def cpu_session(graph: str | Path, threads: int | None) -> Any:
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = threads or os.cpu_count() or 1
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return onnxruntime.InferenceSession(str(graph), options, providers=["CPUExecutionProvider"])
+    model = graph if isinstance(graph, bytes) else str(graph)
+    return onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
 
 
 class BertWeights:

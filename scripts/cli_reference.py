@@ -41,10 +41,11 @@ class _Setting:
 
 
 def _cell(text: Any) -> str:
-    """Text for a Markdown table cell: one line; pipes, angle brackets and stars escaped (help
-    texts are plain text: ``<input>.jsonl`` is no HTML tag, ``2 * 3`` no emphasis)."""
+    """Text for a Markdown table cell: one line; pipes, angle brackets, stars and square brackets
+    escaped (help texts are plain text: ``<input>.jsonl`` is no HTML tag, ``2 * 3`` no emphasis,
+    ``NAME[=MODEL][@ROLE]`` no reference link)."""
     text = html.escape(" ".join(str(text).replace("%%", "%").split()), quote=False)
-    return text.replace("|", "\\|").replace("*", "\\*")
+    return text.replace("|", "\\|").replace("*", "\\*").replace("[", "\\[").replace("]", "\\]")
 
 
 def _code(text: str) -> str:

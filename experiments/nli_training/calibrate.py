@@ -195,20 +195,31 @@ class RecordPairs:
                 self.pairs.append((index, premise, hypothesis))
         self.logits = reorder(backend.logits(items), backend.label_names)
 
-    def assess(self, temperature: float) -> list:
-        """Every record assessed by FR2 with the pairs judged at ``temperature``."""
-        from fact_reasoner import FactReasoner, PipelineConfig
-        from fact_reasoner.nli.base import NLIJudgement
+    def distributions(self, temperature: float) -> list[dict[str, float]]:
+        """Each pair's three probabilities at ``temperature``, its windows combined as the
+        backend combines them."""
         from fact_reasoner.nli.cross_encoder import combine_windows, softmax
-        from fact_reasoner.schema import Relation
 
         probs = softmax(self.logits, temperature)
         windows: list[list[dict[str, float]]] = [[] for _ in self.pairs]
         for item, pair in enumerate(self.pair_of_item):
             windows[pair].append(dict(zip(CLASSES, probs[item])))
+        return [combine_windows(pair_windows) for pair_windows in windows]
+
+    def assess(self, temperature: float) -> list:
+        """Every record assessed by FR2 with the pairs judged at ``temperature``."""
+        return self.assess_judged(self.distributions(temperature))
+
+    def assess_judged(self, distributions: list[dict[str, float]]) -> list:
+        """Every record assessed by FR2 with ``distributions`` (one per pair, in order) as
+        its relations."""
+        from fact_reasoner import FactReasoner, PipelineConfig
+        from fact_reasoner.nli.base import NLIJudgement
+        from fact_reasoner.schema import Relation
+
         relations: list[list[Relation]] = [[] for _ in self.records]
-        for (index, premise, hypothesis), pair_windows in zip(self.pairs, windows):
-            judgement = NLIJudgement.from_probabilities(combine_windows(pair_windows))
+        for (index, premise, hypothesis), distribution in zip(self.pairs, distributions):
+            judgement = NLIJudgement.from_probabilities(distribution)
             relations[index].append(
                 Relation(source=premise, target=hypothesis, relation=judgement.label, probability=judgement.probability)
             )
@@ -223,24 +234,53 @@ class RecordPairs:
 
     def precision_gap(self, temperature: float) -> dict:
         """Mean predicted minus mean gold precision, MAE and balanced accuracy of FR2."""
-        from fact_reasoner.measures import balanced_accuracy
-
-        results = self.assess(temperature)
-        predicted = [r.factuality_score for r in results]
-        gold = [r.gold_factuality_score for r in results]
-        truths = [a.label.value == "S" for r in results for a in r.atoms if a.label is not None]
-        supported = [a.prediction.value == "S" for r in results for a in r.atoms if a.label is not None]
-        return {
-            "temperature": round(temperature, 4),
-            "mean_predicted_precision": round(float(np.mean(predicted)), 4),
-            "mean_gold_precision": round(float(np.mean(gold)), 4),
-            "gap": round(float(np.mean(predicted) - np.mean(gold)), 4),
-            "mae": round(float(np.mean(np.abs(np.asarray(predicted) - np.asarray(gold)))), 4),
-            "balanced_accuracy": round(balanced_accuracy(truths, supported), 4),
-        }
+        return precision_measures(self.assess(temperature), temperature)
 
 
-def fit_precision_temperature(pairs: RecordPairs, grid: Sequence[float]) -> tuple[float, list[dict]]:
+class PanelRecordPairs:
+    """A roles panel's FR2 on prepared records: ``entailment`` (:class:`RecordPairs` of the
+    judge trusted for entailments, at its own temperature ``entailment_temperature``) and
+    ``contradiction`` (those of the judge trusted for contradictions, whose temperature is
+    fitted), combined per pair by :func:`fact_reasoner.nli.panel.contradiction_first` — the
+    contradiction judge's temperature chosen for the role it has."""
+
+    def __init__(self, entailment: RecordPairs, entailment_temperature: float, contradiction: RecordPairs) -> None:
+        if entailment.pairs != contradiction.pairs:
+            raise ValueError("the two judges' pairs differ: give both the same records")
+        self.contradiction = contradiction
+        self.entailment = entailment.distributions(entailment_temperature)
+
+    def precision_gap(self, temperature: float) -> dict:
+        from fact_reasoner.nli.panel import contradiction_first, entailment_given_no_contradiction
+
+        combined = [
+            contradiction_first([entailment_given_no_contradiction(e)], [c["contradiction"]])
+            for e, c in zip(self.entailment, self.contradiction.distributions(temperature))
+        ]
+        return precision_measures(self.contradiction.assess_judged(combined), temperature)
+
+
+def precision_measures(results: list, temperature: float) -> dict:
+    """Mean predicted minus mean gold precision, MAE and balanced accuracy of FR2 results."""
+    from fact_reasoner.measures import balanced_accuracy
+
+    predicted = [r.factuality_score for r in results]
+    gold = [r.gold_factuality_score for r in results]
+    truths = [a.label.value == "S" for r in results for a in r.atoms if a.label is not None]
+    supported = [a.prediction.value == "S" for r in results for a in r.atoms if a.label is not None]
+    return {
+        "temperature": round(temperature, 4),
+        "mean_predicted_precision": round(float(np.mean(predicted)), 4),
+        "mean_gold_precision": round(float(np.mean(gold)), 4),
+        "gap": round(float(np.mean(predicted) - np.mean(gold)), 4),
+        "mae": round(float(np.mean(np.abs(np.asarray(predicted) - np.asarray(gold)))), 4),
+        "balanced_accuracy": round(balanced_accuracy(truths, supported), 4),
+    }
+
+
+def fit_precision_temperature(
+    pairs: "RecordPairs | PanelRecordPairs", grid: Sequence[float]
+) -> tuple[float, list[dict]]:
     """The ``T`` of ``grid`` whose FR2 predicted precision is nearest the gold one record by
     record — the smallest mean absolute error, ties broken by the smaller gap of the means —
     and the curve.
@@ -279,6 +319,12 @@ def main() -> None:
         default="0.3,0.35,0.4,0.45,0.5,0.55,0.6,0.7,0.8,0.9,1.0,1.1,1.2,1.3,1.4,1.5,1.6,1.8,2.0,2.3,2.6,3.0",
         help="temperatures tried by --fit-on precision",
     )
+    parser.add_argument(
+        "--entailment-judge",
+        type=Path,
+        help="--fit-on precision for a roles panel: the model is the contradiction judge beside this model folder "
+        "(at its own temperature) trusted for entailments, and T is fitted on the panel's FR2 precision",
+    )
     parser.add_argument("--write", action="store_true", help="store the fitted temperature in the model's config.json")
     parser.add_argument("--out", type=Path, help="write the measures as JSON here")
     args = parser.parse_args()
@@ -315,7 +361,12 @@ def main() -> None:
             temperature = bag_temperature
     if args.records:
         records = [json.loads(line) for line in args.records.read_text().splitlines() if line.strip()]
-        record_pairs = RecordPairs(backend, records)
+        record_pairs: RecordPairs | PanelRecordPairs = RecordPairs(backend, records)
+        if args.entailment_judge:
+            judge = CrossEncoderNLI(args.entailment_judge, threads=args.threads, temperature=1.0)
+            own = json.loads((args.entailment_judge / "config.json").read_text())["fact_reasoner"]["temperature"]
+            record_pairs = PanelRecordPairs(RecordPairs(judge, records), float(own), record_pairs)
+            report["panel"] = f"{args.entailment_judge}@entailment,{args.model}@contradiction"
         precision_temperature, curve = fit_precision_temperature(record_pairs, [float(t) for t in args.grid.split(",")])
         report["precision_records"] = str(args.records)
         report["precision_curve"] = curve

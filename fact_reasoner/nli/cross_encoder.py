@@ -4,8 +4,8 @@ ONNX Runtime with ``tokenizers`` — no torch.
 Which model (``model_path``):
 
 - ``None``: the model the package ships in ``fact_reasoner/models/nli-minilm-l6`` (trained by
-  ``experiments/nli_training/``; see its ``MODEL_CARD.md``): an ONNX graph with fp16
-  weights (cast to fp32 at load), its ``tokenizer.json`` and ``config.json``;
+  ``experiments/nli_training/``; see its ``MODEL_CARD.md``): an ONNX graph with int8 weights
+  (its ``config.json`` says how they were quantised), its ``tokenizer.json`` and ``config.json``;
 - a folder with ``model.onnx`` + ``tokenizer.json`` + ``config.json`` (``id2label``): run as is;
 - a BERT checkpoint folder (transformers layout: ``config.json``, ``model.safetensors``,
   ``tokenizer.json``): its ONNX graph is written once from the weights
@@ -28,10 +28,15 @@ How a pair is judged:
    all) keeps only the windows sharing most words with the hypothesis, bounding the cost of
    very long premises.
 3. **Batching by length**: the windows of all pairs are sorted by token count and run in
-   batches of ``batch_size`` with padding to the longest in the batch, then put back in order.
-   A model whose ``config.json`` says ``fact_reasoner.items_per_run: 1`` (an int8 export: its
-   activations are quantised with one scale per batch) runs one item at a time, so that a pair's
-   probabilities never depend on the pairs judged with it.
+   batches of ``batch_size`` with padding to the longest in the batch, then put back in order;
+   an item asked twice in one call is run once. A model whose ``config.json`` says
+   ``fact_reasoner.items_per_run: 1`` (an int8 export: its activations are quantised with one
+   scale per batch) runs one item at a time, so that a pair's probabilities never depend on the
+   pairs judged with it; its items run in parallel instead, one single-threaded run per CPU
+   thread (``threads``), which gives the same numbers as one run with every thread, and its
+   int8 embedding rows are gathered before they are dequantised
+   (:mod:`~fact_reasoner.nli.graph_rewrite`: the same numbers, about 1.4× the items per
+   CPU-second).
 4. **Calibration**: the logits are divided by a temperature ``T`` before the softmax,
    ``p = softmax(z / T)``. ``T`` comes from ``temperature``, else the model's ``config.json``
    ``fact_reasoner.temperature`` (fitted on validation rows by
@@ -50,16 +55,23 @@ How a pair is judged:
    Tower is … in Paris, designed by … Gustave Eiffel and completed in 1889. It is 330 metres
    tall." was called a contradiction of "The Eiffel Tower was completed in 1889." (0.58).
 6. **Cache**: the NLI pair cache (:mod:`fact_reasoner.nli.cache`) keeps each pair's verdict
-   under the backend's identity (model fingerprint, window length).
+   under the backend's identity (model fingerprint, window length). What is read from text alone
+   — a pair's windows and sentence units, an item's tokens — is kept in a bounded memo
+   (:class:`TextMemo`) that the judges of a panel share when they read text alike (the same
+   tokenizer, window length and window count: :func:`share_text_memo`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from collections.abc import Sequence
+import weakref
+from array import array
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -73,14 +85,21 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = [
     "CrossEncoderNLI",
+    "TextMemo",
     "combine_windows",
     "label_names_from_config",
     "make_cross_encoder",
+    "share_text_memo",
     "shipped_model_path",
     "softmax",
 ]
 
+_T = TypeVar("_T")
+_ABSENT = object()
+
 SHIPPED_MODEL_NAME = "nli-minilm-l6"
+#: the contradiction specialist a panel asks for contradictions (``--nli …,specialist@contradiction``)
+SPECIALIST_MODEL_NAME = "nli-minilm-l6-contradictions"
 PROMPT_VERSION = "nli-cross-encoder/v2"
 DEFAULT_MAX_LENGTH = 256
 
@@ -158,6 +177,90 @@ def softmax(logits: np.ndarray, temperature: float = 1.0) -> np.ndarray:
     return exp / exp.sum(axis=-1, keepdims=True)
 
 
+def length_batches(lengths: Sequence[int], items_per_run: int, max_tokens: int) -> list[list[int]]:
+    """Item indices in runs: sorted by token count, each run at most ``items_per_run`` items and
+    at most ``max_tokens`` tokens once padded to its longest (``len(run) · max length ≤ max_tokens``;
+    an item longer than that runs alone).
+
+    >>> length_batches([5, 2, 9, 3], 2, 100)
+    [[1, 3], [0, 2]]
+    """
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while (
+            end < len(order) and end - start < items_per_run and lengths[order[end]] * (end - start + 1) <= max_tokens
+        ):
+            end += 1
+        batches.append(order[start:end])
+        start = end
+    return batches
+
+
+class _Tokens(NamedTuple):
+    """An item's token ids and token types, as the memo keeps them (small arrays, not the
+    tokenizer's ``Encoding`` with its strings and offsets)."""
+
+    ids: np.ndarray
+    types: np.ndarray
+
+    @classmethod
+    def of(cls, encoding: Any) -> "_Tokens":
+        return cls(np.asarray(encoding.ids, dtype=np.int32), np.asarray(encoding.type_ids, dtype=np.int8))
+
+
+def _padded(items: Sequence[_Tokens]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(ids, attention mask, token types) of tokenised items, padded with 0 to the longest."""
+    width = max(len(item.ids) for item in items)
+    ids = np.zeros((len(items), width), dtype=np.int64)
+    types = np.zeros_like(ids)
+    mask = np.zeros_like(ids)
+    for row, item in enumerate(items):
+        ids[row, : len(item.ids)] = item.ids
+        types[row, : len(item.ids)] = item.types
+        mask[row, : len(item.ids)] = 1
+    return ids, mask, types
+
+
+def _token_spans(encoding: Any) -> tuple[array, array]:
+    """The character start and end of each token of an encoding, as two compact arrays."""
+    return array("l", (start for start, _ in encoding.offsets)), array("l", (end for _, end in encoding.offsets))
+
+
+class TextMemo:
+    """What a cross-encoder computes from text alone (a pair's windows, its sentence units, an
+    item's tokens), by kind and key, for the next call and for the judges of a panel that read
+    text alike. Bounded: a kind that reaches ``limit`` entries is emptied and starts again."""
+
+    def __init__(self, limit: int = 4096) -> None:
+        self.limit = limit
+        self._kinds: dict[str, dict[Hashable, Any]] = {}
+
+    def get(self, kind: str, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """The value kept under (``kind``, ``key``), else ``compute()``, kept."""
+        return self.get_many(kind, [key], lambda missing: [compute()])[0]
+
+    def get_many(self, kind: str, keys: Sequence[Hashable], compute: Callable[[list[Any]], Sequence[_T]]) -> list[_T]:
+        """The values of ``keys``, in order: those kept, and the others computed together
+        (``compute(missing)``, one value per missing key, in order) and kept."""
+        table = self._kinds.setdefault(kind, {})
+        values: dict[Hashable, Any] = {}
+        for key in keys:
+            value = table.get(key, _ABSENT)  # one look-up: another thread may empty the table
+            if value is not _ABSENT:
+                values[key] = value
+        missing = [key for key in dict.fromkeys(keys) if key not in values]
+        if missing:
+            computed = dict(zip(missing, compute(missing)))
+            if len(table) + len(computed) > self.limit:
+                table.clear()
+            table.update(computed)
+            values.update(computed)
+        return [values[key] for key in keys]
+
+
 class CrossEncoderNLI:
     """NLI judgements from a sequence-classification cross-encoder (see the module docstring)."""
 
@@ -214,9 +317,14 @@ class CrossEncoderNLI:
             )
             runtime = "onnx" if onnx_ready and (folder / "tokenizer.json").is_file() else "torch"
         self.runtime = runtime
+        # one item per run: the runs go in parallel, each on one thread (ONNX Runtime's threads
+        # split an operator's rows and give the same numbers; a run per thread wastes less of them)
+        self.workers = (threads or os.cpu_count() or 1) if self.items_per_run == 1 and runtime == "onnx" else 1
+        self._pool: ThreadPoolExecutor | None = None
+        self._pool_pid = 0
         self._model: _OnnxClassifier | _TorchClassifier
         if runtime == "onnx":
-            self._model = _OnnxClassifier(folder, config, onnx_dir, threads)
+            self._model = _OnnxClassifier(folder, config, onnx_dir, 1 if self.workers > 1 else threads)
         elif runtime == "torch":
             torch_model = _TorchClassifier(self.model_path, threads)
             self._model, config = torch_model, torch_model.config
@@ -258,6 +366,14 @@ class CrossEncoderNLI:
         )
         plain = len(self.tokenizer.encode("a", add_special_tokens=False).ids)
         self._special_tokens = len(self.tokenizer.encode("a", "a").ids) - 2 * plain  # [CLS] … [SEP] … [SEP]
+        self.memo = TextMemo()
+
+    @property
+    def reading(self) -> tuple[str, int, int | None]:
+        """What decides how this judge reads text (its tokenizer, window length and window
+        count): judges with the same reading cut and tokenise every pair alike."""
+        vocabulary = hashlib.sha256(self.tokenizer.to_str().encode("utf-8")).hexdigest()
+        return (vocabulary, self.max_length, self.max_windows)
 
     @property
     def identity(self) -> str:
@@ -284,19 +400,48 @@ class CrossEncoderNLI:
         Consecutive windows share their boundary sentence; a sentence longer than the budget is
         cut at token boundaries.
         """
-        hyp_tokens = len(self.tokenizer.encode(hypothesis, add_special_tokens=False).ids)
-        budget = max(self.max_length - self._special_tokens - min(hyp_tokens, self.max_length // 2), 16)
-        encoding = self.tokenizer.encode(premise, add_special_tokens=False)
-        offsets = encoding.offsets
-        if len(offsets) <= budget:
+        budget = self._budget(hypothesis)
+        return self.memo.get("windows", (premise, budget), lambda: self._cut_windows(premise, budget))
+
+    def _budget(self, hypothesis: str) -> int:
+        """The premise's tokens in one window beside ``hypothesis``: the window less the special
+        tokens and the hypothesis (of which at most half the window is read), at least 16."""
+        hyp_tokens = self.memo.get(
+            "hypothesis tokens",
+            hypothesis,
+            lambda: len(self.tokenizer.encode(hypothesis, add_special_tokens=False).ids),
+        )
+        return max(self.max_length - self._special_tokens - min(hyp_tokens, self.max_length // 2), 16)
+
+    def _read_texts(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Tokenise the premises and hypotheses of ``pairs`` not read before, in one batch each
+        (the tokenizer's threads), for :meth:`premise_windows` to find in the memo."""
+        self.memo.get_many(
+            "premise token spans",
+            [premise for premise, _ in pairs],
+            lambda texts: [_token_spans(e) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)],
+        )
+        self.memo.get_many(
+            "hypothesis tokens",
+            [hypothesis for _, hypothesis in pairs],
+            lambda texts: [len(e.ids) for e in self.tokenizer.encode_batch(texts, add_special_tokens=False)],
+        )
+
+    def _cut_windows(self, premise: str, budget: int) -> list[str]:
+        starts, ends = self.memo.get(
+            "premise token spans",
+            premise,
+            lambda: _token_spans(self.tokenizer.encode(premise, add_special_tokens=False)),
+        )
+        if len(starts) <= budget:
             return [premise]
         # tokens per sentence, from the character offsets
-        spans = sentence_spans(premise)
+        spans = self.memo.get("sentences", premise, lambda: sentence_spans(premise))
         pieces: list[tuple[int, int, int]] = []  # (char start, char end, tokens)
         token = 0
         for start, end in spans:
             first = token
-            while token < len(offsets) and offsets[token][0] < end:
+            while token < len(starts) and starts[token] < end:
                 token += 1
             count = token - first
             if count <= budget:
@@ -304,7 +449,7 @@ class CrossEncoderNLI:
                 continue
             for chunk in range(first, token, budget):  # one over-long sentence: cut at tokens
                 last = min(chunk + budget, token) - 1
-                pieces.append((offsets[chunk][0], offsets[last][1], last - chunk + 1))
+                pieces.append((starts[chunk], ends[last], last - chunk + 1))
         windows: list[str] = []
         i = 0
         while i < len(pieces):
@@ -328,30 +473,38 @@ class CrossEncoderNLI:
         out = np.zeros((len(items), self._model.num_labels), dtype=np.float64)
         if not items:
             return out
-        encodings = self.tokenizer.encode_batch(list(items))
-        order = sorted(range(len(items)), key=lambda i: len(encodings[i].ids))
-        start = 0
-        while start < len(order):
-            end = start + 1
-            while (
-                end < len(order)
-                and end - start < self.items_per_run
-                and len(encodings[order[end]].ids) * (end - start + 1) <= self.max_tokens_per_batch
-            ):
-                end += 1
-            batch = order[start:end]
-            width = max(len(encodings[i].ids) for i in batch)
-            ids = np.zeros((len(batch), width), dtype=np.int64)
-            types = np.zeros_like(ids)
-            mask = np.zeros_like(ids)
-            for row, i in enumerate(batch):
-                e = encodings[i]
-                ids[row, : len(e.ids)] = e.ids
-                types[row, : len(e.ids)] = e.type_ids
-                mask[row, : len(e.ids)] = 1
-            out[batch] = self._model.logits(ids, mask, types)
-            start = end
+        distinct = list(dict.fromkeys(items))
+        encodings = self._encodings(distinct)
+        batches = length_batches([len(e.ids) for e in encodings], self.items_per_run, self.max_tokens_per_batch)
+        logits = np.zeros((len(distinct), self._model.num_labels), dtype=np.float64)
+
+        def run(batch: list[int]) -> None:
+            logits[batch] = self._model.logits(*_padded([encodings[i] for i in batch]))
+
+        if self.workers > 1 and len(batches) > 1:
+            list(self._executor().map(run, batches))  # list(): an error of a run is raised here
+        else:
+            for batch in batches:
+                run(batch)
+        row = {item: i for i, item in enumerate(distinct)}
+        out[:] = logits[[row[item] for item in items]]
         return out
+
+    def _encodings(self, items: list[tuple[str, str]]) -> list[_Tokens]:
+        """The tokenizer's encoding of each (window, hypothesis) item, from the memo where an
+        item was read before (by this judge, or by a judge of its panel that reads alike)."""
+        return self.memo.get_many(
+            "tokens", items, lambda missing: [_Tokens.of(e) for e in self.tokenizer.encode_batch(missing)]
+        )
+
+    def _executor(self) -> ThreadPoolExecutor:
+        """The threads the runs go to, started at the first call that needs them (and again in a
+        forked child, which has none of its parent's threads)."""
+        if self._pool is None or self._pool_pid != os.getpid():
+            self._pool = ThreadPoolExecutor(max_workers=self.workers, thread_name_prefix="fact-reasoner-nli")
+            self._pool_pid = os.getpid()
+            weakref.finalize(self, self._pool.shutdown, wait=False)
+        return self._pool
 
     def _probabilities(self, items: list[tuple[str, str]]) -> list[dict[str, float]]:
         """Label probabilities ``softmax(z / T)`` of (window, hypothesis) items."""
@@ -376,27 +529,30 @@ class CrossEncoderNLI:
             return windows
         from .alignment_features import content_stems
 
-        wanted = content_stems(hypothesis)
-        ranked = sorted(range(len(windows)), key=lambda i: (-len(wanted & content_stems(windows[i])), i))
+        def stems(text: str) -> set[str]:
+            return self.memo.get("stems", text, lambda: content_stems(text))
+
+        wanted = stems(hypothesis)
+        ranked = sorted(range(len(windows)), key=lambda i: (-len(wanted & stems(windows[i])), i))
         return [windows[i] for i in sorted(ranked[: self.max_windows])]
 
     def _score(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
         """Per pair: the window-combined probabilities (and, with ``sentences``, those of a
-        short passage's sentences)."""
-        by_sentence = {
-            i: units
-            for i, (premise, hypothesis) in enumerate(pairs)
-            if self.sentences != "off" and len(units := self.sentence_units(premise, hypothesis)) > 1
-        }
-        whole = [i for i in range(len(pairs)) if self.sentences != "all" or i not in by_sentence]
+        short passage's sentences; with ``contradictions`` a passage is cut into sentences only
+        once it is judged a contradiction whole)."""
+        by_sentence: dict[int, list[str]] = {}
+        if self.sentences == "all":
+            by_sentence = {i: units for i, pair in enumerate(pairs) if len(units := self.sentence_units(*pair)) > 1}
+        whole = [i for i in range(len(pairs)) if i not in by_sentence]
         results: list[dict[str, float] | None] = [None] * len(pairs)
         for i, probabilities in zip(whole, self._score_windows([pairs[i] for i in whole])):
             results[i] = probabilities
         if self.sentences == "contradictions":
             by_sentence = {
                 i: units
-                for i, units in by_sentence.items()
+                for i in whole
                 if _arg_max(results[i]) == "contradiction"  # type: ignore[arg-type]
+                and len(units := self.sentence_units(*pairs[i])) > 1
             }
         for i, probabilities in zip(
             by_sentence, self._score_sentences([(pairs[i][1], u) for i, u in by_sentence.items()])
@@ -405,6 +561,7 @@ class CrossEncoderNLI:
         return results  # type: ignore[return-value]
 
     def _score_windows(self, pairs: list[tuple[str, str]]) -> list[dict[str, float]]:
+        self._read_texts(pairs)
         items: list[tuple[str, str]] = []
         owner: list[int] = []
         for i, (premise, hypothesis) in enumerate(pairs):
@@ -420,6 +577,10 @@ class CrossEncoderNLI:
         """The units a short passage is judged by with ``sentences``: its sentences, one that
         opens with a pronoun joined to the sentence before it; a single unit (the passage
         itself) when it has one sentence or does not fit one window."""
+        budget = self._budget(hypothesis)
+        return self.memo.get("units", (premise, budget), lambda: self._cut_units(premise, hypothesis))
+
+    def _cut_units(self, premise: str, hypothesis: str) -> list[str]:
         if len(self.premise_windows(premise, hypothesis)) > 1:
             return [premise]
         sentences = [premise[a:b].strip() for a, b in sentence_spans(premise)]
@@ -496,7 +657,11 @@ class _OnnxClassifier:
             graph = cache / f"{self.fingerprint.replace('/', '_')}.classifier.onnx"
             if not graph.is_file():
                 build_bert_onnx(load_bert_weights(folder), graph)
-        self.session = cpu_session(graph, threads)
+        from .graph_rewrite import load_rewritten
+
+        # an int8 export (export.py: int8, int8-static) keeps its embedding tables as int8 rows
+        int8 = "int8" in str(config.get("fact_reasoner", {}).get("weights", ""))
+        self.session = cpu_session(load_rewritten(graph) if int8 else graph, threads)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.num_labels = int(self.session.get_outputs()[-1].shape[-1] or len(config.get("id2label") or {}) or 3)
         self.tokenizer = _truncating(Tokenizer.from_file(str(folder / "tokenizer.json")), 512)
@@ -546,6 +711,39 @@ class _TorchClassifier:
                 token_type_ids=torch.from_numpy(types),
             )
         return out.logits.float().numpy()
+
+
+def share_text_memo(backends: Sequence[Any]) -> int:
+    """Give the cross-encoders among ``backends`` (looked for behind the pair cache, as
+    ``backend``) that read text alike (:attr:`CrossEncoderNLI.reading`) one :class:`TextMemo`, so
+    that a panel's judges cut and tokenise each pair once. Returns how many judges now share
+    another's memo."""
+    first: dict[tuple[str, int, int | None], TextMemo] = {}
+    shared = 0
+    for backend in backends:
+        inner = getattr(backend, "backend", backend)
+        if isinstance(inner, CrossEncoderNLI):
+            memo = first.setdefault(inner.reading, inner.memo)
+            shared += memo is not inner.memo
+            inner.memo = memo
+    return shared
+
+
+def specialist_model_path() -> Path:
+    """The directory of the contradiction specialist that ships inside the package."""
+    return Path(__file__).resolve().parents[1] / "models" / SPECIALIST_MODEL_NAME
+
+
+def make_specialist(models: "ModelOptions") -> CrossEncoderNLI:
+    """The ``specialist`` backend: the shipped contradiction specialist, read as the
+    cross-encoder reads any model folder (``models.nli_sentences`` its sentence rule)."""
+    folder = specialist_model_path()
+    if not (folder / "model.onnx").is_file():
+        raise SetupError(
+            f"no contradiction specialist ships with this installation ({folder} is absent): name another judge "
+            "for contradictions, e.g. --nli cross-encoder@entailment,cross-encoder=DIR@contradiction"
+        )
+    return CrossEncoderNLI(folder, threads=models.threads, sentences=models.nli_sentences)
 
 
 def make_cross_encoder(models: "ModelOptions") -> CrossEncoderNLI:

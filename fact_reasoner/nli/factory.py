@@ -23,6 +23,10 @@ ones included), the only settings a judge reads, as the graph builder reads only
 - ``align``: :class:`~fact_reasoner.nli.align.AlignNLI`, the small alignment-feature classifier
   the package ships (``models.nli_model`` names another model folder); needs the sentence
   embedder of the ``retrieval`` extra.
+- ``specialist``: the contradiction specialist the package ships
+  (``fact_reasoner/models/nli-minilm-l6-contradictions``, its ``MODEL_CARD.md``), a
+  cross-encoder run as ``cross-encoder`` is; made for a panel's contradictions
+  (``--nli cross-encoder@entailment,specialist@contradiction``, :mod:`~fact_reasoner.nli.panel`).
 - ``cascade``: :class:`~fact_reasoner.nli.cascade.CascadeNLI`: the cross-encoder (``--nli-model``
   names its model) decides the pairs it is sure of, ``models.nli_cascade_second`` (the LLM
   judge by default) the pairs whose P(entailment) or P(contradiction) lies within
@@ -98,7 +102,7 @@ NLI_SENTENCES = Option(
         "from a sentence about the claim's attribute; `contradictions` re-judges so only the pairs the whole "
         "passage calls contradiction (about as fast as `off`), `all` every such pair (about 0.8x the pairs/s), "
         "`off` judges the passage whole",
-        only_when=("nli", ["auto", "cross-encoder", "cascade"]),
+        only_when=("nli", ["auto", "cross-encoder", "cascade", "specialist"]),
     ),
     after="nli_model",
 )
@@ -186,6 +190,12 @@ def _make_cross_encoder(models: "ModelOptions", llm_factory: "Callable[[], LLMBa
     return make_cross_encoder(models)
 
 
+def _make_specialist(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
+    from .cross_encoder import make_specialist
+
+    return make_specialist(models)
+
+
 def _make_cascade(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
     from .cascade import CascadeNLI
     from .cross_encoder import make_cross_encoder
@@ -247,6 +257,16 @@ NLI_BACKENDS.register(
     description="the shipped MiniLM NLI model (ONNX Runtime: fast)",
     extras=CROSS_ENCODER_EXTRAS,
     options=(NLI_MODEL, NLI_SENTENCES),
+    builtin=True,
+)
+NLI_BACKENDS.register(
+    "specialist",
+    _make_specialist,
+    description="the contradiction specialist the package ships (a MiniLM cross-encoder trained on negation, "
+    "substitution and role swaps): a panel's judge for contradictions, e.g. cross-encoder@entailment,"
+    "specialist@contradiction",
+    extras=CROSS_ENCODER_EXTRAS,
+    options=(NLI_SENTENCES,),
     builtin=True,
 )
 NLI_BACKENDS.register(
@@ -348,12 +368,14 @@ def _build(
         if member.model:
             models = models.model_copy(update={"nli_model": member.model})
         return wrap(NLI_BACKENDS.make(member.name, models, llm_factory))
+    from .cross_encoder import share_text_memo
     from .panel import PanelNLI
 
     backends = [
         wrap(NLI_BACKENDS.make(member.name, member_models(models, member), llm_factory))
         for member in choice.panel.members
     ]
+    share_text_memo(backends)  # judges that read text alike cut and tokenise each pair once
     return PanelNLI(choice.panel, backends)
 
 

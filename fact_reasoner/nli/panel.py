@@ -14,17 +14,20 @@ verdict) the panel's verdict is the normalised product of the judges' distributi
 **Roles** (some judge is trusted for entailments only, ``@entailment``, or for contradictions
 only, ``@contradiction``; a judge without a role is trusted for both). A passage cannot both
 entail and contradict a claim, so the panel asks the contradiction judges first and the
-entailment judges about what is left:
+entailment judges about what is left — each entailment judge's entailment *given that the
+pair is no contradiction*, its own contradiction mass taken out, since the panel does not
+read it:
 
     c = mean_j P_j(contradiction) over the judges trusted for contradictions,
-    e = mean_j P_j(entailment) over the judges trusted for entailments,
+    e = mean_j P_j(entailment) / (P_j(entailment) + P_j(neutral)) over the judges trusted for entailments,
     P(contradiction) = c,   P(entailment) = (1 − c)·e,   P(neutral) = (1 − c)(1 − e)   (:func:`contradiction_first`)
 
 A contradiction judge that is sure (c > 0.5) decides the pair whatever the entailment judges
 say — "X is visible from the Moon" against "X is not visible from the Moon" is a contradiction
 even when the entailment judge reads the shared words as entailment — and one that is not lowers
 the entailment in proportion. What a judge is not trusted for is never read: the entailment
-judge's contradictions and the contradiction judge's entailments do not count.
+judge's contradictions and the contradiction judge's entailments do not count. A judge trusted
+for both, alone, would give its own distribution back: ``P(E) = (1 − c)·e/(1 − c) = e``.
 
 Each pair's verdict keeps every judge's own (``NLIJudgement.judges``), so the output can show
 where they disagreed. A judge that could not judge a pair makes the panel's verdict on it a
@@ -47,6 +50,7 @@ __all__ = [
     "OneJudge",
     "PanelNLI",
     "contradiction_first",
+    "entailment_given_no_contradiction",
     "has_judges",
     "judge_alone",
     "judge_distribution",
@@ -84,8 +88,9 @@ def product_of_experts(distributions: Sequence[Mapping[str, float]]) -> dict[str
 
 def contradiction_first(entailment: Sequence[float], contradiction: Sequence[float]) -> dict[str, float]:
     """The roles rule: with ``e`` the mean of ``entailment`` (the entailment judges'
-    P(entailment)) and ``c`` the mean of ``contradiction`` (the contradiction judges'
-    P(contradiction)): ``P(C) = c``, ``P(E) = (1 − c)·e``, ``P(N) = (1 − c)(1 − e)``.
+    P(entailment | no contradiction), :func:`entailment_given_no_contradiction`) and ``c`` the
+    mean of ``contradiction`` (the contradiction judges' P(contradiction)): ``P(C) = c``,
+    ``P(E) = (1 − c)·e``, ``P(N) = (1 − c)(1 − e)``.
 
     >>> p = contradiction_first([0.83], [0.9])
     >>> round(p["contradiction"], 3), round(p["entailment"], 3), round(p["neutral"], 3)
@@ -96,6 +101,17 @@ def contradiction_first(entailment: Sequence[float], contradiction: Sequence[flo
     e = sum(entailment) / len(entailment)
     c = sum(contradiction) / len(contradiction)
     return {"entailment": (1.0 - c) * e, "neutral": (1.0 - c) * (1.0 - e), "contradiction": c}
+
+
+def entailment_given_no_contradiction(distribution: Mapping[str, float]) -> float:
+    """``P(E | not C) = P(E) / (P(E) + P(N))`` (0 where the judge put everything on
+    contradiction): an entailment judge's reading with its contradiction mass taken out.
+
+    >>> entailment_given_no_contradiction({"entailment": 0.04, "neutral": 0.05, "contradiction": 0.91})
+    0.4444444444444445
+    """
+    rest = distribution["entailment"] + distribution["neutral"]
+    return distribution["entailment"] / rest if rest > 0 else 0.0
 
 
 def judges_agree(judges: Mapping[str, NLIJudgement]) -> bool:
@@ -136,11 +152,6 @@ class PanelNLI:
         """Batch-invariant when every judge is (:func:`~fact_reasoner.nli.base.batch_invariant`)."""
         return all(batch_invariant(backend) for _, backend in self.members)
 
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """The judges' names as the output gives them (:attr:`PanelMember.label`)."""
-        return tuple(m.label for m, _ in self.members)
-
     def judge(self, pairs: Sequence[tuple[str, str]]) -> list[NLIJudgement]:
         """Every judge judges every pair; the panel's verdict per pair, with each judge's own."""
         verdicts = [backend.judge(pairs) for _, backend in self.members]
@@ -172,7 +183,11 @@ class PanelNLI:
         if self.combine == "roles":
             roles = {m.label: m for m, _ in self.members}
             probabilities = contradiction_first(
-                [d["entailment"] for label, d in distributions.items() if roles[label].gives("entailment")],
+                [
+                    entailment_given_no_contradiction(d)
+                    for label, d in distributions.items()
+                    if roles[label].gives("entailment")
+                ],
                 [d["contradiction"] for label, d in distributions.items() if roles[label].gives("contradiction")],
             )
         else:
@@ -238,8 +253,8 @@ def judge_names(relations: Iterable[Relation]) -> list[str]:
 
 def judge_alone(relations: Sequence[Relation], name: str) -> list[Relation]:
     """The relations judge ``name`` alone would have given: one per pair, its own label and
-    probability where the panel judged the pair, the relation as it is where it did not (a
-    failed pair stays failed)."""
+    probability (or its own failure) where the panel judged the pair — also where another judge
+    failed on it —, the relation as it is where no panel judged it."""
     out: list[Relation] = []
     seen: set[tuple[str, str]] = set()
     for relation in relations:
@@ -248,7 +263,7 @@ def judge_alone(relations: Sequence[Relation], name: str) -> list[Relation]:
             continue
         seen.add(pair)
         own = (relation.judges or {}).get(name)
-        if own is None or relation.failed:
+        if own is None:
             out.append(relation.model_copy(update={"judges": None, "judge": None}))
             continue
         out.append(
@@ -259,7 +274,7 @@ def judge_alone(relations: Sequence[Relation], name: str) -> list[Relation]:
                 probability=own.probability,
                 probabilities=None,
                 failed=bool(own.failed),
-                reason=None,
+                reason="this judge failed" if own.failed else None,
                 judges=None,
                 judge=None,
             )

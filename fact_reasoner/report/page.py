@@ -109,6 +109,7 @@ td.p { text-align: center; white-space: nowrap; font-variant-numeric: tabular-nu
 details > summary { cursor: pointer; color: #1f4e99; }
 .evidence { margin: 4px 0 2px 0; padding-left: 0; list-style: none; font-size: 12.5px; }
 .evidence li { margin: 2px 0; }
+.disagree { color: #a34d00; font-weight: 600; }
 .rel { display: inline-block; min-width: 92px; font-weight: 600; }
 .rel.entailment { color: #166534; } .rel.contradiction { color: #b91c1c; } .rel.equivalence { color: #1f4e99; }
 .ctx { font-size: 12.5px; } .ctx dt { font-weight: 600; margin-top: 6px; } .ctx dd { margin: 0 0 0 12px; }
@@ -209,6 +210,20 @@ def _row_precision(row: dict[str, Any]) -> tuple[float, float | None]:
     return predicted, gold.gold_precision if gold.truths else None
 
 
+def _judges_said(judges: dict[str, Any]) -> str:
+    """``cross-encoder: entails 0.58 · specialist: contradicts 0.85``: each panel judge's verdict."""
+    verbs = {"entailment": "entails", "contradiction": "contradicts", "neutral": "neutral"}
+    return " · ".join(
+        f"{name}: "
+        + (
+            "failed"
+            if v.get("failed")
+            else f"{verbs.get(v.get('relation'), v.get('relation'))} {_fmt(v.get('probability', math.nan), 2)}"
+        )
+        for name, v in judges.items()
+    )
+
+
 def _evidence_html(
     record_key: str,
     per_assessor: dict[str, Sequence[dict[str, Any]]],
@@ -234,6 +249,8 @@ def _evidence_html(
                 {"context": context_id, "relation": relation, "probability": probability, "info": info, "by": []},
             )
             entry["by"].append(name)
+            if link.get("agreed") is False:  # a panel whose judges disagreed on this passage
+                entry["disagreement"] = _judges_said(link.get("judges") or {})
     if not merged:
         return '<span class="note">no context entails or contradicts it</span>'
     entries = sorted(merged.values(), key=lambda e: -e["probability"])
@@ -250,9 +267,14 @@ def _evidence_html(
         else:
             body = esc(entry["context"])
         by = "all" if len(entry["by"]) == len(all_names) else ", ".join(entry["by"])
+        disagreement = (
+            f' <span class="disagree">judges disagree: {esc(entry["disagreement"])}</span>'
+            if "disagreement" in entry
+            else ""
+        )
         items.append(
             f'<li><span class="rel {esc(entry["relation"])}">{esc(entry["relation"])} {esc(_fmt(entry["probability"], 2))}</span> '
-            f'{body} <span class="note">[{esc(by)}]</span></li>'
+            f'{body} <span class="note">[{esc(by)}]</span>{disagreement}</li>'
         )
     more = f'<li class="note">… and {len(entries) - limit} more</li>' if len(entries) > limit else ""
     return f'<ul class="evidence">{"".join(items)}{more}</ul>'

@@ -17,8 +17,9 @@ in :mod:`fact_reasoner.nli.panel`):
 - no member has a role: **factors** — each member's relation is its own factor in the graph (a
   product of experts: agreeing judges strengthen a verdict, disagreeing ones weaken it);
 - some member has one: **roles** — the contradiction judges speak first, the entailment judges
-  on what they leave: ``P(C) = c``, ``P(E) = (1 − c)·e``, ``P(N) = (1 − c)(1 − e)``, so a passage
-  that a trusted judge confidently calls a contradiction is not also counted as entailing.
+  on what they leave: ``P(C) = c``, ``P(E) = (1 − c)·e`` with ``e`` their entailment given no
+  contradiction, so a passage that a trusted judge confidently calls a contradiction is not also
+  counted as entailing.
 
 A one-name value is a single judge, written exactly as before panels existed, so outputs
 written then still resume.

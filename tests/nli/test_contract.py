@@ -87,6 +87,7 @@ def _precomputed(tmp_path: Path) -> NLIBackend:
 
 BUILDERS: dict[str, Callable[[Path], NLIBackend]] = {
     "cross-encoder": _model("cross-encoder"),
+    "specialist": _model("specialist"),
     "align": _model("align"),
     "cascade": _model("cascade", nli_cascade_second="align"),
     "llm": _llm,
@@ -97,6 +98,9 @@ BUILDERS: dict[str, Callable[[Path], NLIBackend]] = {
     # panels (``--nli a,b``): not registered names, built from them
     "panel:cross-encoder,align": _model("cross-encoder,align"),
     "panel:cross-encoder@entailment,align@contradiction": _model("cross-encoder@entailment,align@contradiction"),
+    "panel:cross-encoder@entailment,specialist@contradiction": _model(
+        "cross-encoder@entailment,specialist@contradiction"
+    ),
 }
 #: built per record from its relations (``precomputed`` above) or a name for ``llm``
 NOT_BUILT_HERE = {"auto": "the record's relations, else the llm backend: both covered above"}

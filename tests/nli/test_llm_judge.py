@@ -129,7 +129,7 @@ def test_factory_rejects_unknown_and_precomputed(tmp_path):
     # an unknown backend never gets as far as the factory: the config names the choices
     with pytest.raises(
         ValueError,
-        match="Input should be 'auto', 'llm', 'align', 'cross-encoder', 'cascade', 'precomputed', 'minicheck', 'factcg' or 'hhem'",
+        match="Input should be 'auto', 'llm', 'align', 'cross-encoder', 'specialist', 'cascade', 'precomputed', 'minicheck', 'factcg' or 'hhem'",
     ):
         PipelineConfig(nli="bogus", cache_dir=tmp_path)
     # precomputed builds no model: asked for one, the factory says what the choice needs

@@ -15,6 +15,7 @@ from fact_reasoner.nli.panel import (
     OneJudge,
     PanelNLI,
     contradiction_first,
+    entailment_given_no_contradiction,
     judge_alone,
     judge_distribution,
     product_of_experts,
@@ -103,6 +104,17 @@ def test_the_roles_rule_lets_a_sure_contradiction_decide_and_discounts_entailmen
         contradiction_first([], [0.5])
 
 
+def test_the_roles_rule_reads_no_contradiction_of_the_entailment_judge():
+    # version 3's mistaken contradiction of "No mountain rises higher than Everest" is not read:
+    # its entailment given no contradiction, 0.04 / 0.09, is what the panel weighs
+    assert entailment_given_no_contradiction(p(0.04, 0.91)) == pytest.approx(0.04 / 0.09)
+    assert entailment_given_no_contradiction({"entailment": 0.0, "neutral": 0.0, "contradiction": 1.0}) == 0.0
+    # a judge trusted for both, alone, gives its own distribution back
+    mine = p(0.6, 0.25)
+    alone = contradiction_first([entailment_given_no_contradiction(mine)], [mine["contradiction"]])
+    assert alone == pytest.approx(mine)
+
+
 def test_the_product_of_experts_strengthens_agreement_and_weakens_disagreement():
     agree = product_of_experts([p(0.8, 0.1), p(0.7, 0.1)])
     assert agree["entailment"] > 0.8
@@ -127,7 +139,8 @@ def test_roles_panel_a_sure_contradiction_overrules_the_entailment_judge():
     panel = _panel("a@entailment,b@contradiction", ENTAILER, CONTRADICTER)
     moon, warsaw = panel.judge([("premise", "moon"), ("premise", "warsaw")])
     assert moon.label == RelationType.CONTRADICTION and moon.probability == pytest.approx(0.9)
-    assert warsaw.label == RelationType.ENTAILMENT and warsaw.probability == pytest.approx(0.9 * 0.9)
+    # the entailment judge's entailment given no contradiction: 0.9 / (0.9 + 0.08)
+    assert warsaw.label == RelationType.ENTAILMENT and warsaw.probability == pytest.approx(0.9 * 0.9 / 0.98)
     assert moon.panel == "roles" and list(moon.judges) == ["a", "b"]
     assert moon.judges["a"].label == RelationType.ENTAILMENT  # each judge's own verdict is kept
 

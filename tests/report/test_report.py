@@ -221,3 +221,44 @@ def test_a_page_without_plots_says_so_in_the_terminal_too(results, tmp_path, cap
     said = "plots need matplotlib: pip install 'fact-reasoner-offline[report]'"
     assert said in capsys.readouterr().err
     assert html.escape(said[0].upper() + said[1:]) in out.read_text(encoding="utf-8")
+
+
+def test_the_report_marks_where_a_panels_judges_disagree(tmp_path: Path) -> None:
+    """A row judged by a panel (``--nli cross-encoder@entailment,specialist@contradiction``): the
+    passage its judges disagreed on says so, with each judge's verdict; one they agreed on not."""
+    record = {
+        "input": "Facts",
+        "output": "x",
+        "atoms": [
+            {"id": "a0", "text": "The Great Wall of China is visible to the naked eye from the Moon."},
+            {"id": "a1", "text": "Marie Curie was born in Warsaw."},
+        ],
+        "contexts": [
+            {"id": "c0", "text": "The Great Wall of China is not visible to the naked eye from the Moon."},
+            {"id": "c1", "text": "Marie Curie was born in Warsaw in 1867."},
+        ],
+    }
+    data = tmp_path / "in.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+    out = tmp_path / "out"
+    nli = "cross-encoder@entailment,specialist@contradiction"
+    assert cli_main(["--input-file", str(data), "--output-dir", str(out), "--nli", nli, "--no-cache", "--quiet"]) == 0
+    (rows,) = out.glob("*.jsonl")
+    row = json.loads(rows.read_text().splitlines()[0])
+    page = build_report([rows], data)
+    said = {
+        e["context"]: e for atom in row["atoms"] for e in atom["evidence"]
+    }  # the passages that became factors, with each judge's verdict
+    assert said, row
+    disagreements = re.findall(r'<span class="disagree">judges disagree: ([^<]*)</span>', page)
+    expected = [
+        " · ".join(
+            f"{name}: {dict(entailment='entails', contradiction='contradicts', neutral='neutral')[v['relation']]} "
+            f"{v['probability']:.2f}"
+            for name, v in e["judges"].items()
+        )
+        for e in said.values()
+        if e["agreed"] is False
+    ]
+    assert expected  # version 3 reads the negated passage as entailment, the specialist not
+    assert sorted(html.unescape(d) for d in disagreements) == sorted(expected)

@@ -165,3 +165,53 @@ def test_an_error_is_shown_and_no_score(browser):
         assert "422" in status and "max_atoms" in status
         assert not browser.find_element(By.ID, "result").is_displayed()
     service.close()
+
+
+def test_the_page_shows_where_a_panels_judges_disagree(browser, tmp_path):
+    """``serve --nli cross-encoder@entailment,specialist@contradiction``: a claim's passages show
+    each judge's verdict, a disagreement marked; ``FACT_REASONER_SCREENSHOT_PANEL=PATH`` writes
+    the docs' picture."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as seen
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+
+    service = AssessmentService(server_config(nli="cross-encoder@entailment,specialist@contradiction"))
+    answer = "The Great Wall of China is visible to the naked eye from the Moon.\nMarie Curie was born in Warsaw."
+    passages = [
+        "The Great Wall of China is not visible to the naked eye from the Moon.",
+        "Marie Curie was born in Warsaw in 1867.",
+    ]
+    try:
+        with running_server(service) as (url, _):
+            browser.get(url + "/")
+            wait = WebDriverWait(browser, 120)
+            wait.until(lambda d: "panel" in d.find_element(By.ID, "server-info").text)
+            browser.find_element(By.ID, "answer").send_keys(answer)
+            browser.find_element(By.ID, "passages").send_keys("\n\n".join(passages))
+            Select(browser.find_element(By.ID, "claims")).select_by_value("lines")
+            browser.find_element(By.ID, "check").click()
+            wait.until(seen.presence_of_element_located((By.CSS_SELECTOR, "#atoms .atom")))
+            record = {
+                "output": answer,
+                "atoms": [{"id": f"a{i}", "text": line} for i, line in enumerate(answer.split("\n"))],
+                "contexts": [{"id": f"c{i}", "text": text} for i, text in enumerate(passages)],
+            }
+            row = httpx.post(url + "/v1/assess", json=record, timeout=120).json()
+            wall = next(b for b in browser.find_elements(By.CSS_SELECTOR, "#atoms .atom") if "Wall" in b.text)
+            wall.click()
+            wait.until(seen.visibility_of_element_located((By.ID, "evidence")))
+            atom = row["atoms"][0]
+            for link in atom["evidence"] + (atom.get("unused_evidence") or []):
+                item = browser.find_element(By.CSS_SELECTOR, f'.passage[data-context="{link["context"]}"]')
+                judges = item.find_element(By.CSS_SELECTOR, ".judges")
+                assert ("disagree" in judges.get_attribute("class")) is (link["agreed"] is False)
+                for name, verdict in link["judges"].items():
+                    assert f"{name}: " in judges.text and f"{verdict['probability']:.2f}" in judges.text
+            picture = tmp_path / "serve_panel.png"
+            browser.save_screenshot(str(picture))
+            target = os.environ.get("FACT_REASONER_SCREENSHOT_PANEL")
+            if target:
+                Path(target).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(picture, target)
+    finally:
+        service.close()

@@ -54,7 +54,7 @@ def test_every_kind_is_a_registry_with_described_builtins():
         # the config words it as pydantic did when these were fixed choices
         (
             lambda: PipelineConfig(nli="nope"),
-            "Input should be 'auto', 'llm', 'align', 'cross-encoder', 'cascade', 'precomputed', 'minicheck', 'factcg' or 'hhem'",
+            "Input should be 'auto', 'llm', 'align', 'cross-encoder', 'specialist', 'cascade', 'precomputed', 'minicheck', 'factcg' or 'hhem'",
         ),
         (lambda: PipelineConfig(backend="nope"), "Input should be 'local' or 'openai'"),
         (lambda: NLI_BACKENDS.make("nope"), "unknown NLI backend 'nope'; choose from: auto, llm, align, cross-encoder"),

@@ -195,6 +195,16 @@ function showEvidence(index) {
         ? `not used: the judge says it ${left.relation === "entailment" ? "entails" : "contradicts"} (p = ${left.probability.toFixed(3)}), ${left.reason}`
         : "the judge: neutral (no factor)";
     head.append(relation, document.createTextNode(" · passage " + id));
+    // a panel of judges: each judge's verdict on this passage, marked where they disagree
+    const judged = link || left;
+    if (judged && judged.judges) {
+      const judges = document.createElement("span");
+      judges.className = "judges" + (judged.agreed === false ? " disagree" : "");
+      const said = Object.entries(judged.judges).map(([name, v]) =>
+        `${name}: ${v.failed ? "failed" : `${v.relation === "entailment" ? "entails" : v.relation === "contradiction" ? "contradicts" : "neutral"} ${v.probability.toFixed(2)}`}`);
+      judges.textContent = (judged.agreed === false ? " · judges disagree: " : " · judges agree: ") + said.join(" · ");
+      head.append(judges);
+    }
     const body = document.createElement("p");
     const context = known.get(id);
     if (context) body.append(highlighted(context.text, atom.text, link ? link.relation : left ? "unused" : null));
