@@ -11,8 +11,10 @@ Within a record (:func:`stage_progress`): a run of a few records spends minutes 
 language model atomizes a 12-sentence answer in about 50 s on two cores — while the batch bar
 stays at 0/1. Inside :func:`stages_shown` (the dataset runner turns it on for at most
 :data:`STAGE_PROGRESS_MAX_RECORDS` records) each stage of each record gets a bar of its own:
-sentences atomized, atoms revised, pairs judged. Elsewhere (many records, ``--quiet``, the
-server, the library called directly) a stage reports into nothing.
+sentences atomized, atoms revised, pairs judged. A stage's bar appears only once the stage has
+run :data:`STAGE_BAR_DELAY_SECONDS` (a stage answered from the cache draws nothing, so a quick
+run still prints one line). Elsewhere (many records, ``--quiet``, the server, the library
+called directly) a stage reports into nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from typing import Any
 LOG_INTERVAL_SECONDS = 60.0
 #: a run of at most this many records also shows the progress of each stage within a record
 STAGE_PROGRESS_MAX_RECORDS = 3
+#: a stage's bar is drawn only after the stage has run this long (tqdm's ``delay``)
+STAGE_BAR_DELAY_SECONDS = 1.0
 
 
 class _LineWriter:
@@ -49,14 +53,21 @@ class _LineWriter:
 
 
 def progress_bar(
-    total: int, *, desc: str | None = None, unit: str = "it", quiet: bool = False, file: Any = None
+    total: int,
+    *,
+    desc: str | None = None,
+    unit: str = "it",
+    quiet: bool = False,
+    file: Any = None,
+    delay: float = 0.0,
 ) -> Any:
-    """A ``tqdm`` bar over ``total`` items on ``file`` (default stderr); nothing when ``quiet``."""
+    """A ``tqdm`` bar over ``total`` items on ``file`` (default stderr); nothing when ``quiet``;
+    nothing until ``delay`` seconds have passed (nothing at all when it ends before)."""
     from tqdm import tqdm
 
     stream = file if file is not None else sys.stderr
     if bool(getattr(stream, "isatty", lambda: False)()):
-        return tqdm(total=total, desc=desc, unit=unit, disable=quiet, file=stream, dynamic_ncols=True)
+        return tqdm(total=total, desc=desc, unit=unit, disable=quiet, file=stream, dynamic_ncols=True, delay=delay)
     writer = _LineWriter(stream, muted=True)
     bar = tqdm(
         total=total,
@@ -67,6 +78,7 @@ def progress_bar(
         ncols=100,
         mininterval=LOG_INTERVAL_SECONDS,
         maxinterval=LOG_INTERVAL_SECONDS,
+        delay=delay,
     )
     writer.muted = False  # the first drawing (0 done) is over
     return bar
@@ -111,7 +123,7 @@ def stage_progress(stage: str, total: int, *, unit: str) -> Iterator[Callable[[i
         yield _nothing
         return
     lock = threading.Lock()
-    with progress_bar(total, desc=stage, unit=unit, file=stream) as bar:
+    with progress_bar(total, desc=stage, unit=unit, file=stream, delay=STAGE_BAR_DELAY_SECONDS) as bar:
 
         def advance(n: int = 1) -> None:
             with lock:

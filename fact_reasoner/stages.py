@@ -423,6 +423,8 @@ def _judge_texts(nli: NLIBackend, pairs: list[tuple[str, str]]) -> list[NLIJudge
     in chunks of :data:`PROGRESS_CHUNK_PAIRS` so that a bar can count the pairs judged."""
     from .progress import stage_progress, stage_progress_active
 
+    if isinstance(nli, PrecomputedNLI):  # the record's own relations: nothing to wait for
+        return nli.judge(pairs)
     if not stage_progress_active() or len(pairs) <= PROGRESS_CHUNK_PAIRS:
         with stage_progress("judge", len(pairs), unit="pair") as advance:
             judgements = nli.judge(pairs)

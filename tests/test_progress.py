@@ -69,7 +69,7 @@ def _scripted_model(body: dict) -> str:
 
 @pytest.mark.parametrize(("records", "shown"), [(1, True), (progress.STAGE_PROGRESS_MAX_RECORDS + 1, False)])
 def test_a_run_of_few_records_shows_each_stage_within_a_record(
-    tmp_path: Path, capsys: pytest.CaptureFixture, records: int, shown: bool
+    tmp_path: Path, capsys: pytest.CaptureFixture, monkeypatch: pytest.MonkeyPatch, records: int, shown: bool
 ) -> None:
     """A 12-sentence record once showed one bar at 0/1 while the model worked through it: a run
     of a few records now also shows sentences atomized, atoms revised and pairs judged; a run of
@@ -81,6 +81,7 @@ def test_a_run_of_few_records_shows_each_stage_within_a_record(
 
     if not (shipped_model_path() / "model.onnx").is_file():
         pytest.skip("the shipped NLI model is not in this checkout")
+    monkeypatch.setattr(progress, "STAGE_BAR_DELAY_SECONDS", 0.0)  # every stage's bar, however quick
 
     one = _long_record(tmp_path / "one.jsonl").read_text()
     data = tmp_path / "answers.jsonl"
@@ -106,3 +107,28 @@ def test_a_run_of_few_records_shows_each_stage_within_a_record(
             assert lines and count in lines[-1] and "100%" in lines[-1], (stage, err)
         else:
             assert not lines, (stage, err)
+
+
+def test_a_stage_bar_waits_for_its_delay() -> None:
+    """A stage that ends before the delay draws nothing (a run from the cache stays one line);
+    with no delay it draws its final count."""
+    for delay, drawn in ((3600.0, False), (0.0, True)):
+        log = io.StringIO()
+        with progress.progress_bar(4, desc="judge", unit="pair", file=log, delay=delay) as bar:
+            bar.update(4)
+        assert ("4/4" in log.getvalue()) is drawn, (delay, log.getvalue())
+
+
+def test_outside_a_run_of_few_records_a_stage_reports_into_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(progress, "STAGE_BAR_DELAY_SECONDS", 0.0)
+    assert not progress.stage_progress_active()
+    with progress.stage_progress("atomize", 5, unit="sentence") as advance:
+        advance(5)  # no bar, no error
+    log = io.StringIO()
+    with progress.stages_shown(file=log):
+        assert progress.stage_progress_active()
+        with progress.stage_progress("atomize", 5, unit="sentence") as advance:
+            for _ in range(5):
+                advance(1)
+    assert not progress.stage_progress_active()
+    assert log.getvalue().splitlines()[-1].startswith("atomize: 100%") and "5/5" in log.getvalue()
