@@ -392,19 +392,29 @@ _PIECE_OPENERS = frozenset("and or but nor with plus including as".split())
 _PREPOSITIONS = frozenset("with to by for from of in on at as into including".split())
 #: words a claim cannot end with: "He appeared in", "She married and"
 _DANGLING = frozenset("a an the and or but nor with to by for from of in on at as into than".split())
+#: words that open a phrase of time or place ("In 1903", "From 1891 to 1895", "In Paris")
+_PHRASE_OPENERS = _PREPOSITIONS | frozenset("after before during since until between".split())
+#: lower-case words such a phrase may hold besides names and numbers
+_PHRASE_WORDS = _PHRASE_OPENERS | frozenset("a an the and".split())
 
 
 def sentence_piece(atom: str) -> str | None:
     """Why ``atom`` is a piece of a sentence and not a claim, or None: it is one word ("Ltd.",
     split off "Treasure Co. Ltd."), it opens with a lower-case word ("with Pierre Curie", "and
     Henri Becquerel."), with a conjunction or "with" and has no more than four words ("And
-    radium."), or it ends with a preposition, an article or a conjunction ("He appeared in").
+    radium."), it is a phrase of time or place alone ("In 1903", "From 1891 to 1895": a
+    preposition, then only names, numbers, articles and prepositions), or it ends with a
+    preposition, an article or a conjunction ("He appeared in").
 
     >>> sentence_piece("with Pierre Curie")
     "a piece of a sentence: opens with 'with'"
     >>> sentence_piece("He appeared in")
     "a claim cut short: ends with 'in'"
     >>> sentence_piece("With Pierre she discovered polonium.") is None
+    True
+    >>> sentence_piece("In 1903")
+    "a piece of a sentence: 'In 1903' states no claim"
+    >>> sentence_piece("In 1903 she moved to Paris.") is None
     True
     """
     words = _WORD.findall(atom)
@@ -413,6 +423,8 @@ def sentence_piece(atom: str) -> str | None:
     first, last = words[0], _fold(words[-1])
     if first[0].islower() or (_fold(first) in _PIECE_OPENERS and len(words) <= 4):
         return f"a piece of a sentence: opens with {first!r}"
+    if _fold(first) in _PHRASE_OPENERS and all(not w[0].islower() or w in _PHRASE_WORDS for w in words[1:]):
+        return f"a piece of a sentence: {atom.strip()!r} states no claim"
     if last in _DANGLING and not atom.rstrip().endswith(("'", '"', "”", "’")):
         return f"a claim cut short: ends with {words[-1]!r}"
     return None

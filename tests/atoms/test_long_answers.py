@@ -77,7 +77,18 @@ def test_a_prepositional_tail_becomes_whole_claims():
 
 @pytest.mark.parametrize(
     "piece",
-    ["with Anna Ruud", "and Karl Brenn.", "And the cathedral.", "He taught at", "in Ghent", "Ltd."],
+    # "In 1861": what the model split off "In 1861 she shared the Orsel Prize with …" (2026-11-29)
+    [
+        "with Anna Ruud",
+        "and Karl Brenn.",
+        "And the cathedral.",
+        "He taught at",
+        "in Ghent",
+        "Ltd.",
+        "In 1861",
+        "From 1891 to 1895",
+        "In Ghent",
+    ],
 )
 def test_the_fragment_check_catches_pieces(piece):
     assert sentence_piece(piece)
@@ -90,6 +101,9 @@ def test_the_fragment_check_catches_pieces(piece):
         "With Per Lund, Anna Ruud climbed the Skarfjell.",
         "And yet Karl Brenn taught at the Royal Academy until 1901.",
         "Karl Brenn wrote the opera 'Into the Night of'",  # a quoted title may end with "of"
+        "In 1861 she shared the Orsel Prize.",
+        "In Ghent Karl Brenn taught.",
+        "After the war Anna Ruud returned to Bergen.",
     ],
 )
 def test_whole_claims_are_not_pieces(claim):
