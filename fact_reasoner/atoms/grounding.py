@@ -423,7 +423,7 @@ def sentence_piece(atom: str) -> str | None:
     first, last = words[0], _fold(words[-1])
     if first[0].islower() or (_fold(first) in _PIECE_OPENERS and len(words) <= 4):
         return f"a piece of a sentence: opens with {first!r}"
-    if _fold(first) in _PHRASE_OPENERS and all(not w[0].islower() or w in _PHRASE_WORDS for w in words[1:]):
+    if _is_phrase(words):
         return f"a piece of a sentence: {atom.strip()!r} states no claim"
     if last in _DANGLING and not atom.rstrip().endswith(("'", '"', "”", "’")):
         return f"a claim cut short: ends with {words[-1]!r}"
@@ -437,7 +437,10 @@ def complete_pieces(atoms: Sequence[str]) -> list[str]:
     preposition ("and Henri Becquerel." → "She shared the Nobel Prize with Henri Becquerel.").
     Rules: only pieces that open with a lower-case word (:func:`sentence_piece`) after a claim
     of the same sentence; a piece that opens with "and"/"or" needs a prepositional piece before
-    it; every other atom is left as it is (the check sets a piece aside).
+    it. A phrase of time or place alone before a claim ("In 1903", then "She shared the Nobel
+    Prize") opens that claim, as its own atom ("In 1903 she shared the Nobel Prize"), and one
+    after the last claim closes it ("She shared the Nobel Prize in 1903."); every other atom is
+    left as it is (the check sets a piece aside).
 
     >>> for atom in complete_pieces(["She shared the Nobel Prize", "with Pierre Curie", "and Henri Becquerel."]):
     ...     print(atom)
@@ -446,11 +449,15 @@ def complete_pieces(atoms: Sequence[str]) -> list[str]:
     She shared the Nobel Prize with Henri Becquerel.
     >>> complete_pieces(["She discovered polonium.", "and radium."])
     ['She discovered polonium.', 'and radium.']
+    >>> complete_pieces(["In 1903", "She shared the Nobel Prize."])
+    ['In 1903 she shared the Nobel Prize.', 'She shared the Nobel Prize.']
+    >>> complete_pieces(["She shared the Nobel Prize", "In 1903"])
+    ['She shared the Nobel Prize', 'She shared the Nobel Prize in 1903.']
     """
     out: list[str] = []
     claim: str | None = None  # the last whole claim, without its final stop
     preposition: str | None = None  # the preposition of the last piece completed
-    for atom in atoms:
+    for index, atom in enumerate(atoms):
         words = _WORD.findall(atom)
         opener = words[0] if words else ""
         body = atom.strip().rstrip(".!;,").strip()
@@ -462,10 +469,34 @@ def complete_pieces(atoms: Sequence[str]) -> list[str]:
             out.append(f"{claim} {preposition} {body[len(opener) :].strip()}.")
             continue
         preposition = None
-        if sentence_piece(atom) is None:
+        piece = sentence_piece(atom)
+        if piece is None:
             claim = body
+        elif _is_phrase(words) and index + 1 < len(atoms) and sentence_piece(atoms[index + 1]) is None:
+            # "She shared …" → "In 1903 she shared …"; a name keeps its capital
+            following = re.sub(r"^\W*(\w+)", _lower_pronoun, atoms[index + 1].strip(), count=1)
+            out.append(f"{body} {following}")
+            continue
+        elif _is_phrase(words) and claim is not None:  # "She shared the prize", "In 1903"
+            out.append(f"{claim} {body[0].lower()}{body[1:]}.")
+            continue
         out.append(atom)
     return out
+
+
+def _lower_pronoun(match: re.Match[str]) -> str:
+    word = match.group(0)
+    return word.lower() if match.group(1).lower() in PRONOUNS else word
+
+
+def _is_phrase(words: Sequence[str]) -> bool:
+    """Whether ``words`` are a phrase of time or place alone: a preposition, then only names,
+    numbers, articles and prepositions ("In 1903", "From 1891 to 1895", "In Paris")."""
+    return (
+        len(words) >= 2
+        and _fold(words[0]) in _PHRASE_OPENERS
+        and all(not w[0].islower() or w in _PHRASE_WORDS for w in words[1:])
+    )
 
 
 #: words a revision may drop: the references it resolves ("There she met …" → "In Berlin, Lise
@@ -535,6 +566,26 @@ def unfaithful_revision(original: str, revised: str, response: str) -> str | Non
     if dropped:
         problems.append("drops " + ", ".join(repr(w) for w in dropped))
     return "; ".join(problems) or None
+
+
+def names_from_later(original: str, revised: str, preceding: str) -> list[str]:
+    """The names ``revised`` brings in that ``preceding`` does not have: ``preceding`` is what a
+    reader has seen when the atom's reference comes (the response up to the end of the atom's
+    sentence, with the record's topic), and a reference points back, so a name first met later
+    is the wrong one. Measured why: for "She moved to Paris in 1891." in an answer about Marie
+    Curie, the 1.5B reviser wrote "Pierre Curie moved to Paris in 1891." — Pierre Curie is first
+    named in the next sentence ("There she met Pierre Curie.").
+
+    >>> names_from_later("She moved to Paris.", "Pierre Curie moved to Paris.",
+    ...                  "Marie Curie was a physicist. She moved to Paris.")
+    ['Pierre Curie']
+    >>> names_from_later("She moved to Paris.", "Marie Curie moved to Paris.",
+    ...                  "Marie Curie was a physicist. She moved to Paris.")
+    []
+    """
+    seen = {_fold(w) for w in _WORD.findall(preceding)}
+    new = [run for run in name_runs(revised) if run not in set(name_runs(original))]
+    return [" ".join(run) for run in new if not all(_fold(w) in seen for w in run)]
 
 
 #: the words a resolved reference may be made of besides names: "Lise Meitner and Otto Hahn"

@@ -45,6 +45,10 @@ Prompt versions (part of the cache key):
   a rewrite that resolves "she" but drops the rest of the opening ("In 1926 she became …" →
   "Lise Meitner became …") gives its name to the atom as it was ("In 1926 Lise Meitner became
   …"; :func:`~fact_reasoner.atoms.grounding.resolve_in_place`, counted ``merged``), for v2 too.
+  A reference points back: a rewrite that brings in a name first met after the atom's
+  sentence (in neither the topic nor the response up to that sentence) is not used, for v2 and
+  v3 when the atom's sentence is known ("She moved to Paris in 1891." → "Pierre Curie moved …",
+  Pierre Curie first named in the next sentence; :func:`~fact_reasoner.atoms.grounding.names_from_later`).
   ``revise(…, topic=…)`` gives the topic; without one the line is left out.
 """
 
@@ -60,7 +64,13 @@ from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
 from ..progress import stage_progress
 from ..schema import Atom
 from ..text.sentences import response_sentences
-from .grounding import needs_revision, resolve_in_place, unfaithful_revision, unresolved_reference
+from .grounding import (
+    names_from_later,
+    needs_revision,
+    resolve_in_place,
+    unfaithful_revision,
+    unresolved_reference,
+)
 
 if TYPE_CHECKING:
     from ..settings.config import PipelineConfig
@@ -311,6 +321,22 @@ class Reviser:
         def source(atom: Atom) -> str:
             return sentences[atom.sentence] if atom.sentence is not None and atom.sentence < len(sentences) else ""
 
+        said = response_sentences(response)
+
+        def seen_by(atom: Atom) -> str | None:
+            """What a reader has seen at the atom's sentence (None: its sentence is not known)."""
+            if atom.sentence is None or atom.sentence >= len(said):
+                return None
+            return " ".join([topic or "", *said[: atom.sentence + 1]])
+
+        def unfaithful(atom: Atom, text: str) -> str | None:
+            why = unfaithful_revision(atom.text, text, response)
+            preceding = seen_by(atom)
+            later = names_from_later(atom.text, text, preceding) if why is None and preceding is not None else []
+            return why or (
+                f"brings in {', '.join(map(repr, later))}, first named after the atom's sentence" if later else None
+            )
+
         with stage_progress(stage, len(atoms), unit="atom") as advance:
             results = self._caller.ask_many(
                 [
@@ -339,13 +365,9 @@ class Reviser:
                 continue
             for atom, text in zip(chunk, result.value):
                 update = {"text": text, "original": atom.original or atom.text}
-                rejected = (
-                    unfaithful_revision(atom.text, text, response)
-                    if self.prompt_version != "v1" and text != atom.text
-                    else None
-                )
+                rejected = unfaithful(atom, text) if self.prompt_version != "v1" and text != atom.text else None
                 merged = resolve_in_place(atom.text, text) if rejected else None
-                if merged is not None and unfaithful_revision(atom.text, merged, response) is None:
+                if merged is not None and unfaithful(atom, merged) is None:
                     # the name it found, put in place of the pronoun in the atom as it was
                     self._counters["merged"] += 1
                     update["text"] = merged

@@ -110,6 +110,22 @@ def test_whole_claims_are_not_pieces(claim):
     assert sentence_piece(claim) is None
 
 
+def test_a_phrase_of_time_alone_opens_the_claim_after_it_or_closes_the_one_before():
+    """The 1.5B model split "In 1903 she shared the Nobel Prize in Physics with …" into "In 1903"
+    and the rest (2026-11-29): the year was lost from the claim and "In 1903" was judged alone."""
+    assert complete_pieces(["In 1861", "She shared the Orsel Prize with Anna Ruud."]) == [
+        "In 1861 she shared the Orsel Prize with Anna Ruud.",
+        "She shared the Orsel Prize with Anna Ruud.",
+    ]
+    assert complete_pieces(["In 1861", "Tomas Velde shared the Orsel Prize."])[0] == (
+        "In 1861 Tomas Velde shared the Orsel Prize."
+    )
+    assert complete_pieces(["Tomas Velde taught in Ghent", "From 1891 to 1895"])[1] == (
+        "Tomas Velde taught in Ghent from 1891 to 1895."
+    )
+    assert complete_pieces(["In 1861"]) == ["In 1861"]  # nothing to complete: the check sets it aside
+
+
 def test_the_atomizer_makes_pieces_whole_and_the_check_sets_aside_the_rest():
     replies = [
         json.dumps({"atoms": ["He shared the Orsel Prize in 1861", "with Anna Ruud", "and Karl Brenn."]}),
@@ -292,3 +308,22 @@ def test_a_rejected_rewrite_still_gives_its_name_to_the_atom_as_it_was():
     assert (
         unfaithful_revision("He moved to Antwerp.", "Tomas Velde moved to Antwerp in 1832.", PAINTER) == "adds '1832'"
     )
+
+
+def test_a_rewrite_that_names_someone_met_only_later_is_not_used():
+    """The 1.5B reviser (v3) wrote "Pierre Curie moved to Paris in 1891." for "She moved to
+    Paris in 1891." in an answer about Marie Curie whose next sentence first names Pierre Curie
+    (2026-11-29). A reference points back: the rewrite is rejected, the atom keeps "She" and its
+    flag; a rewrite naming the one met before is used."""
+    response = "Anna Ruud was a Norwegian climber. She moved to Bergen in 1881. There she met Karl Brenn."
+    atom = Atom(id="a1", text="She moved to Bergen in 1881.", sentence=1)
+    for rewrite, used in (("Karl Brenn moved to Bergen in 1881.", False), ("Anna Ruud moved to Bergen in 1881.", True)):
+        with ScriptedServer([json.dumps({"atoms": [rewrite]})]) as server:
+            reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), prompt_version="v3")
+            [revised] = reviser.revise([atom], response, topic="Anna Ruud")
+        if used:
+            assert revised.text == rewrite and not getattr(revised, "reviser_rejected", None)
+        else:
+            assert revised.text == atom.text
+            assert "'Karl Brenn', first named after the atom's sentence" in (revised.reviser_rejected or "")
+            assert unresolved_reference(revised.text)  # still flagged: "She"
