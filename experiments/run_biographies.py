@@ -25,6 +25,12 @@ FR3 so the cheap ones finish first.
 
 ``--nli precomputed`` uses the ``relations`` that records carry (no model, no cache).
 
+``--atoms own`` runs the path a user runs: the gold atoms are set aside and the pipeline's
+atomizer and reviser make the atoms from the response (FR2 and FR3 only: FR1 relates an atom to
+the passages retrieved for its gold atom); the model calls go through the same cache. The rows
+then carry no gold labels: :mod:`experiments.eval_end_to_end` compares them with the gold atoms
+of the input file. The default output tag gains ``-own-atoms``.
+
 ``--executor ray`` spreads each assessor's records over Ray actors (``--workers``,
 ``--batch-size``, ``--ray-address``); every actor holds its own NLI backend, engine and
 FactReasoner per version (:class:`BiographyJob`), and reports the NLI calls and cache hits of
@@ -41,7 +47,7 @@ import statistics
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +68,10 @@ ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3", "factscore-pipeline", "ve
 PIPELINE_ASSESSORS = {"factscore-pipeline": "factscore", "veriscore": "veriscore", "factverify": "factverify"}
 #: the assessors run when --assessors is not given (the pipelines ask a model per atom: named only)
 DEFAULT_ASSESSORS = ("fr1", "factscore", "vote", "fr2", "fr3")
+#: where the atoms come from (--atoms): the records' gold atoms, or the pipeline's atomizer
+ATOM_SOURCES = ("given", "own")
+#: the assessors that can run on the pipeline's own atoms (FR1 needs each atom's own passages)
+OWN_ATOM_ASSESSORS = ("fr2", "fr3")
 
 
 class CountingNLI:
@@ -171,6 +181,13 @@ def parse_args(argv: list[str] | None) -> tuple[argparse.Namespace, PipelineConf
         "supported/unsupported; --veriscore-claims given: the gold atoms), factverify (SAFE: "
         "--factverify-steps LLM-written queries over the record's contexts, then a rating)",
     )
+    p.add_argument(
+        "--atoms",
+        choices=ATOM_SOURCES,
+        default="given",
+        help="given: judge the records' gold atoms (default); own: set them aside and let the pipeline "
+        "atomize and revise the response (fr2, fr3 only; experiments/eval_end_to_end.py compares with gold)",
+    )
     p.add_argument("--limit", type=int, help="only the first N records")
     p.add_argument("--overwrite", action="store_true", help="start the output files afresh")
     p.add_argument("--tables", type=Path, metavar="PREFIX", help="also write PREFIX.md and PREFIX.csv")
@@ -207,8 +224,16 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", text).strip("-") or "run"
 
 
-def _settings(assessor: str, config: PipelineConfig, nli_name: str) -> dict[str, Any]:
-    """The settings an assessor's results depend on (derived from the config)."""
+def own_atoms(records: list[NumberedRecord]) -> list[NumberedRecord]:
+    """The records with their atoms set aside (``--atoms own``): the pipeline atomizes them."""
+    return [replace(r, record=r.record.model_copy(update={"atoms": None})) for r in records]
+
+
+def _settings(assessor: str, config: PipelineConfig, nli_name: str, atoms: str = "given") -> dict[str, Any]:
+    """The settings an assessor's results depend on (derived from the config); ``atoms`` is
+    written only when it is ``own`` (rows on the given atoms read as before)."""
+    if atoms != "given":
+        return _settings(assessor, config, nli_name) | {"atoms": atoms}
     if assessor in PIPELINE_ASSESSORS:
         settings = config.with_options(pipeline=PIPELINE_ASSESSORS[assessor]).settings()
         return {"pipeline": settings["pipeline"], "models": settings["models"], "scores": settings["scores"]} | {
@@ -334,6 +359,13 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
     records = read_prepared(args.input, args.limit)
     if records is None:
         return 2
+    if args.atoms == "own":
+        wrong = [a for a in args.assessors if a not in OWN_ATOM_ASSESSORS]
+        if wrong:
+            print(
+                f"error: --atoms own runs {', '.join(OWN_ATOM_ASSESSORS)} only, not {', '.join(wrong)}", file=sys.stderr
+            )
+            return 2
     missing_atoms = [r for r in records if r.record.atoms is None]
     if missing_atoms:
         print(
@@ -342,6 +374,8 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
         )
         return 2
     median = statistics.median(len(r.record.atoms or []) for r in records) if records else None
+    if args.atoms == "own":
+        records, median = own_atoms(records), None  # K: max(n // 2, 1) of the atoms made
 
     precomputed = config.models.nli_choice.model is None
     state = RunnerState(config, precomputed)  # this process's stages (the local executor's)
@@ -353,7 +387,7 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     job = BiographyJob(config, median, precomputed)
-    tag = _slug(args.tag or nli_name)
+    tag = _slug(args.tag or (nli_name if args.atoms == "given" else f"{nli_name}-{args.atoms}-atoms"))
     stem = args.input.name.removesuffix(".jsonl").removesuffix(".json")
     args.out_dir.mkdir(parents=True, exist_ok=True)
 
@@ -393,7 +427,7 @@ def run(args: argparse.Namespace, config: PipelineConfig) -> int:
                     executor=executor,
                     state=state,
                     job=job,
-                    row_settings=_settings(assessor, config, nli_name),
+                    row_settings=_settings(assessor, config, nli_name, args.atoms),
                     report=report,
                     report_path=report_path,
                 )

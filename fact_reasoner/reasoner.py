@@ -58,6 +58,7 @@ from .schema import (
 from .scores import assessment_row, factual_precision, is_supported, predict_label
 from .settings.config import PipelineConfig
 from .stages import JudgedPlan, Stages, judge_and_build, judge_and_infer, require_evidence, tidy_count, timed
+from .text.sentences import response_sentences
 
 if TYPE_CHECKING:  # pragma: no cover
     from .embeddings import Embedder
@@ -285,7 +286,10 @@ class FactReasoner:
                 f"no evidence: the retriever ({self.config.retrieval.service_type}) found no context for any of the "
                 f"record's {len(atoms)} atom(s); nothing was checked, so nothing is scored"
             )
-        plan = plan_graph(atoms, contexts, self.config.graph.version)
+        # the same-subject rule reads an atom that opens without a name by its sentence (atoms
+        # made here: the atomizer's split) or by the record's topic
+        sentences = response_sentences(record.output) if checked.checked and atoms else ()
+        plan = plan_graph(atoms, contexts, self.config.graph.version, topic=record.topic, sentences=sentences)
         selection = self._select_pairs(plan, atoms, timings)
         plan = selection.plan
         if self.config.graph.coherence:

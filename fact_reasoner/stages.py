@@ -197,7 +197,14 @@ class Stages:
             atoms = self.atomizer().atomize(record.output, question=record.input or None)
         if self.config.models.revise and atoms:
             with timed(timings, "revise"):
-                atoms = self.reviser().revise(atoms, record.output)
+                reviser = self.reviser()
+                # the record's topic helps resolve "he"/"she" sentences after the name; a reviser
+                # of the earlier protocol (revise(atoms, response)) is called as before
+                atoms = (
+                    reviser.revise(atoms, record.output, topic=record.topic)
+                    if record.topic
+                    else reviser.revise(atoms, record.output)
+                )
         return check_atoms(
             atoms, record.output, record.input or None, keep_ungrounded=self.config.models.keep_ungrounded_atoms
         )
@@ -389,7 +396,7 @@ def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
     pairs: Sequence[tuple[str, str]] = plan.pairs + plan.atom_pairs
     if not pairs:
         return JudgedPlan([], [])
-    judgements = nli.judge([(texts[p], texts[h]) for p, h in pairs])
+    judgements = _judge_texts(nli, [(texts[p], texts[h]) for p, h in pairs])
     if len(judgements) != len(pairs):
         raise RuntimeError(f"NLI backend returned {len(judgements)} judgements for {len(pairs)} pairs")
     atoms = {a.id for a in plan.atoms} | set(plan.atom_duplicates)
@@ -405,6 +412,31 @@ def judge_plan(plan: GraphPlan, nli: NLIBackend) -> JudgedPlan:
         else:
             relations.append(_relation(premise, hypothesis, j, judges=judges))
     return JudgedPlan(relations, list(judgements))
+
+
+#: pairs sent to the judge at a time while stage progress is shown (:func:`_judge_texts`)
+PROGRESS_CHUNK_PAIRS = 256
+
+
+def _judge_texts(nli: NLIBackend, pairs: list[tuple[str, str]]) -> list[NLIJudgement]:
+    """``nli.judge(pairs)``; while stage progress is shown (:func:`fact_reasoner.progress.stages_shown`),
+    in chunks of :data:`PROGRESS_CHUNK_PAIRS` so that a bar can count the pairs judged."""
+    from .progress import stage_progress, stage_progress_active
+
+    if isinstance(nli, PrecomputedNLI):  # the record's own relations: nothing to wait for
+        return nli.judge(pairs)
+    if not stage_progress_active() or len(pairs) <= PROGRESS_CHUNK_PAIRS:
+        with stage_progress("judge", len(pairs), unit="pair") as advance:
+            judgements = nli.judge(pairs)
+            advance(len(pairs))
+        return judgements
+    judgements = []
+    with stage_progress("judge", len(pairs), unit="pair") as advance:
+        for start in range(0, len(pairs), PROGRESS_CHUNK_PAIRS):
+            chunk = pairs[start : start + PROGRESS_CHUNK_PAIRS]
+            judgements += nli.judge(chunk)
+            advance(len(chunk))
+    return judgements
 
 
 def judge_verdicts(judgement: NLIJudgement) -> dict[str, JudgeVerdict] | None:

@@ -20,6 +20,12 @@ Prompt versions (part of the cache key):
 - ``v2``: self-contained atoms — pronouns and partial names replaced by the full name from
   the question/earlier text; with v2 the Reviser can be skipped.
 
+A small model splits "She shared the prize with Pierre Curie and Henri Becquerel." into "She
+shared the prize", "with Pierre Curie" and "and Henri Becquerel."; such pieces are made whole
+claims after the claim before them (:func:`~fact_reasoner.atoms.grounding.complete_pieces`,
+every version, counted ``completed``), and what is still a piece after revision is set aside,
+not judged (:func:`~fact_reasoner.atoms.grounding.sentence_piece`).
+
 Each call asks for ``{"atoms": [string, …]}`` under a JSON schema. A reply that breaks the
 format gets one repair round and bounded retries (:mod:`fact_reasoner.llm.structured`).
 If a sentence still cannot be atomized, the sentence itself becomes one atom carrying
@@ -40,8 +46,10 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..errors import RecordFailed
 from ..llm.base import LLMBackend
 from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from ..progress import stage_progress
 from ..schema import Atom
 from ..text.sentences import response_sentences
+from .grounding import complete_pieces
 
 if TYPE_CHECKING:
     from ..settings.config import PipelineConfig
@@ -236,7 +244,7 @@ class Atomizer:
         self._caller = StructuredCaller(
             self.llm, f"atomizer/{self.prompt_version}", max_tokens=400, retries=self.retries
         )
-        self._counters = {"sentences": 0, "failures": 0, "repairs": 0, "atoms": 0}
+        self._counters = {"sentences": 0, "failures": 0, "repairs": 0, "atoms": 0, "completed": 0}
 
     def atomize(self, response: str, *, question: str | None = None) -> list[Atom]:
         sentences = response_sentences(response)
@@ -249,11 +257,13 @@ class Atomizer:
             )
             for i, s in enumerate(sentences)
         ]
-        results = self._caller.ask_many(
-            conversations,
-            [atoms_schema(max_atoms(s, self.prompt_version)) for s in sentences],
-            [check_atoms] * len(sentences),
-        )
+        with stage_progress("atomize", len(sentences), unit="sentence") as advance:
+            results = self._caller.ask_many(
+                conversations,
+                [atoms_schema(max_atoms(s, self.prompt_version)) for s in sentences],
+                [check_atoms] * len(sentences),
+                on_done=lambda _: advance(1),
+            )
         atoms: list[Atom] = []
         self._counters["sentences"] += len(sentences)
         transport = [r for r in results if isinstance(r, StructuredFailure) and r.transport]
@@ -278,14 +288,17 @@ class Atomizer:
                 )
                 continue
             self._counters["repairs"] += int(result.repaired)
-            for text in result.value:
+            texts = complete_pieces(result.value)
+            self._counters["completed"] += sum(a != b for a, b in zip(texts, result.value))
+            for text in dict.fromkeys(texts):
                 atoms.append(Atom(id=f"a{len(atoms)}", text=text, original=text, sentence=index))
         self._counters["atoms"] += len(atoms)
         return atoms
 
     def stats(self) -> dict[str, float]:
-        """This stage's counters (sentences, atoms, failures, repairs); model calls and cache
-        hits are in ``self.llm.stats()``."""
+        """This stage's counters (sentences, atoms, failures, repairs, completed: pieces such as
+        "with Pierre Curie" made whole claims); model calls and cache hits are in
+        ``self.llm.stats()``."""
         return dict(self._counters)
 
 

@@ -130,8 +130,16 @@ Atom–context: is the passage about the atom's subject? (:func:`names_subject`)
     (a title that names it covers a passage that calls the subject "he" or "it"): one of the
     capitalised words that open the atom (:class:`AtomFrame` ``subject``, "Marie Curie", "Eiffel
     Tower") occurs as a word of the title or of the text, compared without case or accents and
-    without a possessive "'s". An atom that opens without a name ("He was born in Ulm", "In
-    1903, …") has no subject to look for, so its entailments are kept.
+    without a possessive "'s". An adverb that opens an atom ("Together they discovered
+    polonium", "Later …") is not a name.
+
+    An atom that opens without a name ("She was born in Ulm", "There he joined …", "Together
+    they …": a reference the reviser left) is about someone all the same (:func:`atom_subject`):
+    the rule looks for the subject of the response sentence the atom was made from when that
+    sentence opens with a name ("Albert Einstein, who played the violin, …" → "He played the
+    violin."), else for the record's topic (the person of a biography); only when neither is
+    known is there nothing to look for, and the entailment is kept. Which of the four decided
+    (``atom``, ``sentence``, ``topic``, ``none``) is counted for each entailment.
 
     What it cannot see: a subject named another way ("the US" for "United States", a
     nickname, a translated name), and a passage that names the subject only to speak of
@@ -162,6 +170,8 @@ __all__ = [
     "context_comparability",
     "frame_coverage",
     "frame_overlap",
+    "SUBJECT_SOURCES",
+    "atom_subject",
     "light_stem",
     "names_subject",
     "passage_frames",
@@ -183,7 +193,9 @@ _STOPWORDS = frozenset(
     than then there here both each other another such only own same so very can could would should
     will shall may might must i we you our ours your yours my me us up out off more most many much
     any some all just among between within through throughout under until against again further once
-    since including include includes known well later early around across along upon via like""".split()
+    since including include includes known well later early around across along upon via like
+    together meanwhile subsequently eventually finally initially originally previously recently afterwards
+    however moreover additionally furthermore today currently now""".split()
 )
 _NEGATIONS = frozenset({"not", "never", "no", "nor", "neither", "none", "cannot"})
 NUMBER_WORDS = {
@@ -684,10 +696,56 @@ def _passage_words(text: str, title: str) -> frozenset[str]:
     return frozenset(_folded_words(text) | _folded_words(title))
 
 
-def names_subject(atom_text: str, passage_text: str, title: str | None = None) -> bool:
-    """Whether the passage (with its title) names the atom's subject — the capitalised words
-    that open the atom — or the atom opens without one (then nothing can be checked: True).
-    One word of the subject is enough ("Curie" for "Marie Curie").
+#: where :func:`atom_subject` found the names an atom is about, in the order it looks
+SUBJECT_SOURCES = ("atom", "sentence", "topic", "none")
+
+
+def atom_subject(atom_text: str, sentence: str | None = None, topic: str | None = None) -> tuple[frozenset[str], str]:
+    """The names the same-subject rule looks for in a passage, and where they came from
+    (:data:`SUBJECT_SOURCES`), the first that gives any:
+
+    - ``atom``: the capitalised words that open the atom (:class:`AtomFrame` ``subject``: a name
+      the reviser brought in is one);
+    - ``sentence``: those that open ``sentence``, the response sentence the atom was made from
+      (the atom opens with a reference the reviser left: "She was born in Ulm.");
+    - ``topic``: the words of the record's ``topic``;
+    - ``none``: none of these (an empty set: nothing can be checked).
+
+    >>> atom_subject("Marie Curie was born in Warsaw.", "She was born in Warsaw.", "Marie Curie")[1]
+    'atom'
+    >>> words, source = atom_subject("He played the violin.", "Albert Einstein, who played the violin, was born in Ulm.")
+    >>> sorted(words), source
+    (['Albert', 'Einstein'], 'sentence')
+    >>> words, source = atom_subject("Together they discovered polonium.", "Together they discovered polonium.", "Marie Curie")
+    >>> sorted(words), source
+    (['Curie', 'Marie'], 'topic')
+    >>> atom_subject("There she met Pierre Curie.")
+    (frozenset(), 'none')
+    """
+    subject = _atom_frame_cached(atom_text).subject
+    if subject:
+        return subject, "atom"
+    if sentence:
+        subject = _atom_frame_cached(sentence).subject
+        if subject:
+            return subject, "sentence"
+    if topic and topic.strip():
+        return frozenset(topic.split()), "topic"
+    return frozenset(), "none"
+
+
+def names_subject(
+    atom_text: str,
+    passage_text: str,
+    title: str | None = None,
+    *,
+    sentence: str | None = None,
+    topic: str | None = None,
+) -> bool:
+    """Whether the passage (with its title) names the atom's subject — the names
+    :func:`atom_subject` finds for it from the atom, its ``sentence`` or the record's ``topic``
+    — or no subject is known (then nothing can be checked: True). One word of the subject is
+    enough ("Curie" for "Marie Curie").
 
     >>> names_subject("Marie Curie discovered penicillin.",
     ...               "Penicillin was discovered in 1928 by the Scottish physician Alexander Fleming.")
@@ -696,8 +754,11 @@ def names_subject(atom_text: str, passage_text: str, title: str | None = None) -
     True
     >>> names_subject("He was born in 1879.", "Einstein was born in 1879.")
     True
+    >>> names_subject("Together they discovered polonium.", "With Pierre she discovered polonium.", "Marie Curie",
+    ...               topic="Marie Curie")
+    True
     """
-    subject = _atom_frame_cached(atom_text).subject
+    subject, _ = atom_subject(atom_text, sentence, topic)
     if not subject:
         return True
     wanted = {word for name in subject for word in _folded_words(name)}

@@ -55,7 +55,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..schema import Atom
-from .frames import NUMBER_WORDS
+from .frames import NUMBER_WORDS, light_stem
 
 __all__ = [
     "NOT_NAMES",
@@ -68,11 +68,15 @@ __all__ = [
     "check_atom",
     "check_atoms",
     "claimless_clause",
+    "complete_pieces",
     "name_runs",
     "needs_revision",
+    "resolve_in_place",
+    "sentence_piece",
     "unfaithful_revision",
     "ungrounded_terms",
     "unresolved_reference",
+    "unstated_words",
 ]
 
 #: third-person pronouns: an atom that uses one before naming anything does not stand alone
@@ -85,7 +89,8 @@ NOT_NAMES = PRONOUNS | frozenset(
     and or but also although though however then thus born known according among between into
     over under about around throughout following despite within without unlike like
     is was are were be been has have had do does did one two three first second last later early
-    today currently""".split()
+    today currently together meanwhile subsequently eventually finally initially originally previously
+    recently afterwards moreover additionally furthermore now""".split()
 )
 
 _WORD = re.compile(r"[^\W_]+")
@@ -215,39 +220,115 @@ def ungrounded_terms(atom: str, *sources: str) -> list[str]:
     return sorted(missing, key=lambda term: order[term])
 
 
+#: how many content words an atom may have that the response does not (:func:`unstated_words`)
+#: before it is taken to say what the response does not
+MIN_UNSTATED_WORDS = 2
+#: verbs an atom may use to state what the response says in other words ("took place", "is called")
+_LIGHT_VERBS = frozenset(
+    "take took taken takes taking place call called calls make made makes making come came comes give gave given".split()
+)
+
+
+def _stems(text: str) -> dict[str, str]:
+    """The content words of ``text`` (not :data:`NOT_NAMES`, not a light verb, three letters or
+    more), stemmed (:func:`~fact_reasoner.atoms.frames.light_stem`) → the word as written."""
+    out: dict[str, str] = {}
+    for word in _WORD.findall(text):
+        folded = _fold(word)
+        if len(folded) >= 3 and folded not in NOT_NAMES and folded not in _LIGHT_VERBS and not folded.isdigit():
+            out.setdefault(light_stem(folded), word)
+    return out
+
+
+def unstated_words(atom: str, *sources: str) -> list[str]:
+    """The content words of ``atom`` that none of ``sources`` has, or [] when there are fewer
+    than :data:`MIN_UNSTATED_WORDS`: an atom that brings in two words of its own says what the
+    response does not ("The Great Wall of China is a man-made structure.", "Julia Faye was 72
+    years old when she died." from her dates). Words are compared by stem, and a word of five
+    letters or more also by its first five ("appointment"/"appointed"); light verbs ("took
+    place", "is called") do not count. One word is a paraphrase ("earned her PhD", "performed
+    in"). Measured as a yardstick: 9 of the 4,921 human atoms of the FActScore dev biographies
+    have two (a "birth name" the response does not give, "a member of the Privy Council").
+
+    >>> unstated_words("The Great Wall of China is a man-made structure.", "The Great Wall of China is in China.")
+    ['man', 'structure']
+    >>> unstated_words("The appointment took place in 2005.", "She was appointed in 2005.")
+    []
+    """
+    have: set[str] = set()
+    for source in sources:
+        have.update(_stems(source))
+    prefixes = {stem[:5] for stem in have if len(stem) >= 5}
+    missing = [
+        word
+        for stem, word in _stems(atom).items()
+        if stem not in have and not (len(stem) >= 5 and stem[:5] in prefixes)
+    ]
+    return missing if len(missing) >= MIN_UNSTATED_WORDS else []
+
+
 #: pronouns that stand for someone or something other than the atom's own subject even after a
 #: name ("George Mallory climbed it", "Marie married him"): the subject would be "himself"
 OBJECT_PRONOUNS = frozenset("him them it".split())
 #: demonstratives that point to something the atom does not name ("This album", "these works");
 #: "that" only where it opens the atom ("That year …"): elsewhere it is mostly a conjunction
 DEMONSTRATIVES = frozenset("this these those".split())
+#: words that open an atom and point back to a place or to people the atom does not name:
+#: "There she met Pierre Curie." (not the "there" of "There are three bridges."), "Both ships …",
+#: "Each brother …" (not "Both Marie and Pierre Curie …")
+POINTING_OPENERS = frozenset("there both each".split())
+#: what may follow an existential "there": "There are three bridges." names no place
+_EXISTENTIAL = frozenset(
+    "is was are were be been has have had will would may might can could must should seem seems seemed "
+    "remain remains remained exist exists existed appear appears appeared".split()
+)
+#: a verb phrase that stands for an action named elsewhere: "They were confirmed to have done so."
+_DO_SO = re.compile(r"\b(?:do|does|did|done|doing)\s+so\b", re.IGNORECASE)
+#: words that point to one of two things named elsewhere
+_LATTER = frozenset("latter former".split())
 
 
 def unresolved_reference(atom: str) -> str | None:
     """The first word of ``atom`` that refers to something the atom does not name, else None:
     a third-person pronoun before any proper name ("It was first climbed in 1953."), an object
-    pronoun anywhere ("George Mallory climbed it.": *it* is not George Mallory), or a
-    demonstrative ("This album sold a million copies.", "That year he moved.").
+    pronoun anywhere ("George Mallory climbed it.": *it* is not George Mallory), a
+    demonstrative ("This album sold a million copies.", "That year he moved."), "there", "both"
+    or "each" opening the atom without a name after it ("There he joined the Institute.",
+    "Both ships are kept in Oslo."; not "There are three bridges."), "the latter"/"the former",
+    or "did so" standing for an action ("They were confirmed to have done so.": ``done so``).
 
     >>> unresolved_reference("It was first climbed in 1953."), unresolved_reference("Her father was a poet.")
     ('It', 'Her')
     >>> unresolved_reference("George Mallory climbed it."), unresolved_reference("This album went gold.")
     ('it', 'This')
+    >>> unresolved_reference("There Einstein joined the Institute."), unresolved_reference("Both ships sank.")
+    ('There', 'Both')
+    >>> unresolved_reference("Hillary and Tenzing were confirmed to have done so.")
+    'done so'
     >>> unresolved_reference("Ada Lovelace published her notes.") is None
+    True
+    >>> unresolved_reference("There are three bridges in Tovik.") is None
     True
     """
     named = False
-    for index, match in enumerate(_WORD.finditer(atom)):
+    words = list(_WORD.finditer(atom))
+    for index, match in enumerate(words):
         word = match.group()
         folded = _fold(word)
         if folded in PRONOUNS:
             if not named or folded in OBJECT_PRONOUNS:
                 return word
             continue
-        if folded in DEMONSTRATIVES or (index == 0 and folded == "that"):
+        if folded in DEMONSTRATIVES or folded in _LATTER or (index == 0 and folded == "that"):
             return word
+        if index == 0 and folded in POINTING_OPENERS:
+            following = words[1].group() if len(words) > 1 else ""
+            existential = folded == "there" and _fold(following) in _EXISTENTIAL
+            if not existential and not (folded != "there" and _is_name(following)):
+                return word
         named = named or _is_name(word)
-    return None
+    do_so = _DO_SO.search(atom)
+    return do_so.group() if do_so else None
 
 
 #: participles that say nothing until they say what, when, where or by whom: "The Great Wall
@@ -264,9 +345,21 @@ _CLAIMLESS = re.compile(
 )
 
 
+_COPULA = re.compile(r"^(?P<subject>.+?)\s+(?:is|was|are|were)\s+(?P<complement>[^,;]+?)\s*[.!]?\s*$")
+_ARTICLES = frozenset("a an the".split())
+
+
+def _is_bare_name(text: str) -> bool:
+    """A proper name alone, without an article or a noun before it: "China", "Warsaw"."""
+    words = _WORD.findall(text)
+    return bool(words) and all(_is_name(w) for w in words)
+
+
 def claimless_clause(atom: str) -> str | None:
     """Why ``atom`` is a clause without a claim, or None: a passive whose participle needs a
-    complement and has none ("The Great Wall of China was built.", "… was built mainly.").
+    complement and has none ("The Great Wall of China was built.", "… was built mainly."), or
+    a copula whose complement only names its subject again ("The Great Wall of China is
+    China.", "It is China.": a pronoun said to be a bare name).
 
     >>> claimless_clause("The Great Wall of China was built.")
     "a clause without a claim: 'was built' says not what, when, where or by whom"
@@ -274,7 +367,17 @@ def claimless_clause(atom: str) -> str | None:
     True
     >>> claimless_clause("Marie Curie was Polish.") is None
     True
+    >>> claimless_clause("It is China."), claimless_clause("The Great Wall of China is China.") is not None
+    ("a clause without a claim: 'China' only names its subject again", True)
+    >>> claimless_clause("The capital of Poland is Warsaw.") is None
+    True
     """
+    same = _COPULA.match(atom.strip())
+    if same:
+        subject = {_fold(w) for w in _WORD.findall(same.group("subject"))}
+        complement = {_fold(w) for w in _WORD.findall(same.group("complement"))} - _ARTICLES
+        if complement and (complement <= subject or (subject <= PRONOUNS and _is_bare_name(same.group("complement")))):
+            return f"a clause without a claim: {same.group('complement').strip()!r} only names its subject again"
     match = _CLAIMLESS.match(atom.strip())
     if not match or match.group("participle") not in _NEEDS_COMPLEMENT:
         return None
@@ -283,11 +386,131 @@ def claimless_clause(atom: str) -> str | None:
     return f"a clause without a claim: {phrase!r} says not what, when, where or by whom"
 
 
-#: words a revision may drop: the references it resolves
-_REPLACEABLE = PRONOUNS | frozenset("the a an this that these those".split())
+#: words that open a piece of a sentence rather than a claim: "with Pierre Curie", "and Henri Becquerel."
+_PIECE_OPENERS = frozenset("and or but nor with plus including as".split())
+#: prepositions a piece can open with, whose phrase belongs after the claim's verb
+_PREPOSITIONS = frozenset("with to by for from of in on at as into including".split())
+#: words a claim cannot end with: "He appeared in", "She married and"
+_DANGLING = frozenset("a an the and or but nor with to by for from of in on at as into than".split())
+#: words that open a phrase of time or place ("In 1903", "From 1891 to 1895", "In Paris")
+_PHRASE_OPENERS = _PREPOSITIONS | frozenset("after before during since until between".split())
+#: lower-case words such a phrase may hold besides names and numbers
+_PHRASE_WORDS = _PHRASE_OPENERS | frozenset("a an the and".split())
+
+
+def sentence_piece(atom: str) -> str | None:
+    """Why ``atom`` is a piece of a sentence and not a claim, or None: it is one word ("Ltd.",
+    split off "Treasure Co. Ltd."), it opens with a lower-case word ("with Pierre Curie", "and
+    Henri Becquerel."), with a conjunction or "with" and has no more than four words ("And
+    radium."), it is a phrase of time or place alone ("In 1903", "From 1891 to 1895": a
+    preposition, then only names, numbers, articles and prepositions), or it ends with a
+    preposition, an article or a conjunction ("He appeared in").
+
+    >>> sentence_piece("with Pierre Curie")
+    "a piece of a sentence: opens with 'with'"
+    >>> sentence_piece("He appeared in")
+    "a claim cut short: ends with 'in'"
+    >>> sentence_piece("With Pierre she discovered polonium.") is None
+    True
+    >>> sentence_piece("In 1903")
+    "a piece of a sentence: 'In 1903' states no claim"
+    >>> sentence_piece("In 1903 she moved to Paris.") is None
+    True
+    """
+    words = _WORD.findall(atom)
+    if len(words) < 2:
+        return f"a piece of a sentence: {atom.strip()!r} alone"
+    first, last = words[0], _fold(words[-1])
+    if first[0].islower() or (_fold(first) in _PIECE_OPENERS and len(words) <= 4):
+        return f"a piece of a sentence: opens with {first!r}"
+    if _is_phrase(words):
+        return f"a piece of a sentence: {atom.strip()!r} states no claim"
+    if last in _DANGLING and not atom.rstrip().endswith(("'", '"', "”", "’")):
+        return f"a claim cut short: ends with {words[-1]!r}"
+    return None
+
+
+def complete_pieces(atoms: Sequence[str]) -> list[str]:
+    """The atoms of one sentence with each prepositional piece made a whole claim: the piece is
+    put after the claim before it ("She shared the Nobel Prize" + "with Pierre Curie" → "She
+    shared the Nobel Prize with Pierre Curie."), and a coordinated piece after it takes the same
+    preposition ("and Henri Becquerel." → "She shared the Nobel Prize with Henri Becquerel.").
+    Rules: only pieces that open with a lower-case word (:func:`sentence_piece`) after a claim
+    of the same sentence; a piece that opens with "and"/"or" needs a prepositional piece before
+    it. A phrase of time or place alone before a claim ("In 1903", then "She shared the Nobel
+    Prize") opens that claim, as its own atom ("In 1903 she shared the Nobel Prize"), and one
+    after the last claim closes it ("She shared the Nobel Prize in 1903."); every other atom is
+    left as it is (the check sets a piece aside).
+
+    >>> for atom in complete_pieces(["She shared the Nobel Prize", "with Pierre Curie", "and Henri Becquerel."]):
+    ...     print(atom)
+    She shared the Nobel Prize
+    She shared the Nobel Prize with Pierre Curie.
+    She shared the Nobel Prize with Henri Becquerel.
+    >>> complete_pieces(["She discovered polonium.", "and radium."])
+    ['She discovered polonium.', 'and radium.']
+    >>> complete_pieces(["In 1903", "She shared the Nobel Prize."])
+    ['In 1903 she shared the Nobel Prize.', 'She shared the Nobel Prize.']
+    >>> complete_pieces(["She shared the Nobel Prize", "In 1903"])
+    ['She shared the Nobel Prize', 'She shared the Nobel Prize in 1903.']
+    """
+    out: list[str] = []
+    claim: str | None = None  # the last whole claim, without its final stop
+    preposition: str | None = None  # the preposition of the last piece completed
+    for index, atom in enumerate(atoms):
+        words = _WORD.findall(atom)
+        opener = words[0] if words else ""
+        body = atom.strip().rstrip(".!;,").strip()
+        if claim is not None and opener.islower() and opener in _PREPOSITIONS and len(words) > 1:
+            out.append(f"{claim} {body}.")
+            preposition = opener
+            continue
+        if claim is not None and preposition and opener in ("and", "or") and len(words) > 1:
+            out.append(f"{claim} {preposition} {body[len(opener) :].strip()}.")
+            continue
+        preposition = None
+        piece = sentence_piece(atom)
+        if piece is None:
+            claim = body
+        elif _is_phrase(words) and index + 1 < len(atoms) and sentence_piece(atoms[index + 1]) is None:
+            # "She shared …" → "In 1903 she shared …"; a name keeps its capital
+            following = re.sub(r"^\W*(\w+)", _lower_pronoun, atoms[index + 1].strip(), count=1)
+            out.append(f"{body} {following}")
+            continue
+        elif _is_phrase(words) and claim is not None:  # "She shared the prize", "In 1903"
+            out.append(f"{claim} {body[0].lower()}{body[1:]}.")
+            continue
+        out.append(atom)
+    return out
+
+
+def _lower_pronoun(match: re.Match[str]) -> str:
+    word = match.group(0)
+    return word.lower() if match.group(1).lower() in PRONOUNS else word
+
+
+def _is_phrase(words: Sequence[str]) -> bool:
+    """Whether ``words`` are a phrase of time or place alone: a preposition, then only names,
+    numbers, articles and prepositions ("In 1903", "From 1891 to 1895", "In Paris")."""
+    return (
+        len(words) >= 2
+        and _fold(words[0]) in _PHRASE_OPENERS
+        and all(not w[0].islower() or w in _PHRASE_WORDS for w in words[1:])
+    )
+
+
+#: words a revision may drop: the references it resolves ("There she met …" → "In Berlin, Lise
+#: Meitner met …", "Together they …" → "Meitner and Hahn …", "… had done so" → "… had reached the
+#: summit")
+_REPLACEABLE = PRONOUNS | frozenset("the a an this that these those there together both each so latter former".split())
+#: the forms of "do" a revision may drop with the "so" it resolves
+_DO_FORMS = frozenset("do does did done doing".split())
+#: words whose noun a name brought in may replace: "the company" → "Treasure", "both bridges" →
+#: "the Varnell Bridge and the Oskel Bridge"
+_DETERMINERS = frozenset("the this that these those both each".split())
 #: words a revision may add wherever a reference becomes explicit: "Its height" → "The height
-#: of Mount Everest"
-_CONNECTORS = frozenset("of the a an".split())
+#: of Mount Everest", "they" → "Marie Curie and Pierre Curie"
+_CONNECTORS = frozenset("of the a an and".split())
 
 
 def _content_words(text: str) -> list[str]:
@@ -311,12 +534,32 @@ def unfaithful_revision(original: str, revised: str, response: str) -> str | Non
     "adds 'influenced', 'computing'; drops 'were', 'read'"
     >>> unfaithful_revision("Its height is 8,849 metres.", "The height of Mount Everest is 8,849 metres.",
     ...                     "Mount Everest is the highest mountain. Its height is 8,849 metres.")
+    >>> unfaithful_revision("Together they discovered radium.", "Marie Curie and Pierre Curie discovered radium.",
+    ...                     "Marie Curie met Pierre Curie. Together they discovered radium.")
+    >>> unfaithful_revision("The company makes games.", "Treasure makes games.", "Treasure is a company.")
+
+    Besides pronouns and determiners it may drop "there", "together", "both", "each", "the
+    latter", a "did so" it spells out, and the noun of a description ("the company") that a
+    name it brings in replaces. It may not add a number, even one the response has.
+
+    >>> unfaithful_revision("She was the second woman to do so.", "Lise Meitner was the second woman to do so in 1907.",
+    ...                     "In 1907 Lise Meitner moved to Berlin.")
+    "adds '1907'"
     """
     before, after = _content_words(original), _content_words(revised)
     known = set(_content_words(response)) | set(before) | _CONNECTORS
     added = list(dict.fromkeys(w for w in after if w not in known))
+    # a number is never a reference resolved: "She was the second woman …" → "… in 1907"
+    added += [n for n in dict.fromkeys(_numbers(revised)) if n not in _numbers(original) and n not in added]
     kept = set(after)
-    dropped = list(dict.fromkeys(w for w in before if w not in kept and w not in _REPLACEABLE))
+    replaceable = set(_REPLACEABLE)
+    if _DO_SO.search(original):
+        replaceable |= _DO_FORMS
+    if set(name_runs(revised)) - set(name_runs(original)):
+        # a name brought in may stand for a description: "The company developed …" → "Treasure
+        # Co. Ltd. developed …" drops "company"; only the words right after a determiner
+        replaceable |= {w for d, w in zip(before, before[1:]) if d in _DETERMINERS}
+    dropped = list(dict.fromkeys(w for w in before if w not in kept and w not in replaceable))
     problems = []
     if added:
         problems.append("adds " + ", ".join(repr(w) for w in added))
@@ -325,13 +568,75 @@ def unfaithful_revision(original: str, revised: str, response: str) -> str | Non
     return "; ".join(problems) or None
 
 
+def names_from_later(original: str, revised: str, preceding: str) -> list[str]:
+    """The names ``revised`` brings in that ``preceding`` does not have: ``preceding`` is what a
+    reader has seen when the atom's reference comes (the response up to the end of the atom's
+    sentence, with the record's topic), and a reference points back, so a name first met later
+    is the wrong one. Measured why: for "She moved to Paris in 1891." in an answer about Marie
+    Curie, the 1.5B reviser wrote "Pierre Curie moved to Paris in 1891." — Pierre Curie is first
+    named in the next sentence ("There she met Pierre Curie.").
+
+    >>> names_from_later("She moved to Paris.", "Pierre Curie moved to Paris.",
+    ...                  "Marie Curie was a physicist. She moved to Paris.")
+    ['Pierre Curie']
+    >>> names_from_later("She moved to Paris.", "Marie Curie moved to Paris.",
+    ...                  "Marie Curie was a physicist. She moved to Paris.")
+    []
+    """
+    seen = {_fold(w) for w in _WORD.findall(preceding)}
+    new = [run for run in name_runs(revised) if run not in set(name_runs(original))]
+    return [" ".join(run) for run in new if not all(_fold(w) in seen for w in run)]
+
+
+#: the words a resolved reference may be made of besides names: "Lise Meitner and Otto Hahn"
+_NAME_GLUE = frozenset("and of the".split())
+
+
+def resolve_in_place(original: str, rewrite: str) -> str | None:
+    """The original atom with its subject pronoun replaced by the name a rejected rewrite put in
+    for it, or None. The 1.5B reviser often resolves "she" and drops or adds something beside
+    it ("In 1926 she became the first woman …" → "Lise Meitner became the first woman …",
+    rejected for dropping "1926"); the name it found is still right. Rules: the original has
+    "he", "she" or "they" and an unresolved reference (:func:`unresolved_reference`); the
+    rewrite brings in names the original lacks, and the first run of them (names joined by
+    "and", "of", "the": "Lise Meitner and Otto Hahn") replaces the first "he", "she" or "they".
+    The caller still checks the result with :func:`unfaithful_revision`.
+
+    >>> resolve_in_place("In 1926 she became a professor.", "Lise Meitner became a professor.")
+    'In 1926 Lise Meitner became a professor.'
+    >>> resolve_in_place("Together they found protactinium.", "Lise Meitner and Otto Hahn found it in 1917.")
+    'Together Lise Meitner and Otto Hahn found protactinium.'
+    >>> resolve_in_place("After her studies, she taught.", "Ilse Marrow taught at Tovik after her studies.")
+    'After her studies, Ilse Marrow taught.'
+    >>> resolve_in_place("It opened in 1931.", "The Varnell Bridge opened in 1931.") is None
+    True
+    """
+    target = re.search(r"\b(?:he|she|they|He|She|They)\b", original)
+    if target is None or unresolved_reference(original) is None:
+        return None
+    have = {_fold(w) for w in _WORD.findall(original)}
+    words = list(_WORD.finditer(rewrite))
+    new = [i for i, m in enumerate(words) if _is_name(m.group()) and _fold(m.group()) not in have]
+    if not new:
+        return None
+    end = new[0]
+    while end + 1 < len(words) and (
+        (_is_name(words[end + 1].group()) and _fold(words[end + 1].group()) not in have)
+        or (_fold(words[end + 1].group()) in _NAME_GLUE and end + 2 < len(words) and _is_name(words[end + 2].group()))
+    ):
+        end += 1
+    phrase = rewrite[words[new[0]].start() : words[end].end()]
+    return original[: target.start()] + phrase + original[target.end() :]
+
+
 #: an atom that opens with a description instead of a name ("The film …", "This album …")
 _DESCRIPTION = re.compile(r"\s*(?i:the|this|that|these|those)\s+[a-z]")
 
 
 def needs_revision(atom: str, response: str) -> bool:
     """Whether the reviser must see ``atom``: it has a pronoun (anywhere: "Ada worked with
-    him"), it opens with a description ("The film grossed $5 million in the US") or names
+    him") or another unresolved reference (:func:`unresolved_reference`: "Both ships …",
+    "There …", "… did so"), it opens with a description ("The film grossed $5 million in the US") or names
     nothing, or one of its names is part of a longer name in ``response`` ("Curie" where the
     response says "Marie Curie"). An atom that already names what it is about in full is left
     as it is.
@@ -341,7 +646,7 @@ def needs_revision(atom: str, response: str) -> bool:
     >>> needs_revision("She discovered radium.", "Marie Curie …"), needs_revision("Curie won.", "Marie Curie won.")
     (True, True)
     """
-    if any(_fold(w) in PRONOUNS for w in _WORD.findall(atom)):
+    if any(_fold(w) in PRONOUNS for w in _WORD.findall(atom)) or unresolved_reference(atom):
         return True
     if _DESCRIPTION.match(atom):
         return True
@@ -382,9 +687,13 @@ class AtomCheck:
 
 
 def check_atom(atom: str, response: str, question: str | None = None) -> AtomCheck:
-    """Both checks of ``atom`` against ``response`` (and the ``question`` it answers)."""
+    """Both checks of ``atom`` against ``response`` (and the ``question`` it answers): its
+    ungrounded terms (:func:`ungrounded_terms`, then :func:`unstated_words`) and its unresolved
+    reference."""
     sources = (response, question) if question else (response,)
-    return AtomCheck(tuple(ungrounded_terms(atom, *sources)), unresolved_reference(atom))
+    terms = ungrounded_terms(atom, *sources)
+    terms += [w for w in unstated_words(atom, *sources) if w not in terms]
+    return AtomCheck(tuple(terms), unresolved_reference(atom))
 
 
 #: the output field that lists the atoms not judged because they are ungrounded
@@ -446,7 +755,7 @@ def check_atoms(atoms: Sequence[Atom], response: str, question: str | None, *, k
     ungrounded: list[Atom] = []
     fragments: list[Atom] = []
     for atom in atoms:
-        claimless = claimless_clause(atom.text)
+        claimless = claimless_clause(atom.text) or sentence_piece(atom.text)
         if claimless:  # not an atom: there is nothing to judge
             fragments.append(atom.model_copy(update={"fragment_reason": claimless}))
             continue

@@ -35,6 +35,21 @@ Prompt versions (part of the cache key):
   pronoun after its chunk (the model often returns a chunk unchanged) is asked about once
   more, alone (counted ``second_pass``).
 - ``v1``: every atom is sent; the worked example is about Grace Hopper.
+- ``v3`` (the default): as v2, and each fact is shown with the response sentence it was made
+  from, the record's topic ("Topic: Lise Meitner") before the text, and the prompt names the
+  references of a long answer besides pronouns: "there", "together", "both", "did so", a
+  description ("the discovery", "the flight"); its worked example resolves each of these. Why:
+  on a 12-sentence biography the antecedent of "There she met Otto Hahn." is sentences back, and
+  v2 returned such facts unchanged or dropped "there"; the rule that accepts a rewrite now
+  lets it drop those words (:func:`~fact_reasoner.atoms.grounding.unfaithful_revision`), and
+  a rewrite that resolves "she" but drops the rest of the opening ("In 1926 she became …" →
+  "Lise Meitner became …") gives its name to the atom as it was ("In 1926 Lise Meitner became
+  …"; :func:`~fact_reasoner.atoms.grounding.resolve_in_place`, counted ``merged``), for v2 too.
+  A reference points back: a rewrite that brings in a name first met after the atom's
+  sentence (in neither the topic nor the response up to that sentence) is not used, for v2 and
+  v3 when the atom's sentence is known ("She moved to Paris in 1891." → "Pierre Curie moved …",
+  Pierre Curie first named in the next sentence; :func:`~fact_reasoner.atoms.grounding.names_from_later`).
+  ``revise(…, topic=…)`` gives the topic; without one the line is left out.
 """
 
 from __future__ import annotations
@@ -46,14 +61,22 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from ..errors import RecordFailed
 from ..llm.base import LLMBackend
 from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
+from ..progress import stage_progress
 from ..schema import Atom
-from .grounding import needs_revision, unfaithful_revision, unresolved_reference
+from ..text.sentences import response_sentences
+from .grounding import (
+    names_from_later,
+    needs_revision,
+    resolve_in_place,
+    unfaithful_revision,
+    unresolved_reference,
+)
 
 if TYPE_CHECKING:
     from ..settings.config import PipelineConfig
 
-PROMPT_VERSIONS = ("v1", "v2")
-DEFAULT_PROMPT_VERSION = "v2"
+PROMPT_VERSIONS = ("v1", "v2", "v3")
+DEFAULT_PROMPT_VERSION = "v3"
 
 _SYSTEM = (
     "You rewrite facts extracted from a text so that each one can be understood on its own. "
@@ -112,26 +135,89 @@ _EXAMPLE_OUT_V2 = [
     "The Varnell Bridge crosses the Oskel.",
     "Ilse Marrow taught at Tovik until her death.",
 ]
+_SYSTEM_V3 = (
+    "You rewrite facts extracted from a text so that each one can be understood on its own. Each "
+    "fact below points to something it does not name: a pronoun (he, she, it, they, his, her, its, "
+    "their …), a word such as there, together, both or 'did so', a description (the company, the "
+    "discovery, the flight …) or a partial name. Replace it with the full name the text uses for "
+    "what it refers to: look in the sentence the fact comes from and in the sentences before it; "
+    "he or she is usually the person of the topic. Change nothing else: do not add, drop or correct "
+    'information. Reply with JSON {"atoms": [...]} containing exactly one rewritten fact per input '
+    "fact, in the same order."
+)
+# v3's worked example: the same made-up engineer in a longer text, with the references of a long
+# answer ("there", "together", "both", a description, a possessive, a partial name) to resolve.
+_EXAMPLE_TOPIC_V3 = "Ilse Marrow"
+_EXAMPLE_TEXT_V3 = (
+    "Ilse Marrow was a Danish engineer. In 1924 she moved to Tovik. There she met the architect Jon Hale. "
+    "Together they designed the Varnell Bridge and the Oskel Bridge. Both bridges opened in 1931. "
+    "The Oskel Bridge collapsed in 1950, and the collapse was blamed on its steel. Marrow taught at Tovik "
+    "until her death."
+)
+_EXAMPLE_IN_V3 = [
+    "She moved to Tovik in 1924.",
+    "There she met the architect Jon Hale.",
+    "Together they designed the Varnell Bridge.",
+    "Both bridges opened in 1931.",
+    "The collapse was blamed on its steel.",
+    "Marrow taught at Tovik until her death.",
+]
+_EXAMPLE_SENTENCES_V3 = [1, 2, 3, 4, 5, 6]
+_EXAMPLE_OUT_V3 = [
+    "Ilse Marrow moved to Tovik in 1924.",
+    "In Tovik Ilse Marrow met the architect Jon Hale.",
+    "Ilse Marrow and Jon Hale designed the Varnell Bridge.",
+    "The Varnell Bridge and the Oskel Bridge opened in 1931.",
+    "The collapse of the Oskel Bridge was blamed on the steel of the Oskel Bridge.",
+    "Ilse Marrow taught at Tovik until her death.",
+]
 _PROMPTS = {
     "v1": (_SYSTEM, _EXAMPLE_TEXT, _EXAMPLE_IN, _EXAMPLE_OUT),
     "v2": (_SYSTEM_V2, _EXAMPLE_TEXT_V2, _EXAMPLE_IN_V2, _EXAMPLE_OUT_V2),
+    "v3": (_SYSTEM_V3, _EXAMPLE_TEXT_V3, _EXAMPLE_IN_V3, _EXAMPLE_OUT_V3),
 }
 
 
-def _user(text: str, atoms: list[str]) -> str:
-    numbered = "\n".join(f"{i + 1}. {a}" for i, a in enumerate(atoms))
-    return f"Text: {text}\n\nFacts ({len(atoms)}):\n{numbered}\n\nRewritten facts as JSON:"
+def _user(text: str, atoms: list[str], sources: list[str] | None = None, topic: str | None = None) -> str:
+    """The user turn: the text, then the numbered facts (v3: each with the sentence it comes from,
+    and the topic first)."""
+    lines = []
+    for i, atom in enumerate(atoms):
+        lines.append(f"{i + 1}. {atom}")
+        if sources is not None and sources[i]:
+            lines.append(f"   (from: {sources[i]})")
+    numbered = "\n".join(lines)
+    head = f"Topic: {topic}\n" if topic else ""
+    return f"{head}Text: {text}\n\nFacts ({len(atoms)}):\n{numbered}\n\nRewritten facts as JSON:"
 
 
-def build_messages(response: str, atoms: list[str], version: str = DEFAULT_PROMPT_VERSION) -> list[tuple[str, str]]:
+def build_messages(
+    response: str,
+    atoms: list[str],
+    version: str = DEFAULT_PROMPT_VERSION,
+    *,
+    sources: list[str] | None = None,
+    topic: str | None = None,
+) -> list[tuple[str, str]]:
+    """The conversation for one chunk of facts; v3 shows each fact's sentence (``sources``, ""
+    where unknown) and the record's ``topic``."""
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown reviser prompt version {version!r}: use one of {PROMPT_VERSIONS}")
     system, example_text, example_in, example_out = _PROMPTS[version]
+    if version != "v3":
+        return [
+            ("system", system),
+            ("user", _user(example_text, example_in)),
+            ("assistant", json.dumps({"atoms": example_out})),
+            ("user", _user(response, atoms)),
+        ]
+    example_sentences = response_sentences(_EXAMPLE_TEXT_V3)
+    example_sources = [example_sentences[i] for i in _EXAMPLE_SENTENCES_V3]
     return [
         ("system", system),
-        ("user", _user(example_text, example_in)),
+        ("user", _user(example_text, example_in, example_sources, _EXAMPLE_TOPIC_V3)),
         ("assistant", json.dumps({"atoms": example_out})),
-        ("user", _user(response, atoms)),
+        ("user", _user(response, atoms, sources or [""] * len(atoms), topic)),
     ]
 
 
@@ -165,7 +251,7 @@ def make_check(n: int):
 class ReviserBackend(Protocol):
     """Rewrites atoms so that each stands on its own (pronouns and partial names resolved)."""
 
-    def revise(self, atoms: list[Atom], response: str) -> list[Atom]: ...
+    def revise(self, atoms: list[Atom], response: str, *, topic: str | None = None) -> list[Atom]: ...
 
 
 @dataclass
@@ -183,16 +269,25 @@ class Reviser:
         self._caller = StructuredCaller(
             self.llm, f"reviser/{self.prompt_version}", max_tokens=60 * self.chunk_size, retries=self.retries
         )
-        self._counters = {"atoms": 0, "failures": 0, "changed": 0, "skipped": 0, "rejected": 0, "second_pass": 0}
+        self._counters = {
+            "atoms": 0,
+            "failures": 0,
+            "changed": 0,
+            "skipped": 0,
+            "rejected": 0,
+            "merged": 0,
+            "second_pass": 0,
+        }
 
-    def revise(self, atoms: list[Atom], response: str) -> list[Atom]:
+    def revise(self, atoms: list[Atom], response: str, *, topic: str | None = None) -> list[Atom]:
+        """The atoms made self-contained against ``response`` (and, v3, the record's ``topic``)."""
         if self.prompt_version == "v1":
             return self._revise(atoms, response)
         # v2: only the atoms that need it go to the model; the others keep their text
         selected = [i for i, atom in enumerate(atoms) if needs_revision(atom.text, response)]
         self._counters["skipped"] += len(atoms) - len(selected)
         revised = list(atoms)
-        for i, atom in zip(selected, self._revise([atoms[i] for i in selected], response)):
+        for i, atom in zip(selected, self._revise([atoms[i] for i in selected], response, topic=topic)):
             revised[i] = atom
         # the model often returns a whole chunk unchanged; asked about one fact at a time it
         # resolves most of those (a second pass only for atoms that still open with a pronoun)
@@ -204,19 +299,54 @@ class Reviser:
             and not getattr(revised[i], "reviser_rejected", None)
         ]
         self._counters["second_pass"] += len(again)
-        for i, atom in zip(again, self._revise([revised[i] for i in again], response, chunk_size=1)):
+        alone = self._revise([revised[i] for i in again], response, 1, "revise again", topic=topic)
+        for i, atom in zip(again, alone):
             revised[i] = atom
         return revised
 
-    def _revise(self, atoms: list[Atom], response: str, chunk_size: int | None = None) -> list[Atom]:
+    def _revise(
+        self,
+        atoms: list[Atom],
+        response: str,
+        chunk_size: int | None = None,
+        stage: str = "revise",
+        *,
+        topic: str | None = None,
+    ) -> list[Atom]:
         size = chunk_size or self.chunk_size
         chunks = [atoms[i : i + size] for i in range(0, len(atoms), size)]
         texts = [[a.text for a in chunk] for chunk in chunks]
-        results = self._caller.ask_many(
-            [build_messages(response, t, self.prompt_version) for t in texts],
-            [revised_schema(len(t)) for t in texts],
-            [make_check(len(t)) for t in texts],
-        )
+        sentences = response_sentences(response) if self.prompt_version == "v3" else []
+
+        def source(atom: Atom) -> str:
+            return sentences[atom.sentence] if atom.sentence is not None and atom.sentence < len(sentences) else ""
+
+        said = response_sentences(response)
+
+        def seen_by(atom: Atom) -> str | None:
+            """What a reader has seen at the atom's sentence (None: its sentence is not known)."""
+            if atom.sentence is None or atom.sentence >= len(said):
+                return None
+            return " ".join([topic or "", *said[: atom.sentence + 1]])
+
+        def unfaithful(atom: Atom, text: str) -> str | None:
+            why = unfaithful_revision(atom.text, text, response)
+            preceding = seen_by(atom)
+            later = names_from_later(atom.text, text, preceding) if why is None and preceding is not None else []
+            return why or (
+                f"brings in {', '.join(map(repr, later))}, first named after the atom's sentence" if later else None
+            )
+
+        with stage_progress(stage, len(atoms), unit="atom") as advance:
+            results = self._caller.ask_many(
+                [
+                    build_messages(response, t, self.prompt_version, sources=[source(a) for a in c], topic=topic)
+                    for t, c in zip(texts, chunks)
+                ],
+                [revised_schema(len(t)) for t in texts],
+                [make_check(len(t)) for t in texts],
+                on_done=lambda i: advance(len(texts[i])),
+            )
         transport = [r for r in results if isinstance(r, StructuredFailure) and r.transport]
         if transport:
             raise RecordFailed(
@@ -235,12 +365,13 @@ class Reviser:
                 continue
             for atom, text in zip(chunk, result.value):
                 update = {"text": text, "original": atom.original or atom.text}
-                rejected = (
-                    unfaithful_revision(atom.text, text, response)
-                    if self.prompt_version != "v1" and text != atom.text
-                    else None
-                )
-                if rejected:
+                rejected = unfaithful(atom, text) if self.prompt_version != "v1" and text != atom.text else None
+                merged = resolve_in_place(atom.text, text) if rejected else None
+                if merged is not None and unfaithful(atom, merged) is None:
+                    # the name it found, put in place of the pronoun in the atom as it was
+                    self._counters["merged"] += 1
+                    update["text"] = merged
+                elif rejected:
                     # v2: a rewrite that changes more than a reference is not used (module docstring)
                     self._counters["rejected"] += 1
                     update = {"original": atom.original or atom.text, "reviser_rejected": f"{text!r}: {rejected}"}
@@ -251,7 +382,8 @@ class Reviser:
 
     def stats(self) -> dict[str, float]:
         """This stage's counters (atoms sent to the model, failures, changed, skipped: atoms v2
-        kept without asking, rejected: rewrites v2 did not use, second_pass: atoms v2 asked
+        kept without asking, rejected: rewrites v2 did not use, merged: rejected rewrites whose
+        name was put in place of the atom's pronoun instead, second_pass: atoms v2 asked
         about again, alone); model calls and cache hits are in
         ``self.llm.stats()``."""
         return dict(self._counters)

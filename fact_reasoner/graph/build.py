@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..atoms.frames import names_subject, same_attribute
+from ..atoms.frames import SUBJECT_SOURCES, atom_subject, names_subject, same_attribute
 from ..errors import RecordFailed
 from ..schema import Atom, Context, Relation, RelationType
 from ..settings.graph_options import GraphOptions, Version
@@ -66,13 +66,21 @@ def deduplicate_by_text(items: Sequence[Atom] | Sequence[Context]) -> Deduplicat
     return Deduplicated(kept, dropped)
 
 
-def plan_graph(atoms: Sequence[Atom], contexts: Sequence[Context], version: Version) -> GraphPlan:
+def plan_graph(
+    atoms: Sequence[Atom],
+    contexts: Sequence[Context],
+    version: Version,
+    *,
+    topic: str | None = None,
+    sentences: Sequence[str] = (),
+) -> GraphPlan:
     """Deduplicate and list the NLI pairs for FR1, FR2 or FR3.
 
     FR1 relates each atom to the contexts listed in its ``contexts`` (all contexts when the
     atom lists none) and keeps duplicate contexts. FR2 deduplicates contexts by exact text and
     relates every atom to every context. FR3 adds both directions of every context pair.
-    Atoms are deduplicated by exact text in every version.
+    Atoms are deduplicated by exact text in every version. ``topic`` and ``sentences`` (the
+    record's topic, the response's sentences) are kept for ``entailments same-subject``.
     """
     kept_atoms, atom_duplicates = deduplicate_by_text(atoms)
     pairs: list[tuple[str, str]] = []
@@ -98,6 +106,8 @@ def plan_graph(atoms: Sequence[Atom], contexts: Sequence[Context], version: Vers
         pairs=tuple(dict.fromkeys(pairs)),
         atom_duplicates=atom_duplicates,
         context_duplicates=context_duplicates,
+        topic=topic,
+        sentences=tuple(sentences),
     )
 
 
@@ -186,7 +196,7 @@ def build_graph(
     if not screened:
         _check_supplied(variables, src, tgt, code, prob, failed)
     unused: list[UnusedRelation] = []
-    kept_contradictions = other_attribute = kept_entailments = other_subject = None
+    kept_contradictions = other_attribute = kept_entailments = other_subject = subjects = None
     if screened and options.min_relation_probability > 0:
         weak = (code != _NEUTRAL_CODE) & ~failed & (prob <= options.min_relation_probability)
         unused += _unused(
@@ -202,7 +212,7 @@ def build_graph(
         unused += _unused(variables, src, tgt, code, prob, other, "another attribute", judge, judges)
         code = _as_neutral(code, other)
     if screened and options.entailments == "same-subject":
-        other = _other_subject(plan, src, tgt, code, judged_on_atom)
+        other, subjects = _other_subject(plan, src, tgt, code, judged_on_atom)
         kept_entailments, other_subject = _kept_and_set_aside(code, judged_on_atom, RelationType.ENTAILMENT, other)
         unused += _unused(variables, src, tgt, code, prob, other, "another subject", judge, judges)
         code = _as_neutral(code, other)
@@ -247,6 +257,7 @@ def build_graph(
         contradictions_other_attribute=other_attribute,
         entailments_same_subject=kept_entailments,
         entailments_other_subject=other_subject,
+        entailment_subjects=subjects,
         unused_relations=tuple(unused),
     )
     if plan.atom_pairs:
@@ -354,17 +365,24 @@ def _other_attribute(
 
 def _other_subject(
     plan: GraphPlan, src: np.ndarray, tgt: np.ndarray, code: np.ndarray, usable: np.ndarray
-) -> np.ndarray:
+) -> tuple[np.ndarray, dict[str, int]]:
     """``entailments same-subject``: the indices of the usable atom–context entailments whose
-    context (with its title) does not name the atom's subject (:func:`fact_reasoner.atoms.frames.names_subject`)."""
+    context (with its title) does not name the atom's subject — found in the atom, the response
+    sentence it was made from, or the plan's topic (:func:`fact_reasoner.atoms.frames.atom_subject`)
+    — and how many entailments each of those sources decided."""
     n_atoms = len(plan.atoms)
     rows = np.flatnonzero(usable & (code == RELATION_CODES[RelationType.ENTAILMENT]))
     other = []
+    sources = dict.fromkeys(SUBJECT_SOURCES, 0)
     for i in rows.tolist():
+        atom = plan.atoms[int(tgt[i])]
         context = plan.contexts[int(src[i]) - n_atoms]
-        if not names_subject(plan.atoms[int(tgt[i])].text, context.text, context.title):
+        index = atom.sentence
+        sentence = plan.sentences[index] if index is not None and index < len(plan.sentences) else None
+        sources[atom_subject(atom.text, sentence, plan.topic)[1]] += 1
+        if not names_subject(atom.text, context.text, context.title, sentence=sentence, topic=plan.topic):
             other.append(i)
-    return np.asarray(other, dtype=np.int64)
+    return np.asarray(other, dtype=np.int64), sources
 
 
 _LABEL_OF_CODE = {code: relation for relation, code in _CODES.items()}

@@ -153,6 +153,11 @@ class GraphPlan:
     atom_pairs_pruned: int = 0
     #: with coherence: of those, the ones the comparability gate left out
     atom_pairs_incomparable: int = 0
+    #: the record's topic and the response's sentences (as the atomizer split it; an atom's
+    #: ``sentence`` indexes them): where ``entailments same-subject`` looks for the subject of an
+    #: atom that opens without a name (:func:`fact_reasoner.atoms.frames.atom_subject`)
+    topic: str | None = None
+    sentences: tuple[str, ...] = ()
 
     @property
     def texts(self) -> dict[str, str]:
@@ -242,6 +247,9 @@ class BuiltGraph:
     #: turned neutral because the passage does not name the atom's subject (``None``: rule off)
     entailments_same_subject: int | None = None
     entailments_other_subject: int | None = None
+    #: with ``entailments same-subject``: how many entailments it decided by a subject found in
+    #: the atom, its sentence, the topic, or none (:data:`fact_reasoner.atoms.frames.SUBJECT_SOURCES`)
+    entailment_subjects: dict[str, int] | None = None
     #: atom–context entailments and contradictions of the judge that are not factors, with why
     unused_relations: tuple[UnusedRelation, ...] = ()
 
@@ -249,7 +257,9 @@ class BuiltGraph:
         """What the judge-noise rules did: ``contradictions_same_attribute`` /
         ``contradictions_other_attribute`` (kept as factors / made neutral) with ``contradictions
         same-attribute``, ``entailments_same_subject`` / ``entailments_other_subject`` with
-        ``entailments same-subject``, and ``relations_below_floor`` (atom–context relations at
+        ``entailments same-subject`` and, per entailment it decided, where it found the atom's
+        subject (``entailments_subject_from_atom``, ``_from_sentence``, ``_from_topic``,
+        ``entailments_subject_unknown``: none found, kept), and ``relations_below_floor`` (atom–context relations at
         or below ``min_relation_probability``); a rule that was off counts nothing."""
         counters: dict[str, int] = {}
         if self.contradictions_same_attribute is not None and self.contradictions_other_attribute is not None:
@@ -258,6 +268,8 @@ class BuiltGraph:
         if self.entailments_same_subject is not None and self.entailments_other_subject is not None:
             counters["entailments_same_subject"] = self.entailments_same_subject
             counters["entailments_other_subject"] = self.entailments_other_subject
+        for source, n in (self.entailment_subjects or {}).items():
+            counters[f"entailments_subject_{'unknown' if source == 'none' else 'from_' + source}"] = n
         below = sum(u.reason == "below the floor" for u in self.unused_relations)
         if below:
             counters["relations_below_floor"] = below

@@ -139,7 +139,9 @@ class LLMBackend(Protocol):
 
     def chat(self, request: ChatRequest) -> ChatResponse: ...
 
-    def chat_many(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | LLMError]: ...
+    def chat_many(
+        self, requests: Sequence[ChatRequest], *, on_done: Callable[[int], None] | None = None
+    ) -> list[ChatResponse | LLMError]: ...
 
     def stats(self) -> dict[str, float]: ...
 
@@ -225,23 +227,29 @@ class ChatBackend:
                 usage[k] = usage.get(k, 0) + v
         return ChatResponse(tuple(choices), cached=all_cached, usage=usage)
 
-    def chat_many(self, requests: Sequence[ChatRequest]) -> list[ChatResponse | LLMError]:
-        """Answer many requests, at most ``max_concurrency`` at a time, in input order.
+    def chat_many(
+        self, requests: Sequence[ChatRequest], *, on_done: Callable[[int], None] | None = None
+    ) -> list[ChatResponse | LLMError]:
+        """Answer many requests, at most ``max_concurrency`` at a time, in input order;
+        ``on_done(i)`` is called as request ``i`` is answered (progress within a stage).
 
         A request that fails comes back as its :class:`LLMError` instead of raising, so one
         bad call does not lose the others.
         """
 
-        def one(request: ChatRequest) -> ChatResponse | LLMError:
+        def one(index: int, request: ChatRequest) -> ChatResponse | LLMError:
             try:
                 return self.chat(request)
             except LLMError as error:
                 return error
+            finally:
+                if on_done is not None:
+                    on_done(index)
 
         if self.max_concurrency == 1 or len(requests) <= 1:
-            return [one(r) for r in requests]
+            return [one(i, r) for i, r in enumerate(requests)]
         with ThreadPoolExecutor(max_workers=self.max_concurrency) as pool:
-            return list(pool.map(one, requests))
+            return list(pool.map(one, range(len(requests)), requests))
 
     def stats(self) -> dict[str, float]:
         with self._lock:

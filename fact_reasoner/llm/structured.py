@@ -78,16 +78,18 @@ class StructuredCaller:
         conversations: Sequence[list[tuple[str, str]]],
         schemas: Sequence[dict[str, Any]],
         checks: Sequence[Callable[[Any], T]],
+        *,
+        on_done: Callable[[int], None] | None = None,
     ) -> list[StructuredResult[T] | StructuredFailure]:
-        """First attempts go out together (batched); repairs and retries only for the failures."""
-        first = self.llm.chat_many(
-            [
-                ChatRequest.of(
-                    m, self.prompt_version, max_tokens=self.max_tokens, temperature=self.temperature, json_schema=s
-                )
-                for m, s in zip(conversations, schemas)
-            ]
-        )
+        """First attempts go out together (batched); repairs and retries only for the failures.
+        ``on_done(i)``: conversation ``i`` got its first reply (a stage's progress)."""
+        requests = [
+            ChatRequest.of(
+                m, self.prompt_version, max_tokens=self.max_tokens, temperature=self.temperature, json_schema=s
+            )
+            for m, s in zip(conversations, schemas)
+        ]
+        first = self.llm.chat_many(requests, on_done=on_done) if on_done is not None else self.llm.chat_many(requests)
         results: list[StructuredResult[T] | StructuredFailure] = []
         for messages, schema, check, reply in zip(conversations, schemas, checks, first):
             results.append(self._finish(messages, schema, check, reply))

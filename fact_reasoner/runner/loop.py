@@ -41,6 +41,7 @@ import logging
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -260,7 +261,7 @@ def run_dataset(job: DatasetJob) -> RunReport:
 
 
 def _run(job: DatasetJob) -> RunReport:
-    from ..progress import progress_bar
+    from ..progress import STAGE_PROGRESS_MAX_RECORDS, progress_bar, stages_shown
 
     if job.input_file is None or job.output_file is None:
         raise TypeError(f"run_dataset: {type(job).__name__} needs input_file and output_file")
@@ -315,7 +316,9 @@ def _run(job: DatasetJob) -> RunReport:
         work = job.worker_job(valid)
         shown = job.progress and bool(todo)
         label = job.progress_label()
-        with stop_on_signals(), progress_bar(len(todo), desc=label, unit=job.noun, quiet=not shown) as bar:
+        # a few records: each stage's progress within a record too (fact_reasoner.progress)
+        within = stages_shown() if shown and len(todo) <= STAGE_PROGRESS_MAX_RECORDS else nullcontext()
+        with stop_on_signals(), within, progress_bar(len(todo), desc=label, unit=job.noun, quiet=not shown) as bar:
             # results come back as they complete (in input order with the local executor)
             for outcome in executor.map(work, job.work_items(todo), local_state=job.local_state()):
                 with deferred():  # a finished item is written even when Ctrl-C comes now

@@ -135,8 +135,7 @@ def test_reviser_v2_sends_only_the_atoms_that_need_it():
         Atom(id="a2", text="She discovered penicillin."),
     ]
     with ScriptedServer([json.dumps({"atoms": ["Marie Curie discovered penicillin."]})]) as server:
-        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
-        assert reviser.prompt_version == "v2"
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), prompt_version="v2")
         revised = reviser.revise(atoms, QUICK_START)
         [request] = server.requests
         prompt = request["body"]["messages"][-1]["content"]
@@ -147,7 +146,15 @@ def test_reviser_v2_sends_only_the_atoms_that_need_it():
         "Marie Curie discovered penicillin.",
     ]
     assert [a.id for a in revised] == ["a0", "a1", "a2"] and revised[2].original == "She discovered penicillin."
-    assert reviser.stats() == {"atoms": 1, "failures": 0, "changed": 1, "skipped": 2, "rejected": 0, "second_pass": 0}
+    assert reviser.stats() == {
+        "atoms": 1,
+        "failures": 0,
+        "changed": 1,
+        "skipped": 2,
+        "rejected": 0,
+        "merged": 0,
+        "second_pass": 0,
+    }
 
 
 def test_reviser_v2_asks_again_one_at_a_time_about_atoms_it_left_unresolved():
@@ -177,7 +184,7 @@ def test_reviser_v1_sends_every_atom():
 def test_reviser_v2_does_not_use_a_rewrite_that_changes_more_than_a_reference():
     response = "Ada Lovelace is often called the first computer programmer because of her notes on Babbage's engine."
     atoms = [Atom(id="a0", text="She is often called the first computer programmer.")]
-    reply = json.dumps({"atoms": ["Ada Lovelace's notes influenced the development of computers."]})
+    reply = json.dumps({"atoms": ["Her notes influenced the development of computers."]})
     with ScriptedServer([reply]) as server:
         reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
         [atom] = reviser.revise(atoms, response)
