@@ -46,21 +46,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from experiments.nli_training.bundle import (
+    BIOS_MAE_ALLOWANCE,
+    QUICK_START,
+    QUICK_START_EXPECTED,
+    bios_measure,
+    quick_start_verdicts,
+    run_steps,
+)
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA_DIR = ROOT.parent / "shared" / "data"
 
-#: the quick start's record and the verdicts the rule asks of it (the same as version 4's rule)
-QUICK_START = ROOT / "fact_reasoner" / "examples" / "short_answer.jsonl"
-QUICK_START_EXPECTED = {
-    "Marie Curie was a physicist.": "S",
-    "Marie Curie was born in Warsaw.": "S",
-    "Marie Curie discovered penicillin.": "NS",
-}
-#: the rule's numbers (issue #50, item 4)
+#: the rule's numbers (issue #50, item 4); the quick start's record, its verdicts and the
+#: biographies' MAE allowance are the version-4 rule's (experiments/nli_training/bundle.py)
 NEGATION_AT_LEAST = 0.90
 SPURIOUS_AT_MOST = 0.05
-BIOS_MAE_ALLOWANCE = 0.01
 SPEED_SHARE = 0.5
 QUICK_START_SECONDS_WITH_LLM = 12.0
 
@@ -131,27 +133,18 @@ def quick_start_main(argv: list[str]) -> None:
 
 def quick_start(work: Path, name: str) -> tuple[dict[str, str] | None, float | None]:
     """``({atom text: S/NS}, cold seconds)`` of a candidate's quick start (None: not run)."""
-    rows = work / f"quickstart_{name}" / "short_answer.fr3.jsonl"
     timing = work / f"quickstart_{name}" / "seconds.json"
-    if not rows.is_file():
+    verdicts = quick_start_verdicts(work, name)
+    if verdicts is None:
         return None, None
-    row = json.loads(rows.read_text().splitlines()[0])
-    verdicts = {atom["text"]: atom["prediction"] for atom in row.get("atoms", [])}
     return verdicts, json.loads(timing.read_text())["seconds"] if timing.is_file() else None
 
 
 def bios_fr2(work: Path, name: str) -> dict[str, float] | None:
     """FR2's balanced accuracy and MAE on the held-out biographies (``experiments/tables.py``'s CSV)."""
-    import csv
-
-    table = work / f"bios_{name}.csv"
-    if not table.is_file():
-        return None
-    with open(table, newline="") as handle:
-        for row in csv.DictReader(handle):
-            if row["assessor"] == "FR2" and row["tier"] == "all":
-                return {"balanced_accuracy": float(row["balanced_accuracy"]), "mae": float(row["mae"])}
-    return None
+    accuracy = bios_measure(work, name, "FR2", "balanced_accuracy")
+    mae = bios_measure(work, name, "FR2", "mae")
+    return None if accuracy is None or mae is None else {"balanced_accuracy": accuracy, "mae": mae}
 
 
 def behaviour(work: Path, name: str) -> dict[str, Any] | None:
@@ -346,7 +339,6 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--summary-only", action="store_true", help="only write summary.md from what is there")
     args = parser.parse_args(argv)
-    from experiments.nli_training.bundle import run_steps
 
     if len(args.candidate) < 2:
         parser.error("give a baseline and at least one candidate")
