@@ -34,6 +34,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "nli" / "fixtures" / "checkers"
 
@@ -206,7 +207,6 @@ def _t5_config(**extra):
 def build(out: Path = FIXTURES) -> None:
     """Write the tiny models and the pairs under ``out``."""
     import torch
-    from safetensors.torch import save_file
     from transformers import (
         DebertaV2Config,
         DebertaV2ForSequenceClassification,
@@ -262,28 +262,30 @@ def build(out: Path = FIXTURES) -> None:
     _t5_config().save_pretrained(foundation)
     classifier = T5ForTokenClassification(_t5_config(num_labels=2))
     _seeded(classifier, 5)
-    hhem = out / "hhem"
-    hhem.mkdir(exist_ok=True)
-    # as HHEM-2.1-Open stores them: the classifier under "t5.", the shared embedding once
+    _save_hhem(classifier, out / "hhem", foundation.name)
+    (out / "pairs.json").write_text(json.dumps(pairs(), indent=1) + "\n")
+
+
+def _save_hhem(classifier: Any, folder: Path, foundation: str) -> None:
+    """``classifier`` (a ``T5ForTokenClassification``) as HHEM-2.1-Open stores it: its weights under
+    "t5.", the shared embedding once (not again as the encoder's), and a configuration that names
+    the foundation folder beside it."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
     state = {
         f"t5.{k}": v.contiguous()
         for k, v in classifier.state_dict().items()
         if k != "transformer.encoder.embed_tokens.weight"
     }
-    save_file(state, str(hhem / "model.safetensors"))
-    (hhem / "config.json").write_text(
-        json.dumps(
-            {
-                "architectures": ["HHEMv2ForSequenceClassification"],
-                "model_type": "HHEMv2",
-                "foundation": "../hhem-foundation",
-                "id2label": {"0": "hallucinated", "1": "consistent"},
-            },
-            indent=2,
-        )
-        + "\n"
-    )
-    (out / "pairs.json").write_text(json.dumps(pairs(), indent=1) + "\n")
+    save_file(state, str(folder / "model.safetensors"))
+    config = {
+        "architectures": ["HHEMv2ForSequenceClassification"],
+        "model_type": "HHEMv2",
+        "foundation": f"../{foundation}",
+        "id2label": {"0": "hallucinated", "1": "consistent"},
+    }
+    (folder / "config.json").write_text(json.dumps(config, indent=2) + "\n")
 
 
 # -- for speed only: random weights at the published models' sizes ------------------------------------
@@ -296,7 +298,6 @@ def sized(out: Path, passages: Path) -> None:
     tokens as with the real ones): what ``python -m scripts.benchmark_nli --judge minicheck:DIR``
     times. Their outputs mean nothing."""
     import torch
-    from safetensors.torch import save_file
     from transformers import (
         DebertaV2Config,
         DebertaV2ForSequenceClassification,
@@ -354,19 +355,7 @@ def sized(out: Path, passages: Path) -> None:
     _train_unigram(foundation, "t5", corpus, 32000)
     t5(768, 2048, 12, 12).save_pretrained(foundation)
     classifier = T5ForTokenClassification(t5(768, 2048, 12, 12, num_labels=2))
-    hhem = out / "hhem-2.1-open"
-    hhem.mkdir(parents=True, exist_ok=True)
-    state = {f"t5.{k}": v.contiguous() for k, v in classifier.state_dict().items() if "embed_tokens" not in k}
-    save_file(state, str(hhem / "model.safetensors"))
-    (hhem / "config.json").write_text(
-        json.dumps(
-            {
-                "architectures": ["HHEMv2ForSequenceClassification"],
-                "model_type": "HHEMv2",
-                "foundation": "../flan-t5-base",
-            }
-        )
-    )
+    _save_hhem(classifier, out / "hhem-2.1-open", foundation.name)
 
 
 def speed(folder: Path, tokens: int = 320, repeats: int = 5, threads: int = 2) -> list[dict]:
