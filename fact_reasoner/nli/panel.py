@@ -211,21 +211,24 @@ class PanelNLI:
         return stats
 
     # the pair cache's counters, summed over the judges (what the experiments read of a judge)
+    def _summed(self, counter: str) -> float:
+        return sum(float(getattr(b, counter, 0)) for _, b in self.members)
+
     @property
     def requested(self) -> int:
-        return sum(int(getattr(b, "requested", 0)) for _, b in self.members)
+        return int(self._summed("requested"))
 
     @property
     def hits(self) -> int:
-        return sum(int(getattr(b, "hits", 0)) for _, b in self.members)
+        return int(self._summed("hits"))
 
     @property
     def backend_pairs(self) -> int:
-        return sum(int(getattr(b, "backend_pairs", 0)) for _, b in self.members)
+        return int(self._summed("backend_pairs"))
 
     @property
     def seconds(self) -> float:
-        return sum(float(getattr(b, "seconds", 0.0)) for _, b in self.members)
+        return self._summed("seconds")
 
     def _with_judges(self, judgement: NLIJudgement, judges: Mapping[str, NLIJudgement]) -> NLIJudgement:
         return replace(judgement, judges=dict(judges), panel=self.combine)
