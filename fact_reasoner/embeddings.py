@@ -33,6 +33,7 @@ import numpy as np
 from .errors import SetupError
 from .hashing import files_fingerprint
 from .installer import NO_INSTALL_VARIABLE, installs_allowed, no_deps_command, pip_install_no_deps
+from .offline import forbid_hub_downloads
 from .settings.registry import Extra, Registry
 
 #: the sentence embedder's packages (ONNX path), in the order a missing one is reported; a
@@ -179,8 +180,7 @@ class SentenceEmbedder:
 
     def _load(self) -> Any:
         if self._runner is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            forbid_hub_downloads()
             self._runner = EMBEDDERS.make(self.backend, self._path(), threads=self.threads, cache_dir=self.cache_dir)
         return self._runner
 

@@ -10,11 +10,11 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..embeddings import cosine, default_minilm_path
+from ..offline import forbid_hub_downloads
 from .base import Metric
 from .context import MetricContext
 from .results import MetricResult, clamp01
@@ -59,8 +59,7 @@ class BertScoreF1(Metric):
         path = str(self.model_path or default_minilm_path())
         key = (path, self.num_layers)
         if key not in _SCORERS:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            forbid_hub_downloads()
             if not Path(path).exists():
                 raise FileNotFoundError(f"BERTScore model directory {path} does not exist")
             try:

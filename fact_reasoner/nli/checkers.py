@@ -38,13 +38,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
+from ..offline import forbid_hub_downloads
 from .base import NLIJudgement, judge_scored, two_way
 from .checker_text import FACTCG_CHUNK_TOKENS, factcg_chunks, minicheck_chunks, word_count
 
@@ -98,7 +98,7 @@ def resolve_model_folder(path_or_id: str | Path | None, judge: str) -> tuple[Pat
     if path.exists():
         raise SetupError(f"--nli {judge}: {path} is a file; --nli-model takes a model folder or a hub id")
     if _looks_like_hub_id(text):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        forbid_hub_downloads()
         try:
             from huggingface_hub import snapshot_download
 
@@ -127,8 +127,7 @@ def _read_config(folder: Path, judge: str) -> dict[str, Any]:
 
 
 def _torch_and_transformers(judge: str, threads: int | None) -> tuple[Any, Any]:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    forbid_hub_downloads()
     try:
         import nltk  # noqa: F401 - the chunking's tokenizers (checker_text), checked before any pair
         import punkt  # noqa: F401

@@ -77,6 +77,7 @@ import numpy as np
 
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
+from ..offline import forbid_hub_downloads
 from ..text.sentences import sentence_spans
 from .base import NLIJudgement, judge_scored
 
@@ -675,8 +676,7 @@ class _TorchClassifier:
     """A transformers sequence-classification model on the CPU (any architecture)."""
 
     def __init__(self, model_path: str, threads: int | None):
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        forbid_hub_downloads()
         try:
             import torch
             from transformers import AutoModelForSequenceClassification, AutoTokenizer

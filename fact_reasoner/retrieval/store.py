@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..io import RecordError
+from ..offline import forbid_hub_downloads
 from .base import RetrievalError
 from .corpus import Chunk, chunk_document, read_documents
 
@@ -87,12 +87,6 @@ class StoreLayout:
 # ---------------------------------------------------------------- embeddings
 
 
-def _offline() -> None:
-    # No model hub here or in CI: never let a library try to download weights.
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-
-
 def embed(texts: Sequence[str], model_path: str | None = None, threads: int | None = None) -> list[list[float]]:
     """Unit-length embeddings (so cosine distance in chromadb is 1 − dot product), from the
     process-wide embedder of :mod:`fact_reasoner.embeddings` (loaded once)."""
@@ -105,7 +99,7 @@ def embed(texts: Sequence[str], model_path: str | None = None, threads: int | No
 
 
 def open_chroma(layout: StoreLayout, create: bool):
-    _offline()
+    forbid_hub_downloads()
     try:
         import chromadb
         from chromadb.config import Settings
