@@ -117,19 +117,35 @@ def describe_judge(backend: Any) -> str:
     return str(getattr(backend, "description", None) or getattr(backend, "name", type(backend).__name__))
 
 
+def inner_judges(backend: Any) -> list[Any]:
+    """The judges a wrapper asks: the pair cache's ``backend``, the cascade's ``fast`` and
+    ``second``, a panel's ``members``, one judge of a panel's ``panel`` ([] for a judge itself)."""
+    inner = [getattr(backend, name, None) for name in ("backend", "fast", "second", "panel")]
+    inner += [judge for _, judge in getattr(backend, "members", None) or ()]
+    return [each for each in inner if callable(getattr(each, "judge", None))]
+
+
 def reads_whole(backend: Any, hypothesis: str) -> bool:
     """Whether ``backend`` reads all of ``hypothesis`` in one judgement. A backend that cuts a
     long hypothesis says so with ``reads_hypothesis(text) -> bool`` (the cross-encoder reads at
     most half its window: :meth:`~fact_reasoner.nli.cross_encoder.CrossEncoderNLI.reads_hypothesis`);
-    wrappers are looked through (the pair cache's ``backend``, the cascade's ``fast`` and
-    ``second``: both must read it); a backend that says nothing reads it whole."""
-    inner = [
-        getattr(backend, name) for name in ("backend", "fast", "second") if getattr(backend, name, None) is not None
-    ]
+    wrappers are looked through (:func:`inner_judges`: every judge they ask must read it); a
+    backend that says nothing reads it whole."""
+    inner = inner_judges(backend)
     if inner:
         return all(reads_whole(each, hypothesis) for each in inner)
     probe = getattr(backend, "reads_hypothesis", None)
     return True if probe is None else bool(probe(hypothesis))
+
+
+def says_contradictions(backend: Any) -> bool:
+    """Whether ``backend`` can say *contradicted*: not a two-way checker (``two_way = True``: it
+    says supported or not, :func:`two_way`), looking through wrappers (:func:`inner_judges`: one
+    of the judges they ask can)."""
+    inner = inner_judges(backend)
+    if inner:
+        return any(says_contradictions(each) for each in inner)
+    return not getattr(backend, "two_way", False)
 
 
 def check_pairs(pairs: Sequence[tuple[str, str]]) -> tuple[list[NLIJudgement | None], list[int]]:

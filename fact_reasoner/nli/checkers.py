@@ -150,6 +150,8 @@ class _CheckerNLI:
     (chunk, claim) item, batched → ``s = max_c s_c`` → :func:`two_way`."""
 
     name = "checker"
+    #: says supported or not, never contradicted (a panel weighs it so: nli.panel)
+    two_way = True
 
     def __init__(self, folder: Path, label: str, threads: int | None):
         self.folder = folder

@@ -223,6 +223,11 @@ class LLMJudgeNLI:
         self._counters = {"pairs": 0, "failures": 0, "repairs": 0, "self_consistency": 0}
 
     @property
+    def two_way(self) -> bool:
+        """A grounding prompt asks supported or not: it never says contradicted."""
+        return self.options.prompt_version in GROUNDING_VERSIONS
+
+    @property
     def tag(self) -> str:
         return f"nli-llm/{self.options.prompt_version}"
 

@@ -42,9 +42,18 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from ..errors import SetupError
 from ..schema import JudgeVerdict, Relation
 from ..settings.panel import Panel, PanelMember
-from .base import LABELS, NLIBackend, NLIJudgement, backend_identity, batch_invariant, describe_judge
+from .base import (
+    LABELS,
+    NLIBackend,
+    NLIJudgement,
+    backend_identity,
+    batch_invariant,
+    describe_judge,
+    says_contradictions,
+)
 
 __all__ = [
     "OneJudge",
@@ -62,27 +71,36 @@ __all__ = [
 ]
 
 
-def judge_distribution(judgement: NLIJudgement) -> dict[str, float]:
+def judge_distribution(judgement: NLIJudgement, *, two_way: bool = False) -> dict[str, float]:
     """A judgement's three-way distribution: its ``probabilities`` when the judge gave them,
-    else ``probability`` on its label and the rest shared equally by the other two labels."""
+    else ``probability`` on its label and the rest shared equally by the other two labels.
+
+    A two-way judge (``two_way``: it says supported, ``s``, or not, never contradicted) gives the
+    likelihood ``(E, N, C) = (s, 1 − s, 1 − s)``: its "not supported" weighs neutral and
+    contradiction alike, so in a product it neither invents a contradiction nor vetoes another
+    judge's (its stored P(C) = 0 means "not said", not "impossible")."""
     if judgement.probabilities:
         total = sum(judgement.probabilities.get(label.value, 0.0) for label in LABELS)
         if total > 0:
-            return {label.value: judgement.probabilities.get(label.value, 0.0) / total for label in LABELS}
+            distribution = {label.value: judgement.probabilities.get(label.value, 0.0) / total for label in LABELS}
+            if two_way:
+                s = distribution["entailment"]
+                return {"entailment": s, "neutral": 1.0 - s, "contradiction": 1.0 - s}
+            return distribution
     rest = (1.0 - judgement.probability) / 2.0
     return {label.value: judgement.probability if label == judgement.label else rest for label in LABELS}
 
 
-def product_of_experts(distributions: Sequence[Mapping[str, float]]) -> dict[str, float]:
-    """``P(l) ∝ ∏_j P_j(l)``, normalised over the three labels. Where every label gets 0 (two
-    judges each certain of a different label) the judges cancel out: uniform."""
+def product_of_experts(distributions: Sequence[Mapping[str, float]]) -> dict[str, float] | None:
+    """``P(l) ∝ ∏_j P_j(l)``, normalised over the three labels; None where every label gets 0
+    (two judges each certain of a different label: no verdict to give)."""
     product = {label.value: 1.0 for label in LABELS}
     for distribution in distributions:
         for label in product:
             product[label] *= float(distribution.get(label, 0.0))
     total = sum(product.values())
     if not total > 0:
-        return {label.value: 1.0 / len(LABELS) for label in LABELS}
+        return None
     return {label: value / total for label, value in product.items()}
 
 
@@ -134,6 +152,18 @@ class PanelNLI:
         self.panel = panel
         self.members: tuple[tuple[PanelMember, NLIBackend], ...] = tuple(zip(panel.members, backends))
         self.combine = panel.combine
+        #: the judges that say supported or not only (nli.base.two_way): never asked for contradictions
+        self.two_way = {m.label: not says_contradictions(b) for m, b in self.members}
+        self.entailment_judges = [m.label for m, _ in self.members if m.gives("entailment")]
+        self.contradiction_judges = [
+            m.label for m, _ in self.members if m.gives("contradiction") and not self.two_way[m.label]
+        ]
+        if self.combine == "roles" and not self.contradiction_judges:
+            two_way = ", ".join(label for label, only in self.two_way.items() if only)
+            raise SetupError(
+                f"--nli {panel.spec}: no judge of the panel gives contradictions ({two_way} says supported or not "
+                "only); give the contradictions to a three-way judge, e.g. cross-encoder@contradiction"
+            )
 
     @property
     def identity(self) -> str:
@@ -179,19 +209,16 @@ class PanelNLI:
                 unreachable=all(j.unreachable for _, j in failed),
             )
             return self._with_judges(failure, judges)
-        distributions = {label: judge_distribution(j) for label, j in judges.items()}
+        distributions = {label: judge_distribution(j, two_way=self.two_way[label]) for label, j in judges.items()}
         if self.combine == "roles":
-            roles = {m.label: m for m, _ in self.members}
-            probabilities = contradiction_first(
-                [
-                    entailment_given_no_contradiction(d)
-                    for label, d in distributions.items()
-                    if roles[label].gives("entailment")
-                ],
-                [d["contradiction"] for label, d in distributions.items() if roles[label].gives("contradiction")],
+            probabilities: dict[str, float] | None = contradiction_first(
+                [entailment_given_no_contradiction(distributions[label]) for label in self.entailment_judges],
+                [distributions[label]["contradiction"] for label in self.contradiction_judges],
             )
         else:
             probabilities = product_of_experts(list(distributions.values()))
+        if probabilities is None:
+            return self._with_judges(NLIJudgement.failure("the judges are each certain of a different label"), judges)
         return self._with_judges(NLIJudgement.from_probabilities(probabilities), judges)
 
     def stats(self) -> dict[str, Any]:

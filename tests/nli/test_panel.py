@@ -120,7 +120,7 @@ def test_the_product_of_experts_strengthens_agreement_and_weakens_disagreement()
     assert agree["entailment"] > 0.8
     disagree = product_of_experts([p(0.8, 0.1), p(0.1, 0.8)])
     assert disagree["entailment"] == pytest.approx(disagree["contradiction"])
-    assert product_of_experts([p(1.0, 0.0), p(0.0, 1.0)]) == pytest.approx({k: 1 / 3 for k in agree})
+    assert product_of_experts([p(1.0, 0.0), p(0.0, 1.0)]) is None  # each certain of another label: no verdict
     # a judge without three probabilities: its probability on its label, the rest shared
     bare = NLIJudgement(RelationType.CONTRADICTION, 0.7)
     assert judge_distribution(bare) == pytest.approx({"entailment": 0.15, "neutral": 0.15, "contradiction": 0.7})
@@ -158,6 +158,58 @@ def test_a_judge_that_fails_fails_the_panels_verdict_with_its_reason():
     moon, warsaw = panel.judge([("premise", "moon"), ("premise", "warsaw")])
     assert moon.failed and moon.reason == "b: scripted failure" and moon.judges["a"].label == RelationType.ENTAILMENT
     assert not warsaw.failed
+
+
+def test_judges_each_certain_of_another_label_fail_the_panels_verdict():
+    """A product of 0 for every label was once read as uniform, then as an entailment at 1/3."""
+    (pair,) = _panel("a,b", {"x": p(1.0, 0.0)}, {"x": p(0.0, 1.0)}).judge([("premise", "x")])
+    assert pair.failed and "certain of a different label" in (pair.reason or "")
+
+
+class _TwoWay(ScriptedJudge):
+    """A checker that says supported (s) or not, never contradicted (nli.base.two_way)."""
+
+    two_way = True
+
+
+def test_a_two_way_judge_neither_invents_nor_vetoes_a_contradiction():
+    """In a product, a two-way judge's P(C) = 0 means "not said": a sure contradiction of the
+    three-way judge stands (it was once turned into neutral 0.70), weakened where the checker
+    finds support."""
+    sure = {"x": p(0.01, 0.98)}
+    panel = PanelNLI(parse_panel("a,b", ["a", "b"]), [ScriptedJudge("a", sure), _TwoWay("b", {"x": p(0.3, 0.0)})])
+    (pair,) = panel.judge([("premise", "x")])
+    assert pair.label == RelationType.CONTRADICTION and pair.probability > 0.95
+    # alone, the checker never says contradicted
+    assert judge_distribution(NLIJudgement.from_probabilities(p(0.3, 0.0)), two_way=True) == pytest.approx(
+        {"entailment": 0.3, "neutral": 0.7, "contradiction": 0.7}
+    )
+
+
+def test_a_roles_panel_whose_contradictions_would_come_from_a_two_way_judge_is_refused():
+    from fact_reasoner.errors import SetupError
+
+    with pytest.raises(SetupError, match="no judge of the panel gives contradictions"):
+        PanelNLI(parse_panel("a@entailment,b", ["a", "b"]), [ScriptedJudge("a", {}), _TwoWay("b", {})])
+    # a role-less two-way judge beside a contradiction judge gives entailments only: c is the other's
+    panel = PanelNLI(
+        parse_panel("a@contradiction,b", ["a", "b"]),
+        [ScriptedJudge("a", {"x": p(0.01, 0.98)}), _TwoWay("b", {"x": p(0.9, 0.0)})],
+    )
+    (pair,) = panel.judge([("premise", "x")])
+    assert pair.label == RelationType.CONTRADICTION and pair.probability == pytest.approx(0.98)
+
+
+def test_a_panel_reads_a_hypothesis_whole_only_when_every_judge_does():
+    from fact_reasoner.nli.base import reads_whole
+
+    class Short(ScriptedJudge):
+        def reads_hypothesis(self, text: str) -> bool:
+            return len(text) < 10
+
+    panel = PanelNLI(parse_panel("a,b", ["a", "b"]), [ScriptedJudge("a", {}), Short("b", {})])
+    assert reads_whole(panel, "short") and not reads_whole(panel, "a longer hypothesis")
+    assert not reads_whole(CachedNLI(OneJudge(panel, "a"), None), "a longer hypothesis")
 
 
 class _Unreachable:
