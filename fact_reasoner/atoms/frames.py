@@ -708,7 +708,7 @@ def atom_subject(atom_text: str, sentence: str | None = None, topic: str | None 
       the reviser brought in is one);
     - ``sentence``: those that open ``sentence``, the response sentence the atom was made from
       (the atom opens with a reference the reviser left: "She was born in Ulm.");
-    - ``topic``: the words of the record's ``topic``;
+    - ``topic``: the words of the record's ``topic`` but its function words ("of", "the");
     - ``none``: none of these (an empty set: nothing can be checked).
 
     >>> atom_subject("Marie Curie was born in Warsaw.", "She was born in Warsaw.", "Marie Curie")[1]
@@ -721,6 +721,8 @@ def atom_subject(atom_text: str, sentence: str | None = None, topic: str | None 
     (['Curie', 'Marie'], 'topic')
     >>> atom_subject("There she met Pierre Curie.")
     (frozenset(), 'none')
+    >>> sorted(atom_subject("Together they won.", None, "The Battle of Hastings")[0])
+    ['Battle', 'Hastings']
     """
     subject = _atom_frame_cached(atom_text).subject
     if subject:
@@ -729,8 +731,11 @@ def atom_subject(atom_text: str, sentence: str | None = None, topic: str | None 
         subject = _atom_frame_cached(sentence).subject
         if subject:
             return subject, "sentence"
-    if topic and topic.strip():
-        return frozenset(topic.split()), "topic"
+    # the topic's words without its function words: a passage with "of" does not name the
+    # subject of "Battle of Hastings", nor one with "the" that of "The Beatles"
+    named = frozenset(w for w in (topic or "").split() if w.strip(",.;:()").casefold() not in _STOPWORDS)
+    if named:
+        return named, "topic"
     return frozenset(), "none"
 
 

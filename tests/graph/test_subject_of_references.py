@@ -153,3 +153,13 @@ def test_a_true_atom_whose_reference_the_reviser_left_is_supported_end_to_end():
     subjects = sum(v for k, v in row.counters.items() if k.startswith("entailments_subject_"))
     entailments = row.counters["entailments_same_subject"] + row.counters["entailments_other_subject"]
     assert subjects == entailments  # every entailment the rule decided, by where it found the subject
+
+
+def test_the_topics_function_words_are_not_its_subject():
+    """Every passage has "of" or "the": with them the topic "Battle of Hastings" named the
+    subject of any passage, and the rule kept every entailment."""
+    from fact_reasoner.atoms.frames import names_subject
+
+    assert not names_subject("Together they won.", "The Siege of Paris was a siege.", topic="Battle of Hastings")
+    assert names_subject("Together they won.", "Harold fell at Hastings.", topic="Battle of Hastings")
+    assert not names_subject("They sold a million records.", "The band sold records.", topic="The Beatles")
