@@ -55,7 +55,7 @@ from .schema import (
     OutputRecord,
     UnusedEvidence,
 )
-from .scores import assessment_row, factual_precision, is_supported, predict_label
+from .scores import assessment_row, factual_precision, is_supported, length_penalty, predict_label
 from .settings.config import PipelineConfig
 from .stages import JudgedPlan, Stages, judge_and_build, judge_and_infer, require_evidence, tidy_count, timed
 from .text.sentences import response_sentences
@@ -493,12 +493,11 @@ class FactReasoner:
                 for a, p in zip(built.plan.atoms, probabilities)
                 if checkworthy is None or checkworthy[a.id].checkworthy
             ]
-            out[name] = {
-                "factuality_score": factual_precision(sum(is_supported(p) for p in scored), len(scored))
-                if scored
-                else None,
-                "probabilities": [round(p, 6) for p in probabilities],
-            }
+            precision = factual_precision(sum(is_supported(p) for p in scored), len(scored)) if scored else None
+            gamma = self.config.scores.gamma
+            if precision is not None and gamma > 0:  # penalised as the row's own score is (--gamma)
+                precision *= length_penalty(len(scored), gamma)
+            out[name] = {"factuality_score": precision, "probabilities": [round(p, 6) for p in probabilities]}
         return out
 
     def settings(self) -> dict[str, Any]:

@@ -75,3 +75,17 @@ def test_a_panels_row_shows_each_judge_and_the_summary_each_judge_alone(nli, tmp
             for name, v in deciding["judges"].items()
         )
         assert shown == ([] if deciding["agreed"] else [f"judges disagree on c0: {said}"])
+
+
+def test_each_judge_alone_is_penalised_as_the_row_is(tmp_path):
+    """With --gamma each judge's precision alone carries FActScore's length penalty too, as a run
+    with that judge alone does (it was once the unpenalised precision beside a penalised panel)."""
+
+    def assess(nli: str) -> dict:
+        config = PipelineConfig(version=2, nli=nli, use_cache=False, cache_dir=tmp_path, scores={"gamma": 10})
+        return FactReasoner(config).assess(RECORD).model_dump(mode="json")
+
+    row = assess("cross-encoder,align")
+    for name in ("cross-encoder", "align"):
+        assert row["by_judge"][name]["factuality_score"] == pytest.approx(assess(name)["factuality_score"])
+    assert row["factuality_score"] < row["unpenalized_factuality_score"]
