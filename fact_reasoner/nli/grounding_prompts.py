@@ -9,7 +9,9 @@ its yes/no answer's probability as the support ``s``. Both are two-way checkers:
   ``inference.py``'s ``LLMCheck``): its system prompt and ``Document: …\\nClaim: …``; one token is
   generated and ``s = Σ exp(logprob)`` over the first position's top 5 tokens that read "yes"
   (case-insensitive; the reference compares the decoded token, here also stripped of the space a
-  server may put before it). Not normalised against "no", as there. Its documents are chunked
+  server may put before it). Not normalised against "no", as there; a first position whose top
+  tokens have neither "yes" nor "no" is no answer (the reference would read it as s = 0): the
+  pair is asked again by sampling, and fails if no sample answers. Its documents are chunked
   only beyond 32,000 tokens (``32768 − 300``), which no passage here reaches; a claim of several
   sentences is judged whole (the reference takes the least supported sentence; atoms are single
   claims).
@@ -101,6 +103,8 @@ def support_from_logprobs(choice: Choice, version: str) -> float | None:
         return None
     if version == "minicheck":
         top = dict(tokens[0].top) or {tokens[0].token: tokens[0].logprob}
+        if not {_word(t) for t in top} & {"yes", "no"}:
+            return None  # the reply did not answer yes or no: not a reading of "no" (resampled)
         return min(1.0, sum(math.exp(lp) for t, lp in top.items() if _word(t) == "yes" and math.isfinite(lp)))
     text = ""
     for token in tokens:

@@ -100,6 +100,15 @@ def test_guardian_reads_the_answer_only_after_the_score_tag():
     assert support_from_logprobs(Choice("no score"), "granite-guardian") is None
 
 
+def test_a_minicheck_reply_that_is_neither_yes_nor_no_is_no_reading():
+    """Without "yes" or "no" among the first position's top tokens the model did not answer:
+    that is not a certain "not supported" (s = 0), it is asked again by sampling."""
+    newline = (TokenLogprob("\n", -0.1, {"\n": -0.1, " The": -2.5}),)
+    assert support_from_logprobs(Choice("\n", logprobs=newline), "minicheck") is None
+    said_no = (TokenLogprob(" No", -0.05, {" No": -0.05, " Yes": -3.2}),)
+    assert support_from_logprobs(Choice(" No", logprobs=said_no), "minicheck") == pytest.approx(math.exp(-3.2))
+
+
 def test_answers_read_from_text_when_sampled():
     assert support_from_text("Yes", "minicheck") == 1.0 and support_from_text(" no.", "minicheck") == 0.0
     assert support_from_text("Maybe", "minicheck") is None
