@@ -270,16 +270,16 @@ class Ragas(Command):
         )
 
 
-def judge_means(rows: list[dict[str, Any]], metric: str) -> dict[str, float | None]:
-    """With a panel of judges: the metric's mean with each judge alone, over the samples the
-    panel scored and the judge did too (``metrics.<name>.by_judge``)."""
+def judge_means(rows: list[dict[str, Any]], metric: str) -> dict[str, tuple[float | None, int]]:
+    """With a panel of judges: the metric's mean with each judge alone and how many samples it
+    is over — those the panel scored and the judge did too (``metrics.<name>.by_judge``)."""
     scores: dict[str, list[float]] = {}
     for row in rows:
         for judge, score in (row["metrics"][metric].get("by_judge") or {}).items():
             scores.setdefault(judge, [])
             if score is not None:
                 scores[judge].append(score)
-    return {judge: sum(values) / len(values) if values else None for judge, values in scores.items()}
+    return {judge: (sum(values) / len(values) if values else None, len(values)) for judge, values in scores.items()}
 
 
 def ragas_summary(
@@ -293,8 +293,8 @@ def ragas_summary(
         values = [v for v in scores if v is not None]
         mean = f"{sum(values) / len(values):.4f}" if values else "— (none scored)"
         lines.append(f"  {name:24s} mean {mean}  scored {len(values)}  not scored {len(scores) - len(values)}")
-        for judge, judge_mean in judge_means(rows, name).items():
-            shown = "— (none scored)" if judge_mean is None else f"{judge_mean:.4f}"
+        for judge, (judge_mean, scored) in judge_means(rows, name).items():
+            shown = "— (none scored)" if judge_mean is None else f"{judge_mean:.4f}  scored {scored}"
             lines.append(f"    {'judge ' + judge + ' alone':22s} mean {shown}")
     unanswered = [row for row in rows if row.get("not_answerable")]
     lines.append(f"  samples {len(rows)}  not answerable {len(unanswered)}  failed {len(report.failures)}")

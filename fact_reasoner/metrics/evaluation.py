@@ -161,16 +161,22 @@ def _evaluate_sample(
             continue
         if results[name].is_failure:  # computed as a failure (a model call, a component)
             errors[name] = results[name].reason or "failed"
-    by_judge = _by_judge(sample, names, metric_objects, context, results)
+    by_judge = _by_judge(sample, names, metric_objects, context, results, errors)
     return SampleEvaluation(index, sample, results, errors, time.perf_counter() - start, by_judge)
 
 
 def _by_judge(
-    sample: RagSample, names: list[str], metric_objects: list[Metric], context: MetricContext, results: dict[str, Any]
+    sample: RagSample,
+    names: list[str],
+    metric_objects: list[Metric],
+    context: MetricContext,
+    results: dict[str, Any],
+    errors: dict[str, str],
 ) -> dict[str, dict[str, float | None]]:
     """With a panel of judges: each NLI metric's score with each judge alone
     (:meth:`MetricContext.judge_view`), ``{metric: {judge: score}}``; a metric the panel could
-    not score, or a judge could not, has None there."""
+    not score, or a judge could not, has None there, and why is added to ``errors``
+    (``"faithfulness (align alone)"``)."""
     judges = context.judge_names
     out: dict[str, dict[str, float | None]] = {}
     if not judges:
@@ -184,9 +190,12 @@ def _by_judge(
                 result = context.judge_view(judge).result(metric, sample)
             except SetupError:
                 raise
-            except Exception:  # the panel's score stands; this judge's is not known
+            except Exception as error:  # the panel's score stands; this judge's is not known, and says why
                 scores[judge] = None
+                errors[f"{name} ({judge} alone)"] = f"{type(error).__name__}: {error}"
                 continue
+            if result.is_failure:
+                errors[f"{name} ({judge} alone)"] = result.reason or "failed"
             scores[judge] = None if result.is_failure else result.score
         out[name] = scores
     return out

@@ -395,3 +395,46 @@ def test_faithfulness_mode_holistic_judges_the_response_as_a_whole(tmp_path):
     assert [d["claim"] for d in results[1]["details"]] == [two["response"]]
     assert "mode='HOLISTIC'" in rows[0]["settings"]["metrics"]["faithfulness"]
     assert ragas(tmp_path, source, metrics="faithfulness") == 2  # the file holds holistic rows
+
+
+def test_a_panels_ragas_run_gives_each_judge_alone_with_its_count(tmp_path, capsys):
+    """``--nli cross-encoder,align``: each sample's ``by_judge`` is what a run with that judge
+    alone scores, and the summary prints each judge's mean with how many samples it is over."""
+    pytest.importorskip("onnxruntime")
+    samples = write_jsonl(
+        tmp_path / "in.jsonl",
+        [GOOD, GOOD | {"response": "The Eiffel Tower is in Paris. It is in Berlin."}],
+    )
+    common = ["--atomizer", "sentence", "--no-cache", "--metrics", "faithfulness", "--input-file", str(samples)]
+    assert main(["ragas", *common, "--nli", "cross-encoder,align", "--output", str(tmp_path / "panel.jsonl")]) == 0
+    err = capsys.readouterr().err
+    panel = [json.loads(line) for line in (tmp_path / "panel.jsonl").read_text().splitlines()]
+    for judge in ("cross-encoder", "align"):
+        assert main(["ragas", *common, "--nli", judge, "--output", str(tmp_path / f"{judge}.jsonl"), "--quiet"]) == 0
+        alone = [json.loads(line) for line in (tmp_path / f"{judge}.jsonl").read_text().splitlines()]
+        got = [row["metrics"]["faithfulness"]["by_judge"][judge] for row in panel]
+        assert got == pytest.approx([row["metrics"]["faithfulness"]["score"] for row in alone])
+        mean = sum(got) / len(got)
+        assert re.search(rf"judge {judge} alone\s+mean {mean:.4f}  scored 2", err), err
+
+
+def test_a_judge_alone_that_cannot_score_says_why_in_the_samples_errors():
+    """The panel's score stands; the judge's is None and the sample's errors say why (it was once
+    swallowed, and the judge's mean taken over the rest in silence)."""
+    from types import SimpleNamespace
+
+    from fact_reasoner.metrics.base import MetricResult
+    from fact_reasoner.metrics.evaluation import _by_judge
+
+    class Broken:
+        def result(self, metric, sample):
+            raise RuntimeError("a bug")
+
+    context = SimpleNamespace(judge_names=["a", "b"], judge_view=lambda judge: Broken() if judge == "b" else good)
+    good = SimpleNamespace(result=lambda metric, sample: MetricResult(name="faithfulness", score=0.5))
+    metric = SimpleNamespace(needs=lambda: {"nli"})
+    errors: dict[str, str] = {}
+    panel = {"faithfulness": MetricResult(name="faithfulness", score=1.0)}
+    scores = _by_judge(None, ["faithfulness"], [metric], context, panel, errors)
+    assert scores == {"faithfulness": {"a": 0.5, "b": None}}
+    assert errors == {"faithfulness (b alone)": "RuntimeError: a bug"}
