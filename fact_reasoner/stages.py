@@ -420,12 +420,14 @@ PROGRESS_CHUNK_PAIRS = 256
 
 def _judge_texts(nli: NLIBackend, pairs: list[tuple[str, str]]) -> list[NLIJudgement]:
     """``nli.judge(pairs)``; while stage progress is shown (:func:`fact_reasoner.progress.stages_shown`),
-    in chunks of :data:`PROGRESS_CHUNK_PAIRS` so that a bar can count the pairs judged."""
+    in chunks of :data:`PROGRESS_CHUNK_PAIRS` so that a bar can count the pairs judged — only for
+    a judge whose verdicts do not depend on the pairs judged with them (a bar must not change one)."""
+    from .nli.base import batch_invariant
     from .progress import stage_progress, stage_progress_active
 
     if isinstance(nli, PrecomputedNLI):  # the record's own relations: nothing to wait for
         return nli.judge(pairs)
-    if not stage_progress_active() or len(pairs) <= PROGRESS_CHUNK_PAIRS:
+    if not stage_progress_active() or len(pairs) <= PROGRESS_CHUNK_PAIRS or not batch_invariant(nli):
         with stage_progress("judge", len(pairs), unit="pair") as advance:
             judgements = nli.judge(pairs)
             advance(len(pairs))
