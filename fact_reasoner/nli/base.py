@@ -106,8 +106,13 @@ def backend_identity(backend: Any) -> str:
 def batch_invariant(backend: Any) -> bool:
     """Whether a judge's verdict on a pair is the same whatever pairs it is judged with: it
     says so (``batch_invariant = True``), or it runs one item at a time (``items_per_run == 1``,
-    the shipped cross-encoder). ``serve`` merges concurrent requests only for such a judge."""
-    return bool(getattr(backend, "batch_invariant", False)) or getattr(backend, "items_per_run", None) == 1
+    the shipped cross-encoder), or, saying neither, it wraps only such judges
+    (:func:`inner_judges`: the pair cache, a cascade). ``serve`` merges concurrent requests only for such a judge."""
+    declared = getattr(backend, "batch_invariant", None), getattr(backend, "items_per_run", None)
+    if declared != (None, None):  # a judge (or wrapper) that says how it runs is taken at its word
+        return bool(declared[0]) or declared[1] == 1
+    inner = inner_judges(backend)
+    return bool(inner) and all(batch_invariant(each) for each in inner)
 
 
 def describe_judge(backend: Any) -> str:

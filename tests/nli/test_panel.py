@@ -280,3 +280,17 @@ def test_one_judge_of_a_panel_gives_that_judges_verdicts():
     panel = _panel("a,b", ENTAILER, CONTRADICTER)
     (moon,) = OneJudge(panel, "b").judge([("premise", "moon")])
     assert moon.label == RelationType.CONTRADICTION and moon.judges is None
+
+
+def test_a_wrapper_is_batch_invariant_when_every_judge_it_asks_is():
+    """The pair cache and a panel say what their judges say (the progress bar's chunks and
+    serve's merging ask): a cached one-item-per-run judge is invariant, a cached batching one not."""
+    from fact_reasoner.nli.base import batch_invariant
+
+    class OneItem(ScriptedJudge):
+        items_per_run = 1
+
+    assert batch_invariant(CachedNLI(OneItem("a", {}), None))
+    assert not batch_invariant(CachedNLI(ScriptedJudge("a", {}), None))
+    panel = PanelNLI(parse_panel("a,b", ["a", "b"]), [CachedNLI(OneItem("a", {}), None), ScriptedJudge("b", {})])
+    assert not batch_invariant(panel) and not batch_invariant(OneJudge(panel, "a"))
