@@ -391,7 +391,7 @@ class CrossEncoderNLI:
         """Whether the whole of ``hypothesis`` is read: a pair is at most ``max_length`` tokens,
         of which the hypothesis gets at most half (:meth:`premise_windows`); a longer one is cut
         at that length (:func:`~fact_reasoner.nli.base.reads_whole` asks this)."""
-        return len(self.tokenizer.encode(hypothesis, add_special_tokens=False).ids) <= self.max_length // 2
+        return self._hypothesis_tokens(hypothesis) <= self.max_length // 2
 
     # -- windows ------------------------------------------------------------------------
 
@@ -407,12 +407,16 @@ class CrossEncoderNLI:
     def _budget(self, hypothesis: str) -> int:
         """The premise's tokens in one window beside ``hypothesis``: the window less the special
         tokens and the hypothesis (of which at most half the window is read), at least 16."""
-        hyp_tokens = self.memo.get(
+        hyp_tokens = self._hypothesis_tokens(hypothesis)
+        return max(self.max_length - self._special_tokens - min(hyp_tokens, self.max_length // 2), 16)
+
+    def _hypothesis_tokens(self, hypothesis: str) -> int:
+        """How many tokens ``hypothesis`` is, read once (the memo's "hypothesis tokens")."""
+        return self.memo.get(
             "hypothesis tokens",
             hypothesis,
             lambda: len(self.tokenizer.encode(hypothesis, add_special_tokens=False).ids),
         )
-        return max(self.max_length - self._special_tokens - min(hyp_tokens, self.max_length // 2), 16)
 
     def _read_texts(self, pairs: Sequence[tuple[str, str]]) -> None:
         """Tokenise the premises and hypotheses of ``pairs`` not read before, in one batch each
