@@ -316,12 +316,11 @@ class Reviser:
         size = chunk_size or self.chunk_size
         chunks = [atoms[i : i + size] for i in range(0, len(atoms), size)]
         texts = [[a.text for a in chunk] for chunk in chunks]
-        sentences = response_sentences(response) if self.prompt_version == "v3" else []
+        said = response_sentences(response)
+        sentences = said if self.prompt_version == "v3" else []
 
         def source(atom: Atom) -> str:
             return sentences[atom.sentence] if atom.sentence is not None and atom.sentence < len(sentences) else ""
-
-        said = response_sentences(response)
 
         def seen_by(atom: Atom) -> str | None:
             """What a reader has seen at the atom's sentence (None: its sentence is not known)."""

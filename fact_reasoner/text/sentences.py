@@ -41,12 +41,18 @@ def _segmenter():
 
 
 def response_sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (pysbd), paragraphs first so a blank line always ends a sentence."""
+    """Sentences of ``text`` (pysbd), paragraphs first so a blank line always ends a sentence.
+    Split once per text (the atomizer, the reviser and the graph's same-subject rule all ask)."""
+    return list(_sentences(text))
+
+
+@lru_cache(maxsize=1024)
+def _sentences(text: str) -> tuple[str, ...]:
     sentences: list[str] = []
     for paragraph in text.split("\n"):
         if paragraph.strip():
             sentences.extend(s.strip() for s in _segmenter().segment(paragraph) if s.strip())
-    return sentences
+    return tuple(sentences)
 
 
 _CLAIM_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
