@@ -610,7 +610,7 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
     """
     rows = list(rows)
     counts = [len(row.get("atoms") or []) for row in rows]
-    atoms = [atom for row in rows for atom in row.get("atoms") or []]
+    claims = ClaimCounts.of_rows(rows)
     summary = DatasetSummary(
         num_records=len(rows),
         num_atoms=sum(counts),
@@ -620,10 +620,10 @@ def summarize_rows(rows: Iterable[Mapping[str, Any]]) -> DatasetSummary:
         mean_factuality_score=_mean(_written(rows, "factuality_score")),
         mean_f1_k=_mean(_written(rows, "f1_k")),
         num_scored_records=len(_written(rows, "factuality_score")),
-        num_supported_atoms=sum(a.get("prediction") == "S" for a in atoms),
-        num_unsupported_atoms=sum(a.get("prediction") != "S" and not a.get("no_evidence") for a in atoms),
-        num_no_evidence_atoms=sum(a.get("prediction") != "S" and bool(a.get("no_evidence")) for a in atoms),
-        claims=ClaimCounts.of_rows(rows),
+        num_supported_atoms=claims.supported,
+        num_unsupported_atoms=claims.unsupported,
+        num_no_evidence_atoms=claims.no_evidence,
+        claims=claims,
     )
     if any("abstained" in row for row in rows):
         abstained = [bool(row.get("abstained")) for row in rows]
