@@ -40,7 +40,7 @@ from ..io import RecordError
 from ..scores import GoldAtoms
 from ..settings.registry import Extra
 from .plots import PLOTS
-from .rows import group_rows, judge_of, read_rows, restrict_to_common
+from .rows import group_rows, judge_of, judges_said, read_rows, restrict_to_common
 from .tables import (
     COLUMNS,
     PUBLISHED_GOLD_PRECISION,
@@ -210,20 +210,6 @@ def _row_precision(row: dict[str, Any]) -> tuple[float, float | None]:
     return predicted, gold.gold_precision if gold.truths else None
 
 
-def _judges_said(judges: dict[str, Any]) -> str:
-    """``cross-encoder: entails 0.58 · specialist: contradicts 0.85``: each panel judge's verdict."""
-    verbs = {"entailment": "entails", "contradiction": "contradicts", "neutral": "neutral"}
-    return " · ".join(
-        f"{name}: "
-        + (
-            "failed"
-            if v.get("failed")
-            else f"{verbs.get(v.get('relation'), v.get('relation'))} {_fmt(v.get('probability', math.nan), 2)}"
-        )
-        for name, v in judges.items()
-    )
-
-
 def _evidence_html(
     record_key: str,
     per_assessor: dict[str, Sequence[dict[str, Any]]],
@@ -250,7 +236,7 @@ def _evidence_html(
             )
             entry["by"].append(name)
             if link.get("agreed") is False:  # a panel whose judges disagreed on this passage
-                entry["disagreement"] = _judges_said(link.get("judges") or {})
+                entry["disagreement"] = judges_said(link.get("judges") or {})
     if not merged:
         return '<span class="note">no context entails or contradicts it</span>'
     entries = sorted(merged.values(), key=lambda e: -e["probability"])

@@ -9,7 +9,8 @@ the per-record scores (``factuality_score``, ``f1_k``, ``k``, …). FR rows carr
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,25 @@ def judge_of(row: dict[str, Any]) -> str | None:
 
 #: settings shown as the judge, not among the settings that differ
 _JUDGE_KEYS = ("models.nli", "models.nli_auto", "models.nli_model", "nli_backend")
+
+
+#: how a judge's verdict on a passage reads ("cross-encoder: entails 0.88")
+JUDGE_VERBS = {"entailment": "entails", "contradiction": "contradicts", "neutral": "neutral"}
+
+
+def judges_said(judges: Mapping[str, Mapping[str, Any]]) -> str:
+    """``cross-encoder: entails 0.58 · specialist: contradicts 0.85``: each panel judge's verdict
+    on a passage (``failed`` for one that could not judge), as the terminal and the page show it."""
+    return " · ".join(
+        f"{name}: "
+        + (
+            "failed"
+            if verdict.get("failed")
+            else f"{JUDGE_VERBS.get(str(verdict.get('relation')), verdict.get('relation'))} "
+            f"{float(verdict.get('probability', math.nan)):.2f}"
+        )
+        for name, verdict in judges.items()
+    )
 
 
 def _flat_settings(row: dict[str, Any]) -> dict[str, Any]:

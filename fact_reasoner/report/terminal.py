@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .rows import JUDGE_VERBS, judges_said
+
 __all__ = ["SHOW_AT_MOST", "claim_lines", "excerpt", "settings_line", "verdict_counts_line"]
 
 #: a run of at most this many records shows its claims (``--show`` for more)
@@ -58,17 +60,7 @@ def judges_line(evidence: Mapping[str, Any] | None) -> str | None:
     entails 0.88 · specialist: contradicts 0.71`` (None where they agreed or no panel judged)."""
     if not evidence or evidence.get("agreed") is not False:
         return None
-    said = [
-        f"{name}: "
-        + (
-            "failed"
-            if verdict.get("failed")
-            else f"{_JUDGE_VERB.get(verdict.get('relation'), verdict.get('relation'))} "
-            f"{verdict.get('probability', 0):.2f}"
-        )
-        for name, verdict in (evidence.get("judges") or {}).items()
-    ]
-    return f"judges disagree on {evidence.get('context')}: " + " · ".join(said)
+    return f"judges disagree on {evidence.get('context')}: " + judges_said(evidence.get("judges") or {})
 
 
 def _first_disagreement(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -77,19 +69,11 @@ def _first_disagreement(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return next((u for u in atom.get("unused_evidence") or [] if u.get("agreed") is False), None)
 
 
-#: how a judge's verdict on a passage reads in a disagreement line
-_JUDGE_VERB = {"entailment": "entails", "contradiction": "contradicts", "neutral": "neutral"}
-
-
-#: what the judge said of a relation the graph left out, as the HTML page words it
-_JUDGE_SAYS = {"entailment": "entails", "contradiction": "contradicts"}
-
-
 def _set_aside(unused: Mapping[str, Any], texts: Callable[[str], str | None]) -> str:
     """A relation the graph left out, worded as the judge's reading and the rule's decision (as
     the page words it; the row's ``reason`` as written): ``the judge says c1 "…" entails it
     (0.88), not used: another subject — …``. Never "c1 entails it": the graph did not find so."""
-    says = _JUDGE_SAYS.get(str(unused.get("relation")), str(unused.get("relation")))
+    says = JUDGE_VERBS.get(str(unused.get("relation")), str(unused.get("relation")))
     return (
         f"the judge says {_passage(str(unused.get('context')), texts)} {says} it ({unused.get('probability', 0):.2f}), "
         f"not used: {unused.get('reason', 'left out')}"
