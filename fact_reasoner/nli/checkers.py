@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
+from ..hashing import files_fingerprint
 from ..offline import forbid_hub_downloads
 from .base import NLIJudgement, judge_scored, two_way
 from .checker_text import FACTCG_CHUNK_TOKENS, factcg_chunks, minicheck_chunks, word_count
@@ -117,6 +118,16 @@ def _fingerprint(folder: Path, name: str) -> str:
     """``<name>@<sha256 prefix of config + weights>`` (:func:`~fact_reasoner.embeddings.model_fingerprint`,
     with the hub id as the name where the folder is a cache snapshot)."""
     return f"{name}@{model_fingerprint(folder).rsplit('@', 1)[-1]}"
+
+
+#: what HHEM reads of its foundation (google/flan-t5-base): the configuration and the tokenizer
+_FOUNDATION_FILES = (
+    "config.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "special_tokens_map.json",
+    "spiece.model",
+)
 
 
 def _read_config(folder: Path, judge: str) -> dict[str, Any]:
@@ -386,7 +397,10 @@ class HHEMNLI(_CheckerNLI):
             str(relative) if relative.is_dir() else str(named), "hhem (its foundation)"
         )
         super().__init__(folder, label, threads)
-        self.fingerprint = f"{self.fingerprint}+{_fingerprint(base, base_label)}"
+        # the foundation gives its configuration and tokenizer only (the weights are HHEM's own):
+        # those files are what identifies it, not its ~1 GB of weights, which are never read
+        read = [name for name in _FOUNDATION_FILES if (base / name).is_file()]
+        self.fingerprint += f"+{base_label}@{files_fingerprint(base, read, digits=16).rsplit('@', 1)[-1]}"
         self.prompt = str(config.get("prompt") or HHEM_PROMPT)
         self.tokenizer = _tokenizer(self.transformers, base, self.name)
         t5_config = self.transformers.T5Config.from_pretrained(str(base))

@@ -118,6 +118,20 @@ def test_other_weights_other_identity(tmp_path) -> None:
     assert MiniCheckNLI(copy, threads=1).identity != same
 
 
+def test_hhems_identity_reads_its_foundations_tokenizer_not_its_weights(tmp_path) -> None:
+    """HHEM takes only the foundation's configuration and tokenizer: weights beside them (the
+    real flan-t5-base has about 1 GB) are not hashed, a changed tokenizer is."""
+    shutil.copytree(FIXTURES / "hhem", tmp_path / "hhem")
+    foundation = tmp_path / "hhem-foundation"
+    shutil.copytree(FIXTURES / "hhem-foundation", foundation)
+    before = HHEMNLI(tmp_path / "hhem", threads=1).identity
+    (foundation / "model.safetensors").write_bytes(b"never read")
+    assert HHEMNLI(tmp_path / "hhem", threads=1).identity == before
+    special = json.loads((foundation / "special_tokens_map.json").read_text())
+    (foundation / "special_tokens_map.json").write_text(json.dumps(special, indent=4))
+    assert HHEMNLI(tmp_path / "hhem", threads=1).identity != before
+
+
 def test_punkt_sentences_and_word_counts_are_nltks() -> None:
     text = "Dr. Smith moved to the U.S. in 1990. He worked in New York."
     assert checker_text.punkt_sentences(text) == ["Dr. Smith moved to the U.S. in 1990.", "He worked in New York."]
