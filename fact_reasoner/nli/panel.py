@@ -132,9 +132,10 @@ def entailment_given_no_contradiction(distribution: Mapping[str, float]) -> floa
     return distribution["entailment"] / rest if rest > 0 else 0.0
 
 
-def judges_agree(judges: Mapping[str, NLIJudgement]) -> bool:
-    """Whether every judge gave the same label (failed judgements disagree with any label)."""
-    labels = {None if j.failed else j.label for j in judges.values()}
+def judges_agree(judges: Mapping[str, NLIJudgement | JudgeVerdict]) -> bool:
+    """Whether every judge gave the same label (failed judgements disagree with any label); a
+    judgement or the verdict the output shows of it."""
+    labels = {None if j.failed else (j.label if isinstance(j, NLIJudgement) else j.relation) for j in judges.values()}
     return len(labels) == 1 and None not in labels
 
 
@@ -326,8 +327,7 @@ def panel_fields(
     judges = panel.get((source, target))
     if not judges:
         return {}
-    labels = {None if v.failed else v.relation for v in judges.values()}
-    fields: dict[str, Any] = {"judges": dict(judges), "agreed": len(labels) == 1 and None not in labels}
+    fields: dict[str, Any] = {"judges": dict(judges), "agreed": judges_agree(judges)}
     if judge is not None:
         fields["judge"] = judge
     return fields
