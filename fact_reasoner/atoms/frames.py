@@ -763,7 +763,13 @@ def names_subject(
     ...               topic="Marie Curie")
     True
     """
-    subject, _ = atom_subject(atom_text, sentence, topic)
+    return passage_names(atom_subject(atom_text, sentence, topic)[0], passage_text, title)
+
+
+def passage_names(subject: frozenset[str], passage_text: str, title: str | None = None) -> bool:
+    """Whether the passage (with its title) has a word of ``subject`` (:func:`atom_subject`'s
+    names; compared without case, accents or a possessive), or ``subject`` is empty (nothing to
+    check: True)."""
     if not subject:
         return True
     wanted = {word for name in subject for word in _folded_words(name)}

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..atoms.frames import SUBJECT_SOURCES, atom_subject, names_subject, same_attribute
+from ..atoms.frames import SUBJECT_SOURCES, atom_subject, passage_names, same_attribute
 from ..errors import RecordFailed
 from ..schema import Atom, Context, Relation, RelationType
 from ..settings.graph_options import GraphOptions, Version
@@ -379,8 +379,9 @@ def _other_subject(
         context = plan.contexts[int(src[i]) - n_atoms]
         index = atom.sentence
         sentence = plan.sentences[index] if index is not None and index < len(plan.sentences) else None
-        sources[atom_subject(atom.text, sentence, plan.topic)[1]] += 1
-        if not names_subject(atom.text, context.text, context.title, sentence=sentence, topic=plan.topic):
+        subject, source = atom_subject(atom.text, sentence, plan.topic)
+        sources[source] += 1
+        if not passage_names(subject, context.text, context.title):
             other.append(i)
     return np.asarray(other, dtype=np.int64), sources
 
