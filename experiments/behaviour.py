@@ -671,9 +671,10 @@ def through_graph(results: Sequence[ItemResult], options: Any = None) -> list[It
     :class:`~fact_reasoner.settings.graph_options.GraphOptions`; the defaults when None). The label
     becomes the factor's relation, or ``neutral`` where no factor is made (the reason in
     ``reason``); a failed judgement stays ``failed``."""
-    from fact_reasoner.graph.build import build_graph, plan_graph
+    from fact_reasoner.graph.build import plan_graph
     from fact_reasoner.schema import Atom, Context, Relation, RelationType
     from fact_reasoner.settings.graph_options import GraphOptions
+    from fact_reasoner.stages import screen_and_build
 
     options = options or GraphOptions()
     out = []
@@ -687,8 +688,14 @@ def through_graph(results: Sequence[ItemResult], options: Any = None) -> list[It
             options.version if options.version != 1 else 2,
         )
         probability = result.probabilities.get(result.label, 1.0) if result.probabilities else 1.0
-        relation = Relation(source="c", target="a", relation=RelationType(result.label), probability=probability)
-        built = build_graph(plan, [relation], options.model_copy(update={"version": plan.version}))
+        relation = Relation(
+            source="c",
+            target="a",
+            relation=RelationType(result.label),
+            probability=probability,
+            probabilities=result.probabilities or None,
+        )
+        built = screen_and_build(plan, [relation], options.model_copy(update={"version": plan.version}))
         factors = built.factor_relations
         label = factors[0].relation.value if factors else "neutral"
         reason = built.unused_relations[0].reason if built.unused_relations else None

@@ -400,14 +400,17 @@ class FactReasoner:
         scored = {a: p for a, p in probabilities.items() if checkworthy is None or checkworthy[a].checkworthy}
 
         evidence: dict[str, list[EvidenceLink]] = {a: [] for a in atom_ids}
+        notes = built.relation_notes
         for rel in built.factor_relations:
             if rel.target in evidence and rel.source not in evidence:  # atom-atom: contradicting_pairs
+                note = notes.get((rel.source, rel.target, rel.judge))
                 evidence[rel.target].append(
                     EvidenceLink(
                         context=rel.source,
                         relation=rel.relation,
                         probability=rel.probability,
                         **panel_fields(panel, rel.source, rel.target, rel.judge),
+                        **({} if note is None else _note_fields(note)),
                     )
                 )
         unused: dict[str, list[UnusedEvidence]] = {a: [] for a in atom_ids}
@@ -418,8 +421,9 @@ class FactReasoner:
                         context=left_out.source,
                         relation=left_out.relation,
                         probability=left_out.probability,
-                        reason=unused_reason(left_out.reason),
+                        reason=unused_reason(left_out.reason, left_out.rule),
                         **panel_fields(panel, left_out.source, left_out.target, left_out.judge),
+                        **({"sentence": left_out.sentence} if left_out.sentence else {}),
                     )
                 )
         verdicts = [
@@ -503,6 +507,19 @@ class FactReasoner:
     def settings(self) -> dict[str, Any]:
         """The settings that change results (derived from the config); a resumed run must match."""
         return self.config.settings()
+
+
+def _note_fields(note: Any) -> dict[str, Any]:
+    """An evidence link's fields from the relation screen's note: the deciding sentence, and for
+    a turned entailment the judge's own label and what the sentence says against the claim."""
+    fields: dict[str, Any] = {}
+    if note.sentence:
+        fields["sentence"] = note.sentence
+    if note.judged is not None:
+        fields["judged"] = note.judged
+    if note.reason:
+        fields["screen"] = note.reason
+    return fields
 
 
 def _checkworthy_fields(checkworthy: dict[str, CheckworthyVerdict] | None, atom_id: str) -> dict[str, Any]:

@@ -122,11 +122,12 @@ class _PanelFields(BaseModel):
     """Leaves out what a panel adds to a piece of evidence where no panel judged it: each
     judge's verdict on the passage (``judges``), whether they all gave the same label
     (``agreed``) and, where each judge's relation is its own factor, whose this one is
-    (``judge``), so that a single judge's rows read as before panels existed."""
+    (``judge``), so that a single judge's rows read as before panels existed; likewise what the
+    sentence screen adds where it read no sentence (``sentence``, ``judged``, ``screen``)."""
 
     @model_serializer(mode="wrap")
     def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
-        return _without_none(handler(self), ("judge", "judges", "agreed"))
+        return _without_none(handler(self), ("judge", "judges", "agreed", "sentence", "judged", "screen"))
 
 
 def _without_none(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
@@ -156,6 +157,9 @@ class Relation(_Open):
     judges: dict[str, JudgeVerdict] | None = None
     #: a panel that gives each judge its own factor: the judge whose relation this is
     judge: str | None = None
+    #: the passage sentence (or two) the relation rests on, as the sentence screen found it
+    #: (``--entailments sentence``: :mod:`fact_reasoner.screening`)
+    sentence: str | None = None
 
     @field_validator("relation", mode="before")
     @classmethod
@@ -218,7 +222,11 @@ def _require_unique(ids: list[str], what: str) -> None:
 
 class EvidenceLink(_PanelFields):
     """One factor that touched an atom: which context, which relation, how sure (and, from a
-    panel, each judge's verdict)."""
+    panel, each judge's verdict). With the sentence screen (``--entailments sentence``):
+    ``sentence``, the passage sentence it rests on; for an entailment the screen turned into a
+    contradiction, ``judged`` (the judge's own label) and ``screen`` (what the sentence says
+    against the claim: "the sentence says lower, not higher"), which a contradiction the screen
+    confirmed also carries."""
 
     context: str
     relation: RelationType
@@ -226,12 +234,17 @@ class EvidenceLink(_PanelFields):
     judge: str | None = None
     judges: dict[str, JudgeVerdict] | None = None
     agreed: bool | None = None
+    sentence: str | None = None
+    judged: RelationType | None = None
+    screen: str | None = None
 
 
 class UnusedEvidence(_PanelFields):
     """An entailment or contradiction the judge gave that the graph did not use, and why
-    (``below the floor``, ``another attribute``, ``another subject``): shown so that a user can
-    see why a claim they expected to be contradicted (or supported) was not."""
+    (``below the floor``; the sentence screen's reason, "the sentence names Alexander Fleming,
+    not Marie Curie"; the word rules' ``another attribute``, ``another subject``), with the
+    passage ``sentence`` the screen read where it read one: shown so that a user can see why a
+    claim they expected to be contradicted (or supported) was not."""
 
     context: str
     relation: RelationType
@@ -240,6 +253,7 @@ class UnusedEvidence(_PanelFields):
     judge: str | None = None
     judges: dict[str, JudgeVerdict] | None = None
     agreed: bool | None = None
+    sentence: str | None = None
 
 
 class AtomVerdict(BaseModel):

@@ -28,6 +28,7 @@ from .graph.factor_graph import BuiltGraph, GraphPlan
 from .inference import InferenceEngine, InferenceResult, make_engine
 from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
 from .schema import JudgeVerdict, Relation, RelationType
+from .screening import screen_relations, uses_parser
 from .settings.graph_options import GraphOptions
 from .settings.registry import Entry, Extra, require_extras
 
@@ -51,6 +52,7 @@ __all__ = [
     "judge_and_build",
     "judge_and_infer",
     "judge_plan",
+    "screen_and_build",
     "tidy_count",
 ]
 
@@ -291,6 +293,11 @@ class Stages:
             from .embeddings import EMBEDDER_EXTRAS
 
             needed += [("the sentence embedder", extra) for extra in EMBEDDER_EXTRAS]
+        if judge and uses_parser(config.graph):
+            from .screening.parser import PARSER_PACKAGE
+
+            rule = "--entailments sentence" if config.graph.entailments == "sentence" else "--contradictions sentence"
+            needed += [(rule, Extra("spacy", "parser")), (rule, Extra(PARSER_PACKAGE, "parser"))]
         if judge and self._nli is None:
             for member in config.models.nli_choice.judges:  # one, or each judge of a panel
                 nli_entry = NLI_BACKENDS.entry(member.name)
@@ -516,14 +523,32 @@ def judge_and_build(
         if deferred_reverse:
             judged, plan = _judge_reverse(plan, judged, nli, deferred_reverse)
     check_judged(judged, len(plan.pairs) + len(plan.atom_pairs), max_failed_pairs)
-    with timed(timings, "build"):
-        built = build_graph(
-            plan,
-            judged.relations,
-            options or GraphOptions(version=plan.version),
-            supplied=bool(getattr(nli, "supplies_relations", False)),
-        )
+    built = screen_and_build(
+        plan,
+        judged.relations,
+        options or GraphOptions(version=plan.version),
+        supplied=bool(getattr(nli, "supplies_relations", False)),
+        timings=timings,
+    )
     return judged, built
+
+
+def screen_and_build(
+    plan: GraphPlan,
+    relations: Sequence[Relation],
+    options: GraphOptions | None = None,
+    *,
+    supplied: bool = False,
+    timings: dict[str, float] | None = None,
+) -> BuiltGraph:
+    """Screen the judged relations (:func:`~fact_reasoner.screening.screen_relations`: what the
+    graph uses of each, and why) and build the factor graph from what the screen gives.
+    ``timings`` gets the seconds of ``screen`` and ``build``."""
+    options = options or GraphOptions(version=plan.version)
+    with timed(timings, "screen"):
+        screening = screen_relations(plan, relations, options, supplied=supplied)
+    with timed(timings, "build"):
+        return build_graph(plan, screening.relations, options, supplied=supplied, screening=screening)
 
 
 def _judge_reverse(

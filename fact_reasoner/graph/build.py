@@ -20,17 +20,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from ..atoms.frames import SUBJECT_SOURCES, atom_subject, passage_names, same_attribute
 from ..errors import RecordFailed
 from ..schema import Atom, Context, Relation, RelationType
 from ..settings.graph_options import GraphOptions, Version
 from .coherence_graph import add_atom_factors
-from .factor_graph import RELATION_CODES, BuiltGraph, FactorGraph, FactorSource, GraphPlan, UnusedRelation
+from .factor_graph import RELATION_CODES, BuiltGraph, FactorGraph, FactorSource, GraphPlan
 from .factors import clamp_probability, relation_tables
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..screening import Screening
 
 __all__ = [
     "Deduplicated",
@@ -139,17 +141,23 @@ _CODES = {**RELATION_CODES, RelationType.NEUTRAL: _NEUTRAL_CODE}
 
 
 def build_graph(
-    plan: GraphPlan, relations: Iterable[Relation], options: GraphOptions | None = None, *, supplied: bool = False
+    plan: GraphPlan,
+    relations: Iterable[Relation],
+    options: GraphOptions | None = None,
+    *,
+    supplied: bool = False,
+    screening: "Screening | None" = None,
 ) -> BuiltGraph:
-    """Turn judged relations into the factor graph of ``plan.version``.
+    """Turn relations into the factor graph of ``plan.version``.
 
     Only entailment, contradiction and equivalence become factors; neutral and failed
-    relations are dropped, so an atom with no factor keeps its prior (0.5). The rules for the
-    judge's noise — the relation floor (``options.min_relation_probability``), ``contradictions
-    same-attribute`` and ``entailments same-subject`` — make more of them neutral, and list each
-    in ``unused_relations`` with its reason. ``supplied`` says the relations came with the
-    record (data, not the judge's output): they are used as given, unless
-    ``options.filter_supplied_relations``, and then one with p ≤ 0.5 is an input error
+    relations are dropped, so an atom with no factor keeps its prior (0.5). The relations are
+    read as given: the rules for the judge's noise (the relation floor, which entailments and
+    contradictions count) are a stage of their own before this one
+    (:func:`fact_reasoner.screening.screen_relations`), whose ``screening`` — its relations, and
+    what it set aside, noted and counted, which the built graph carries for the output — is
+    passed here in place of ``relations``. ``supplied`` says the relations came with the record
+    (data, not the judge's output) and were not screened: one with p ≤ 0.5 is then an input error
     (:class:`~fact_reasoner.errors.RecordFailed`). Relations on ids
     that deduplication dropped are mapped onto the kept id; when a pair is judged twice the
     first judgement counts — per judge, where a panel gives each judge's relation its own factor
@@ -174,6 +182,8 @@ def build_graph(
     ('entailment', 0, 0)
     """
     options = options or GraphOptions(version=plan.version)
+    if screening is not None:
+        relations = screening.relations
     if plan.atom_pairs:
         relations = list(relations)  # read twice: here and for the atom-atom factors
     if options.version != plan.version:
@@ -192,30 +202,8 @@ def build_graph(
     missing = len(plan.pairs) - len(np.unique(src * len(variables) + tgt))
     n_failed = int(failed.sum())
     on_atom = tgt < n_atoms
-    screened = not supplied or options.filter_supplied_relations
-    if not screened:
+    if supplied and not options.filter_supplied_relations:
         _check_supplied(variables, src, tgt, code, prob, failed)
-    unused: list[UnusedRelation] = []
-    kept_contradictions = other_attribute = kept_entailments = other_subject = subjects = None
-    if screened and options.min_relation_probability > 0:
-        weak = (code != _NEUTRAL_CODE) & ~failed & (prob <= options.min_relation_probability)
-        unused += _unused(
-            variables, src, tgt, code, prob, np.flatnonzero(weak & on_atom), "below the floor", judge, judges
-        )
-        code = np.where(weak, _NEUTRAL_CODE, code).astype(np.int8)
-    judged_on_atom = on_atom & ~failed
-    if screened and options.contradictions == "same-attribute":
-        other = _other_attribute(plan, src, tgt, code, judged_on_atom)
-        kept_contradictions, other_attribute = _kept_and_set_aside(
-            code, judged_on_atom, RelationType.CONTRADICTION, other
-        )
-        unused += _unused(variables, src, tgt, code, prob, other, "another attribute", judge, judges)
-        code = _as_neutral(code, other)
-    if screened and options.entailments == "same-subject":
-        other, subjects = _other_subject(plan, src, tgt, code, judged_on_atom)
-        kept_entailments, other_subject = _kept_and_set_aside(code, judged_on_atom, RelationType.ENTAILMENT, other)
-        unused += _unused(variables, src, tgt, code, prob, other, "another subject", judge, judges)
-        code = _as_neutral(code, other)
     atom_factor = on_atom & ~failed & (code != _NEUTRAL_CODE)
     f_src, f_tgt, f_code, f_prob = _reconcile_context_pairs(
         src[~on_atom], tgt[~on_atom], code[~on_atom], prob[~on_atom], failed[~on_atom], v
@@ -253,12 +241,9 @@ def build_graph(
         if len(judges) > 1
         else (),
         ignored_relations=ignored,
-        contradictions_same_attribute=kept_contradictions,
-        contradictions_other_attribute=other_attribute,
-        entailments_same_subject=kept_entailments,
-        entailments_other_subject=other_subject,
-        entailment_subjects=subjects,
-        unused_relations=tuple(unused),
+        unused_relations=screening.unused if screening is not None else (),
+        screen_counters=dict(screening.counters) if screening is not None else {},
+        relation_notes=dict(screening.notes) if screening is not None else {},
     )
     if plan.atom_pairs:
         built = add_atom_factors(built, relations, options)
@@ -348,75 +333,7 @@ def ignored_relations(plan: GraphPlan, relations: Iterable[Relation]) -> dict[st
     return _RelationArrays.of(plan, relations).ignored()
 
 
-def _other_attribute(
-    plan: GraphPlan, src: np.ndarray, tgt: np.ndarray, code: np.ndarray, usable: np.ndarray
-) -> np.ndarray:
-    """``contradictions same-attribute``: the indices of the usable atom–context contradictions
-    whose context does not speak about the atom's attribute (:func:`fact_reasoner.atoms.frames.same_attribute`)."""
-    n_atoms = len(plan.atoms)
-    rows = np.flatnonzero(usable & (code == RELATION_CODES[RelationType.CONTRADICTION]))
-    other = [
-        i
-        for i in rows.tolist()
-        if same_attribute(plan.atoms[int(tgt[i])].text, plan.contexts[int(src[i]) - n_atoms].text) == "other attribute"
-    ]
-    return np.asarray(other, dtype=np.int64)
-
-
-def _other_subject(
-    plan: GraphPlan, src: np.ndarray, tgt: np.ndarray, code: np.ndarray, usable: np.ndarray
-) -> tuple[np.ndarray, dict[str, int]]:
-    """``entailments same-subject``: the indices of the usable atom–context entailments whose
-    context (with its title) does not name the atom's subject — found in the atom, the response
-    sentence it was made from, or the plan's topic (:func:`fact_reasoner.atoms.frames.atom_subject`)
-    — and how many entailments each of those sources decided."""
-    n_atoms = len(plan.atoms)
-    rows = np.flatnonzero(usable & (code == RELATION_CODES[RelationType.ENTAILMENT]))
-    other = []
-    sources = dict.fromkeys(SUBJECT_SOURCES, 0)
-    for i in rows.tolist():
-        atom = plan.atoms[int(tgt[i])]
-        context = plan.contexts[int(src[i]) - n_atoms]
-        index = atom.sentence
-        sentence = plan.sentences[index] if index is not None and index < len(plan.sentences) else None
-        subject, source = atom_subject(atom.text, sentence, plan.topic)
-        sources[source] += 1
-        if not passage_names(subject, context.text, context.title):
-            other.append(i)
-    return np.asarray(other, dtype=np.int64), sources
-
-
 _LABEL_OF_CODE = {code: relation for relation, code in _CODES.items()}
-
-
-def _kept_and_set_aside(code, usable, relation: RelationType, set_aside) -> tuple[int, int]:
-    """How many ``relation`` labels among the ``usable`` rows a rule keeps, and how many it sets
-    aside (``set_aside``: their rows), for the graph's counters."""
-    labelled = int(((code == RELATION_CODES[relation]) & usable).sum())
-    return labelled - len(set_aside), len(set_aside)
-
-
-def _as_neutral(code, rows):
-    """A copy of ``code`` with the relations at ``rows`` read as neutral (no factor)."""
-    code = code.copy()
-    code[rows] = _NEUTRAL_CODE
-    return code
-
-
-def _unused(variables, src, tgt, code, prob, rows, reason: str, judge, judges) -> list[UnusedRelation]:
-    """The relations at ``rows`` as :class:`UnusedRelation` with ``reason`` (and the judge
-    whose relation it is, where a panel gives each judge its own factor)."""
-    return [
-        UnusedRelation(
-            variables[int(src[i])],
-            variables[int(tgt[i])],
-            _LABEL_OF_CODE[int(code[i])],
-            float(prob[i]),
-            reason,
-            judges[int(judge[i])],
-        )
-        for i in np.asarray(rows, dtype=np.int64).tolist()
-    ]
 
 
 def _check_supplied(variables, src, tgt, code, prob, failed) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -179,36 +179,40 @@ class FactorSource(NamedTuple):
     judge: str | None = None
 
 
-#: why the graph leaves a judged entailment or contradiction out: the short reason
-#: (:class:`UnusedRelation`) → what it means, and the setting whose rule set it aside
+#: the short reasons of the relation floor and the word rules (:class:`UnusedRelation`) → what
+#: they mean and the setting whose rule set the relation aside; the sentence screen gives its
+#: reasons in words of their own ("the sentence names Alexander Fleming, not Marie Curie")
 UNUSED_RULES: dict[str, tuple[str, str]] = {
     "below the floor": ("the judge's probability is at most the relation floor", "--min-relation-probability"),
     "another attribute": (
-        "the passage speaks about another attribute than the claim's",
+        "no sentence of the passage gives a value of the claim's attribute that could disagree",
         "--contradictions same-attribute",
     ),
-    "another subject": ("the passage does not name the claim's subject", "--entailments same-subject"),
+    "another subject": ("the passage never names whom the claim is about", "--entailments same-subject"),
 }
 
 
-def unused_reason(reason: str) -> str:
+def unused_reason(reason: str, rule: str | None = None) -> str:
     """The reason an output row gives for a relation the graph left out (``unused_evidence``):
-    the short reason, what it means and the rule that set it aside — worded as the graph's
-    decision about the judge's relation, never as a verdict on the claim.
+    what the rule saw and the setting that set it aside — worded as the screen's decision about
+    the judge's relation, never as a verdict on the claim.
 
     >>> unused_reason("another subject")
-    "another subject — the passage does not name the claim's subject (--entailments same-subject)"
+    'another subject — the passage never names whom the claim is about (--entailments same-subject)'
+    >>> unused_reason("the sentence names Alexander Fleming, not Marie Curie", "--entailments sentence")
+    'the sentence names Alexander Fleming, not Marie Curie (--entailments sentence)'
     """
-    if reason not in UNUSED_RULES:
-        return reason
-    meaning, rule = UNUSED_RULES[reason]
-    return f"{reason} — {meaning} ({rule})"
+    if reason in UNUSED_RULES:
+        meaning, setting = UNUSED_RULES[reason]
+        return f"{reason} — {meaning} ({setting})"
+    return f"{reason} ({rule})" if rule else reason
 
 
 class UnusedRelation(NamedTuple):
     """An atom–context entailment or contradiction the judge gave that the graph did not use,
-    and why: ``below the floor`` (p ≤ ``min_relation_probability``), ``another attribute``
-    (``contradictions same-attribute``), ``another subject`` (``entailments same-subject``)."""
+    and why: ``reason`` (the floor's and the word rules' short reasons, :data:`UNUSED_RULES`, or
+    the sentence screen's own words), the ``rule`` (setting) that decided, and the deciding
+    ``sentence`` where the sentence screen read one."""
 
     source: str
     target: str
@@ -216,6 +220,8 @@ class UnusedRelation(NamedTuple):
     probability: float
     reason: str
     judge: str | None = None
+    rule: str | None = None
+    sentence: str | None = None
 
 
 @dataclass(frozen=True)
@@ -239,41 +245,21 @@ class BuiltGraph:
     atom_factors: int = 0
     #: with coherence: ordered atom pairs of the plan with no judgement at all
     atom_pairs_missing: int = 0
-    #: with ``contradictions same-attribute``: atom–context contradictions kept as factors, and
-    #: those turned neutral because the context speaks about another attribute (``None``: rule off)
-    contradictions_same_attribute: int | None = None
-    contradictions_other_attribute: int | None = None
-    #: with ``entailments same-subject``: atom–context entailments kept as factors, and those
-    #: turned neutral because the passage does not name the atom's subject (``None``: rule off)
-    entailments_same_subject: int | None = None
-    entailments_other_subject: int | None = None
-    #: with ``entailments same-subject``: how many entailments it decided by a subject found in
-    #: the atom, its sentence, the topic, or none (:data:`fact_reasoner.atoms.frames.SUBJECT_SOURCES`)
-    entailment_subjects: dict[str, int] | None = None
     #: atom–context entailments and contradictions of the judge that are not factors, with why
     unused_relations: tuple[UnusedRelation, ...] = ()
+    #: what the relation screen counted (:mod:`fact_reasoner.screening`): ``relations_below_floor``,
+    #: the word rules' ``contradictions_same_attribute`` / ``_other_attribute`` and
+    #: ``entailments_same_subject`` / ``_other_subject`` (with where the subject was found), the
+    #: sentence screen's ``screen_entailments_kept`` / ``_set_aside_<check>`` / ``_turned_<check>``
+    #: and ``screen_contradictions_…``; a rule that was off counts nothing
+    screen_counters: dict[str, int] = field(default_factory=dict)
+    #: per factor relation ``(context, atom, judge)``: the deciding sentence and, for an
+    #: entailment the screen turned into a contradiction, the judge's label and why
+    relation_notes: dict[tuple[str, str, str | None], Any] = field(default_factory=dict)
 
     def rule_counters(self) -> dict[str, int]:
-        """What the judge-noise rules did: ``contradictions_same_attribute`` /
-        ``contradictions_other_attribute`` (kept as factors / made neutral) with ``contradictions
-        same-attribute``, ``entailments_same_subject`` / ``entailments_other_subject`` with
-        ``entailments same-subject`` and, per entailment it decided, where it found the atom's
-        subject (``entailments_subject_from_atom``, ``_from_sentence``, ``_from_topic``,
-        ``entailments_subject_unknown``: none found, kept), and ``relations_below_floor`` (atom–context relations at
-        or below ``min_relation_probability``); a rule that was off counts nothing."""
-        counters: dict[str, int] = {}
-        if self.contradictions_same_attribute is not None and self.contradictions_other_attribute is not None:
-            counters["contradictions_same_attribute"] = self.contradictions_same_attribute
-            counters["contradictions_other_attribute"] = self.contradictions_other_attribute
-        if self.entailments_same_subject is not None and self.entailments_other_subject is not None:
-            counters["entailments_same_subject"] = self.entailments_same_subject
-            counters["entailments_other_subject"] = self.entailments_other_subject
-        for source, n in (self.entailment_subjects or {}).items():
-            counters[f"entailments_subject_{'unknown' if source == 'none' else 'from_' + source}"] = n
-        below = sum(u.reason == "below the floor" for u in self.unused_relations)
-        if below:
-            counters["relations_below_floor"] = below
-        return counters
+        """What the relation screen did (``screen_counters``)."""
+        return dict(self.screen_counters)
 
     @property
     def factor_relations(self) -> tuple[FactorSource, ...]:

@@ -10,11 +10,15 @@ the command prints, per record::
       S    0.87  Marie Curie was a physicist.
                  entailed by c_a0_0 "Marie Curie was a Polish and naturalised-French…" (0.93)
       NS ✗ 0.50  Marie Curie discovered penicillin.
-                 no evidence; the judge says c_a2_0 "Penicillin was…" entails it (0.88), not used:
-                 another subject — the passage does not name the claim's subject (--entailments same-subject)
+                 no evidence; the judge says c_a2_0 "Penicillin was discovered in 1928 by the Scottish
+                 physician Alexander Fleming." entails it (0.88), not used: the sentence names Alexander
+                 Fleming, not Marie Curie (--entailments sentence)
 
 The passage shown is the factor that pushed the verdict its way: for S the strongest
-entailment, for NS the strongest contradiction; a claim with no factor says "no evidence",
+entailment, for NS the strongest contradiction — quoted by the sentence the relation screen
+found deciding where it read one, else by its first words; an entailment the screen turned into
+a contradiction says what the judge said and what the sentence says against the claim; a claim
+with no factor says "no evidence",
 with the judge's relations the graph left out, worded as the judge's reading, and the rule that
 set each aside (the row's ``unused_evidence`` reason, as the HTML page shows it). A baseline's claim
 (``--pipeline factscore`` …: no graph) shows the judge's verdict and the passages it read.
@@ -33,6 +37,7 @@ __all__ = ["SHOW_AT_MOST", "claim_lines", "excerpt", "settings_line", "verdict_c
 #: a run of at most this many records shows its claims (``--show`` for more)
 SHOW_AT_MOST = 20
 _RELATION_VERB = {"entailment": "entailed by", "contradiction": "contradicted by", "equivalence": "equivalent to"}
+_A_RELATION = {"entailment": "an entailment", "contradiction": "a contradiction"}
 
 
 def excerpt(text: str, words: int = 9) -> str:
@@ -41,7 +46,11 @@ def excerpt(text: str, words: int = 9) -> str:
     return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
-def _passage(context_id: str, texts: Callable[[str], str | None]) -> str:
+def _passage(context_id: str, texts: Callable[[str], str | None], sentence: str | None = None) -> str:
+    """A context as the terminal names it: its id and the sentence the screen found deciding
+    (up to 16 words), else the passage's first words."""
+    if sentence:
+        return f'{context_id} "{excerpt(sentence, 16)}"'
     text = texts(context_id)
     return f'{context_id} "{excerpt(text)}"' if text else context_id
 
@@ -74,10 +83,8 @@ def _set_aside(unused: Mapping[str, Any], texts: Callable[[str], str | None]) ->
     the page words it; the row's ``reason`` as written): ``the judge says c1 "…" entails it
     (0.88), not used: another subject — …``. Never "c1 entails it": the graph did not find so."""
     says = JUDGE_VERBS.get(str(unused.get("relation")), str(unused.get("relation")))
-    return (
-        f"the judge says {_passage(str(unused.get('context')), texts)} {says} it ({unused.get('probability', 0):.2f}), "
-        f"not used: {unused.get('reason', 'left out')}"
-    )
+    where = _passage(str(unused.get("context")), texts, unused.get("sentence"))
+    return f"the judge says {where} {says} it ({unused.get('probability', 0):.2f}), not used: {unused.get('reason', 'left out')}"
 
 
 def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> list[str]:
@@ -106,7 +113,14 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
                 detail += f": {atom['failure']}"
         elif deciding is not None:
             verb = _RELATION_VERB.get(str(deciding.get("relation")), str(deciding.get("relation")))
-            detail = f"{verb} {_passage(str(deciding.get('context')), texts)} ({deciding.get('probability', 0):.2f})"
+            where = _passage(str(deciding.get("context")), texts, deciding.get("sentence"))
+            detail = f"{verb} {where} ({deciding.get('probability', 0):.2f})"
+            if deciding.get("judged"):
+                detail += (
+                    f": the judge read {_A_RELATION.get(str(deciding['judged']), 'it')}, but {deciding.get('screen')}"
+                )
+            elif deciding.get("screen"):
+                detail += f": {deciding['screen']}"
         else:
             detail = "; ".join(
                 ["no evidence", *(_set_aside(u, texts) for u in list(atom.get("unused_evidence") or [])[:2])]

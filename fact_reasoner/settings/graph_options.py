@@ -26,9 +26,9 @@ __all__ = [
 
 Version = Literal[1, 2, 3]
 #: which atom–context contradictions become factors (GraphOptions.contradictions)
-ContradictionRule = Literal["same-attribute", "any"]
+ContradictionRule = Literal["sentence", "same-attribute", "any"]
 #: which atom–context entailments become factors (GraphOptions.entailments)
-EntailmentRule = Literal["same-subject", "any"]
+EntailmentRule = Literal["sentence", "same-subject", "any"]
 #: a set of graph settings chosen together (GraphOptions.preset)
 GraphPreset = Literal["default", "paper"]
 #: which family of factor tables (GraphOptions.factor_tables; factors.py)

@@ -17,12 +17,13 @@ require_extra("llm")
 
 from fact_reasoner import FactReasoner, PipelineConfig  # noqa: E402
 from fact_reasoner.atoms.frames import atom_frame, atom_subject, names_subject  # noqa: E402
-from fact_reasoner.graph.build import build_graph, plan_graph  # noqa: E402
+from fact_reasoner.graph.build import plan_graph  # noqa: E402
 from fact_reasoner.llm.openai import OpenAICompatibleLLM  # noqa: E402
 from fact_reasoner.llm.testing import ScriptedServer  # noqa: E402
 from fact_reasoner.nli import NLIJudgement  # noqa: E402
 from fact_reasoner.schema import Atom, Context, Relation  # noqa: E402
 from fact_reasoner.settings.graph_options import GraphOptions  # noqa: E402
+from fact_reasoner.stages import screen_and_build  # noqa: E402
 
 
 def test_an_opening_adverb_is_not_a_subject():
@@ -75,7 +76,7 @@ def test_the_graph_reads_a_reference_the_reviser_left_by_sentence_and_topic_and_
         _rel("c0", "a2", "entailment", 0.85),
         _rel("c1", "a3", "entailment", 0.9),
     ]
-    built = build_graph(plan, relations, GraphOptions(version=2))
+    built = screen_and_build(plan, relations, GraphOptions(version=2))
     kept = {(f.source, f.target) for f in built.factor_relations}
     # a0: "Together" is no name, the topic is; a1: its sentence names Anna Ruud; a2: named;
     # a3: no sentence, the topic (Anna Ruud) is not in the passage about Per Lund: set aside
@@ -89,7 +90,7 @@ def test_the_graph_reads_a_reference_the_reviser_left_by_sentence_and_topic_and_
         "entailments_subject_unknown": 0,
     }
     # without a topic or sentences the rule checks only atoms that name their subject, as before
-    before = build_graph(plan_graph(atoms, contexts, 2), relations, GraphOptions(version=2))
+    before = screen_and_build(plan_graph(atoms, contexts, 2), relations, GraphOptions(version=2))
     assert before.rule_counters()["entailments_subject_unknown"] == 3
 
 

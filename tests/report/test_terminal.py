@@ -66,7 +66,7 @@ def test_each_claim_shows_its_verdict_and_the_passage_that_decided_it():
     # (it once read 'no evidence (not used: c2 "…" entails it 0.88, another subject)')
     assert lines[4].strip() == (
         'no evidence; the judge says c2 "Penicillin was discovered in 1928 by the Scottish physician…" '
-        "entails it (0.88), not used: another subject — the passage does not name the claim's subject "
+        "entails it (0.88), not used: another subject — the passage never names whom the claim is about "
         "(--entailments same-subject)"
     )
     assert lines[5] == "  --   not judged  She was born in 1815. [not in the response: '1815']"

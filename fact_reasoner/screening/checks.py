@@ -1,0 +1,343 @@
+"""The checks of the sentence screen: does the passage's deciding sentence state what the claim
+states? Pure functions of what the parser read (:mod:`fact_reasoner.screening.reading`).
+
+**The deciding sentence** (:func:`deciding_window`): of the passage's sentences and pairs of
+adjacent sentences, the one that holds the largest share of the claim's content words (its
+lemmas, the words of the claim's own subject left out: the subject is what the first check
+compares, so it must not choose the sentence). A pair is taken only when it holds more than any
+one of its sentences ("… on 7 March 1876. Three days later, Bell made the first telephone
+call." for "The first telephone call was made in March 1876."). This is the sentence the
+judge's entailment is taken to rest on, and the one the output quotes.
+
+**An entailment** (:func:`check_entailment`) is kept only when the deciding sentence passes every
+check, in this order; the first that fails decides:
+
+1. *subject* — the claim's doer (its subject, or "by X" in a passive) is the sentence's: set
+   aside when the sentence's doer is another name ("the sentence names Alexander Graham Bell,
+   not Thomas Edison": a shared first name is no match), a relative of the claim's doer ("the
+   sentence is about Marie Curie's student"), or when the passage never names the doer;
+2. *thing* — a noun the claim is about is in the sentence only as part of another thing ("the
+   telephone transmitter" for "the telephone");
+3. *numbers and dates* — each of the claim's is stated by the sentence (a day, month, year,
+   decade, count …; "the 1940s" is stated by "1943"). One it lacks, where the sentence gives
+   another value of the same kind about the same thing (the lemmas above the value in the
+   parse, and their objects, share a word: "received the 1921 Nobel Prize" and "won the Nobel
+   Prize in 1925" share *prize*), is a stated opposite: the entailment is **turned** into a
+   contradiction ("the sentence says 1921, not 1925"); else it is set aside;
+4. *names* — each proper name of the claim (not its doer) is in the sentence or elsewhere in the
+   passage; one named nowhere is set aside, or turned where the sentence puts another name in
+   the same place ("member of the Republican Party" for "member of the Whig Party");
+5. *negation* — a predicate of the claim that the sentence states with the other polarity
+   ("Pluto is not a planet" for "Pluto is a planet") turns it (not a negated comparison: "No
+   mountain is taller than Mount Everest" is what "Mount Everest is the highest mountain" says);
+6. *direction* — a word of the claim whose opposite the sentence says of the same thing ("water
+   boils at a lower temperature" for "… at a higher temperature") turns it;
+7. *hedge* — the sentence hedges ("traditionally", "is believed to", "unknown") and the claim
+   does not: set aside.
+
+**A contradiction** (:func:`check_contradiction`) is kept only where the deciding sentence speaks
+about the claim's attribute and says something else of it: another doer of the claim's act on
+its thing (someone else did it), or, with the claim's doer, another value or name in the same
+place, the other polarity, or an opposite word. Otherwise the judge's contradiction is set aside
+("the sentence speaks about another attribute"): a passage telling another fact about the same
+person is no evidence against the claim.
+
+A finding says what it saw in the user's terms; the stage (:mod:`fact_reasoner.screening.stage`)
+counts and shows it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from .lexicon import opposite
+from .reading import Claim, Name, Statement, fold, plain_name, window_statements
+
+__all__ = [
+    "CHECKS",
+    "Finding",
+    "check_contradiction",
+    "check_entailment",
+    "deciding_window",
+]
+
+_WORD = re.compile(r"[^\W_]+(?:['’.][^\W_]+)*")
+
+#: the checks, in the order they run on an entailment (each a counter and a kind of reason)
+CHECKS = ("subject", "thing", "numbers", "names", "negation", "direction", "hedge")
+
+Action = Literal["set aside", "turned", "kept"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """What a check saw: ``check`` (one of :data:`CHECKS`, or ``attribute`` for a contradiction
+    about something else), ``action`` (``set aside``: the relation is no factor; ``turned``: an
+    entailment becomes a contradiction; ``kept``), and ``reason`` in the user's words."""
+
+    check: str
+    action: Action
+    reason: str
+
+
+def _short(text: str, limit: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def deciding_window(claim: Claim, sentences: Sequence[Statement]) -> Statement | None:
+    """The passage sentence (or pair of adjacent sentences) that holds the largest share of the
+    claim's content — its words (C: lemmas, and the words of its names, its subject's among
+    them, so that a sentence about the claim's subject wins a tie) and its numbers and dates
+    (V, each counted twice), (|C ∩ W| + 2·|V stated by W|) / (|C| + 2·|V|); a pair only when it
+    holds more than any single sentence; the first on ties. None for a passage without
+    sentences."""
+    if not sentences:
+        return None
+    content = claim.statement.lemmas
+    values = claim.statement.values
+    if not content and not values:
+        return sentences[0]
+    best, best_score = None, -1.0
+    for window in window_statements(sentences):
+        # a number or date of the claim counts twice: it names the fact more than a word does
+        stated = sum(2 for value in values if value.stated_by(window.values))
+        score = (len(content & window.lemmas) + stated) / (len(content) + 2 * len(values))
+        if score > best_score:
+            best, best_score = window, score
+    return best
+
+
+def _matches(name: Name, names: Sequence[Name]) -> bool:
+    return any(name.same_as(other) for other in names)
+
+
+def _subject(claim: Claim, window: Statement, passage: Sequence[Statement], title: str | None) -> Finding | None:
+    """The claim's doer is the sentence's (module docstring, check 1)."""
+    doers = claim.doers
+    if not doers:
+        return None
+    if any(_matches(doer, window.actors) for doer in doers):
+        return None
+    doer = doers[0]
+    relatives = [r for r in window.relatives if r.of is not None and _matches(r.of, doers)]
+    if relatives:
+        return Finding("subject", "set aside", f"the sentence is about {relatives[0]}, not {doer}")
+    named = claim.statement.names
+    if any(window.mentions(d) for d in doers):
+        # the doer is there, but another does the act: a person the claim names as the one it
+        # was done to ("Y beat X" for "X beat Y", "X was replaced by Y" for "X replaced Y")
+        swapped = [
+            a
+            for a in window.actors
+            if a.kind != "thing" and _matches(a, named) and not _matches(a, doers) and not _matches(a, window.patients)
+        ]
+        if swapped and doer.kind != "thing":
+            return Finding("subject", "set aside", f"in the sentence {swapped[0]} does it, not {doer}")
+        return None
+    main = Name.of(plain_name(title)) if title else None
+    # another person who does it: a film, a place or a company the claim is about is not "done"
+    # by the person a biography's sentence names ("A Bronx Tale is a film." beside "Hicks
+    # appeared in A Bronx Tale"); the tagger must take both for people. In a passage about the
+    # claim's doer (its title names them) another person acting is a sentence of their life,
+    # not someone else credited: only a relative counts there (above)
+    about_doer = main is not None and _matches(main, doers)
+    others = [a for a in window.actors if a.person and not _matches(a, named)]
+    if others and doer.kind != "thing" and not about_doer:
+        return Finding("subject", "set aside", f"the sentence names {others[0]}, not {doer}")
+    everywhere = [n for s in passage for n in (*s.names, *s.actors)] + ([main] if main is not None else [])
+    if any(_matches(d, everywhere) for d in doers):
+        return None
+    if any(_written(d, s) for d in doers for s in passage):
+        return None  # written there, though the tagger did not read it as a name
+    return Finding("subject", "set aside", f"the passage never names {doer}")
+
+
+def _thing(claim: Claim, window: Statement) -> Finding | None:
+    """The thing the claim's act is done to is in the sentence only as part of another, and the
+    sentence tells another act ("improved the telephone transmitter" for "invented the telephone")."""
+    if any(mine.same(theirs) for mine in claim.predicates for theirs in window.predicates):
+        return None
+    for theme in sorted(claim.objects):
+        phrase = window.only_as_modifier(theme)
+        if phrase is not None:
+            return Finding("thing", "set aside", f"the sentence speaks of the {phrase}, not the {theme}")
+    return None
+
+
+def _shares_attribute(claim: Claim, window: Statement) -> bool:
+    """The sentence speaks of what the claim's main clause says: one of its predicates' lemmas
+    (the verb, or a copula's noun or adjective) or the nouns it is about is among the
+    sentence's words ("born" and "where she was born", "physicist" and "known as a physicist")."""
+    said = {p.lemma for p in claim.predicates} | claim.themes
+    return bool(said & window.lemmas)
+
+
+def _numbers(claim: Claim, window: Statement) -> Finding | None:
+    for value in claim.statement.values:
+        if value.stated_by(window.values):
+            continue
+        about = value.anchors | claim.themes
+        others = [v for v in window.values if v.kind == value.kind and v.anchors & about]
+        if others:
+            return Finding("numbers", "turned", f"the sentence says {others[0].text}, not {value.text}")
+        return Finding("numbers", "set aside", f"the sentence does not state {value.text}")
+    return None
+
+
+def _names(claim: Claim, window: Statement, passage: Sequence[Statement], title: str | None) -> Finding | None:
+    doers = claim.doers
+    everywhere = [n for s in passage for n in (*s.names, *s.actors)] + ([Name.of(title)] if title else [])
+    quoted = claim.statement.quoted
+    for title_ in quoted:
+        if not any(_written(title_, s) for s in passage):
+            return Finding("names", "set aside", f'the passage never names "{title_}"')
+    for name in claim.statement.names:
+        if any(set(name.words) <= set(q.words) for q in quoted):
+            continue  # part of a quoted title, checked whole above
+        if not name.kind or _matches(name, doers) or window.mentions(name) or _written(name, window):
+            continue  # a capitalised word no tagger took for a name ("Honorary Doctorate") is not checked
+        if _matches(name, everywhere) or any(_written(name, s) or _kin(name, s) for s in passage):
+            continue
+        place = next((p for p, n in claim.statement.placed if n == name), None)
+        if place is not None:
+            # the same preposition (or relation) on the same word, or on any word of a sentence
+            # that speaks of the claim's attribute ("born in Aberdeen", "… where she was born in 1867"
+            # after "grew up in Warsaw")
+            how, _, what = place.partition(" ")
+            shared = _shares_attribute(claim, window)
+            rivals = [
+                n
+                for p, n in window.placed
+                if (p == place or (shared and p.partition(" ")[0] == how))
+                and not _matches(n, claim.statement.names)
+                and not _matches(n, claim.doers)
+            ]
+            if rivals:
+                return Finding("names", "turned", f"the sentence says {rivals[0]}, not {name}")
+        return Finding("names", "set aside", f"the passage never names {name}")
+    return None
+
+
+def _written(name: Name, statement: Statement) -> bool:
+    """Every word of the name is written in the statement (case and accents aside), and not only
+    as part of a person's name ("Florence" in "Florence Nightingale" is not the city; "S.M." in
+    "S.M. Global Audition" is written)."""
+    words = _words(statement.text)
+    if not name.words or not all(w in words for w in name.words):
+        return False
+    inside = [n for n in (*statement.names, *statement.actors) if set(name.words) < set(n.words)]
+    return not any(n.person and not name.person for n in inside) or any(n.words == name.words for n in statement.names)
+
+
+def _kin(name: Name, statement: Statement) -> bool:
+    """A one-word name whose form the statement gives with another ending: a country and its
+    people ("Belgium", "Belgian"; "Mexico", "Mexican"): the first five letters, or all but the
+    last two of a shorter word, in common with a word of the statement."""
+    if len(name.words) != 1 or len(name.words[0]) < 4:
+        return False
+    word = name.words[0]
+    stem = word[: max(4, min(5, len(word) - 2))]
+    return any(other.startswith(stem) for other in _words(statement.text))
+
+
+def _words(text: str) -> set[str]:
+    """The words of a text, folded (case, accents, a possessive, punctuation around them)."""
+    return {fold(w) for w in _WORD.findall(text)}
+
+
+def _negation(claim: Claim, window: Statement) -> Finding | None:
+    if claim.negated_comparison:
+        return None
+    negated_anywhere = any(p.negated for p in window.predicates)
+    for predicate in claim.predicates:
+        same = [p for p in window.predicates if p.same(predicate)] or [
+            p
+            for p in window.predicates
+            if predicate.lemma in p.objects  # "is known as a physicist"
+        ]
+        flipped = bool(same) and all(p.negated != predicate.negated for p in same)
+        # a denial of what the sentence states without any negation ("X is not a physicist"
+        # against "X is known as a Polish physicist")
+        flipped = flipped or (
+            not same and predicate.negated and predicate.lemma in window.lemmas and not negated_anywhere
+        )
+        if flipped:
+            said = "states what the claim denies" if predicate.negated else "denies it"
+            return Finding("negation", "turned", f"the sentence {said}")
+    return None
+
+
+def _direction(claim: Claim, window: Statement) -> Finding | None:
+    for mine in claim.statement.gradables:
+        for theirs in window.gradables:
+            if mine.head == theirs.head and opposite(mine.word, theirs.word):
+                if any(g.head == mine.head and g.word == mine.word for g in window.gradables):
+                    continue  # the sentence says both (of two things of one name)
+                return Finding("direction", "turned", f"the sentence says {theirs.text}, not {mine.text}")
+    return None
+
+
+def _hedge(claim: Claim, window: Statement) -> Finding | None:
+    if window.hedges and not claim.statement.hedges:
+        return Finding("hedge", "set aside", f'the sentence hedges ("{window.hedges[0]}"), the claim states it as fact')
+    return None
+
+
+def check_entailment(
+    claim: Claim, window: Statement, passage: Sequence[Statement], title: str | None = None
+) -> Finding | None:
+    """The first check the deciding sentence fails (module docstring), or None: the entailment
+    stands. A claim of several sentences is not read (None)."""
+    if claim.sentences != 1:
+        return None
+    return (
+        _subject(claim, window, passage, title)
+        or _thing(claim, window)
+        or _numbers(claim, window)
+        or _names(claim, window, passage, title)
+        or _negation(claim, window)
+        or _direction(claim, window)
+        or _hedge(claim, window)
+    )
+
+
+def check_contradiction(
+    claim: Claim, window: Statement, passage: Sequence[Statement], title: str | None = None
+) -> Finding | None:
+    """Whether the judge's contradiction stands (module docstring): a ``kept`` finding that says
+    what the deciding sentence says against the claim, or a ``set aside`` one that says why it
+    is no evidence against it. None for a claim of several sentences, which is not read (the
+    contradiction stands as the judge gave it)."""
+    if claim.sentences != 1:
+        return None
+    subject = _subject(claim, window, passage, title)
+    if subject is not None:
+        if subject.reason.startswith("the sentence names") and _same_act(claim, window):
+            # someone else did it: "Penicillin was discovered by Alexander Fleming"
+            return Finding("subject", "kept", subject.reason)
+        return subject
+    for found in (
+        _numbers(claim, window),
+        _names(claim, window, passage, title),
+        _negation(claim, window),
+        _direction(claim, window),
+    ):
+        if found is not None and found.action == "turned":
+            return Finding(found.check, "kept", found.reason)
+    return Finding("attribute", "set aside", "the sentence says nothing against the claim's attribute")
+
+
+def _same_act(claim: Claim, window: Statement) -> bool:
+    """The sentence tells the claim's act (a predicate of the same lemma) on the claim's thing."""
+    if not any(mine.same(theirs) for mine in claim.predicates for theirs in window.predicates):
+        return False
+    # a thing done once (discovered penicillin, wrote a novel): its object must be there, and
+    # every value of the claim; "was born in 1905" has no object (many were born in 1905)
+    things = claim.themes | {w for n in claim.statement.names if not _matches(n, claim.doers) for w in n.words}
+    if not things or not things <= window.lemmas:
+        return False
+    return all(value.stated_by(window.values) for value in claim.statement.values)
