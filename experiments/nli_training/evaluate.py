@@ -286,6 +286,11 @@ def main() -> None:
     parser.add_argument(
         "--cache", action="store_true", help="use the model-call cache (default: off, so speed is honest)"
     )
+    parser.add_argument(
+        "--screen-flags",
+        help="screen every verdict as the graph would (experiments.screen_eval.ScreenedNLI) with these graph "
+        "flags, e.g. '--entailments sentence --contradictions sentence'",
+    )
     parser.add_argument("--out", type=Path, help="write the metrics as JSON here")
     args = parser.parse_args()
 
@@ -327,7 +332,19 @@ def main() -> None:
     atoms = records_atoms(args.records) if args.records else held["factscore"]
     wanted = [s.strip() for s in args.sets.split(",") if s.strip()]
     backend = make_backend()
-    results: dict = {"backend": backend.identity, "sets": wanted, "heldout_topics": mix.get("heldout_topics")}
+    if args.screen_flags is not None:
+        import shlex
+
+        from experiments.screen_ablation import config_from_flags
+        from experiments.screen_eval import ScreenedNLI
+
+        backend = ScreenedNLI(backend, config_from_flags(shlex.split(args.screen_flags)).graph)
+    results: dict = {
+        "backend": backend.identity,
+        "screen": args.screen_flags,
+        "sets": wanted,
+        "heldout_topics": mix.get("heldout_topics"),
+    }
     if not args.skip_speed:
         results["speed_batch32"] = speed(make_backend, atoms)
         print("speed", json.dumps(results["speed_batch32"]), flush=True)

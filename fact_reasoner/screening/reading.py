@@ -151,14 +151,19 @@ class Name:
 
 
 def same_name(a: Sequence[str], b: Sequence[str]) -> bool:
-    """Whether two names (folded words) can name the same one: the same last word, and every
-    other word of the shorter matched by a word of the longer with the same first letter (a
-    short form, an initial or a nickname: "Einstein" / "Albert Einstein", "Joey D. Vieira" /
-    "Joseph Douglas Vieira"); a shared first name is not enough.
+    """Whether two names (folded words) can name the same one: the shorter's words in the
+    longer, in order ("Henry Santos" / "Henry Santos Jeter"; a first name alone, as biographies
+    use it, for a name of up to three words: "Owen" / "Owen Wright"), or the same last word and
+    every other word of the shorter matched by one of the longer — the same word, an initial of
+    it, or a short form with three letters in common ("Einstein" / "Albert Einstein", "J.
+    Vieira" / "Joseph Vieira", "Alex Fleming" / "Alexander Fleming"). A shared first name, or
+    first names with one initial, are not enough.
 
     >>> same_name(["thomas", "edison"], ["thomas", "watson"]), same_name(["edison"], ["thomas", "edison"])
     (False, True)
     >>> same_name(["marie", "curie"], ["pierre", "curie"]), same_name(["marie", "curie"], ["marie", "sklodowska", "curie"])
+    (False, True)
+    >>> same_name(["sunil", "manohar"], ["shashank", "manohar"]), same_name(["j", "vieira"], ["joseph", "vieira"])
     (False, True)
     """
     if not a or not b:
@@ -170,8 +175,17 @@ def same_name(a: Sequence[str], b: Sequence[str]) -> bool:
         return True
     if a[-1] != b[-1]:
         return False
-    initials = [w[0] for w in long[:-1]]
-    return all(w in long[:-1] or w[0] in initials for w in short[:-1])
+    return all(any(_same_word(w, x) for x in long[:-1]) for w in short[:-1])
+
+
+def _same_word(a: str, b: str) -> bool:
+    """Two words of names that can stand for each other: equal, an initial ("j" / "joseph"), or
+    a short form with three letters in common ("alex" / "alexander")."""
+    if a == b:
+        return True
+    if min(len(a), len(b)) <= 2:
+        return a[:1] == b[:1]
+    return a[:3] == b[:3] and (a.startswith(b) or b.startswith(a))
 
 
 def _in_order(short: Sequence[str], long: Sequence[str]) -> bool:

@@ -97,6 +97,10 @@ def screen_relations(
 
 
 class _Screen:
+    #: entailment checks or findings to pass over (none; an experiment measures what each does
+    #: by setting this: ``experiments/screen_ablation.py``)
+    skip: tuple[str, ...] = ()
+
     def __init__(self, plan: "GraphPlan", options: "GraphOptions") -> None:
         self.plan = plan
         self.options = options
@@ -192,8 +196,10 @@ class _Screen:
         if window is None:
             return relation
         sentence = window.text
-        check = check_entailment if entailment else check_contradiction
-        finding = check(claim, window, passage, context.title)
+        if entailment:
+            finding = check_entailment(claim, window, passage, context.title, self.skip)
+        else:
+            finding = check_contradiction(claim, window, passage, context.title)
         if finding is None or (finding.action == "kept" and not entailment and finding.check == "subject"):
             self.counts[f"screen_{kind}_kept"] += 1
             relation = relation.model_copy(update={"sentence": sentence})
