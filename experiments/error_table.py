@@ -40,7 +40,11 @@ wrong is put in one class (:func:`classify_error`):
      said neutral);
 - a gold-NS atom predicted S: ``false entailment`` (the passage and probability of the strongest
   entailment factor, and what that passage's best sentence holds of the atom:
-  :func:`entailment_class`).
+  :func:`entailment_class`), and split again by **what a check could see** in the sentence the
+  entailment rests on (:func:`check_kind`: the relation screen's parser reading of it, issue 58):
+  another subject or doer; lacks or changes a number or date; lacks a name the claim has; says
+  the opposite; hedges; another attribute; or none of these — the sentence has the claim's words
+  (a near miss, or gold noise: read by hand) or lacks some (a loose association).
 
 These are heuristics: ``--hand-sample N`` writes a seeded random sample of the no-decisive-evidence
 errors as a sheet to judge by hand (the heuristic's verdict left out; errors already in
@@ -75,6 +79,7 @@ from typing import Any
 from fact_reasoner.atoms.frames import atom_frame
 from fact_reasoner.measures import balanced_accuracy, mean_absolute_error
 from fact_reasoner.nli.alignment_features import content_stems
+from fact_reasoner.screening.checks import DIAGNOSES
 from fact_reasoner.text.sentences import sentence_spans
 
 #: the share of the atom's content words the best sentence must hold to "state" the atom
@@ -99,6 +104,11 @@ VALUE_MISSING = "a value of the atom is not in the passage"
 NEAR_MISS = "the passage has the atom's words (near miss or strict gold)"
 LOOSE = "few of the atom's words in the passage"
 ENTAILMENT_CLASSES = (VALUE_MISSING, NEAR_MISS, LOOSE)
+#: what no check sees, split by the best sentence's coverage of the atom (module docstring)
+CHECK_WORDS_THERE = "no check sees it: the sentence has the claim's words (near miss or gold noise)"
+CHECK_LOOSE = "no check sees it: the sentence lacks some of the claim's words (loose association)"
+#: the kinds of false entailment by what a check could see (:func:`check_kind`)
+CHECK_KINDS = DIAGNOSES + (CHECK_WORDS_THERE, CHECK_LOOSE)
 #: upper ends of the bins of the strongest entailment's probability of a false entailment
 ENTAILMENT_BINS = (0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -397,6 +407,23 @@ def _strongest(atom: dict[str, Any], relation: str) -> dict[str, Any] | None:
     return max(links, key=lambda e: e.get("probability", 0.0)) if links else None
 
 
+def check_kind(atom_text: str, topic: str | None, context: dict[str, Any], best: BestSentence) -> str:
+    """What a check could see of a false entailment (module docstring): the first kind the
+    relation screen's :func:`~fact_reasoner.screening.checks.diagnose` finds in the passage's
+    deciding sentence, in :data:`~fact_reasoner.screening.checks.DIAGNOSES` order, else one of
+    the two "no check sees it" kinds by the best sentence's coverage."""
+    from fact_reasoner.screening.checks import deciding_window, diagnose
+    from fact_reasoner.screening.reading import read_claim, read_passage, referent_of
+
+    claim = read_claim(atom_text, referent_of(None, topic))
+    passage = read_passage(context["text"], context.get("title"))
+    window = deciding_window(claim, passage)
+    kinds = diagnose(claim, window, passage, context.get("title")) if window is not None else []
+    if kinds:
+        return kinds[0]
+    return CHECK_WORDS_THERE if best.coverage >= MIN_COVERAGE and not best.values_missing else CHECK_LOOSE
+
+
 def entailment_class(best: BestSentence) -> str:
     """What the entailing passage's best sentence holds of a gold-NS atom the judge entailed: not
     all of its values (a more specific claim than the passage: "received his Ph.D. in 2001"
@@ -423,7 +450,10 @@ def classify_error(
         subject = subject_words(topic, atom["text"])
         passage = [c for c in contexts if c.get("id") == link["context"]]
         best = best_sentence(atom["text"], subject, passage)
-        return FALSE_ENTAILMENT, entailment_class(best), {"entailment": link, "best": asdict(best)}
+        details = {"entailment": link, "best": asdict(best)}
+        if passage:
+            details["check"] = check_kind(atom["text"], topic, passage[0], best)
+        return FALSE_ENTAILMENT, entailment_class(best), details
     link = _strongest(atom, "contradiction")
     if link is not None:
         subject = subject_words(topic, atom["text"])
@@ -519,6 +549,7 @@ def count_classes(errors: Sequence[dict[str, Any]]) -> dict[str, Any]:
     rules = Counter(e["details"].get("rule") for e in errors if e["subclass"] == GRAPH_RULE)
     behind_rules = Counter(e["details"].get("text_class") for e in errors if e["subclass"] == GRAPH_RULE)
     entail = Counter(e["subclass"] for e in errors if e["class"] == FALSE_ENTAILMENT)
+    checks = Counter(e["details"].get("check") for e in errors if e["class"] == FALSE_ENTAILMENT)
     strengths = Counter(
         _bin(e["details"]["entailment"]["probability"], ENTAILMENT_BINS)
         for e in errors
@@ -530,6 +561,7 @@ def count_classes(errors: Sequence[dict[str, Any]]) -> dict[str, Any]:
         "graph_rules": dict(rules),
         "graph_rules_text_class": dict(behind_rules),
         "false_entailment": {name: entail.get(name, 0) for name in ENTAILMENT_CLASSES},
+        "false_entailment_by_check": {name: checks.get(name, 0) for name in CHECK_KINDS},
         "false_entailment_probability": {
             f"{low:g}–{edge:g}": strengths.get(edge, 0) for low, edge in zip((0.5, *ENTAILMENT_BINS), ENTAILMENT_BINS)
         },
@@ -657,6 +689,10 @@ def render_markdown(table: dict[str, Any]) -> str:
     lines.append(f"| gold NS → S: **{FALSE_ENTAILMENT}** | {share(fe, gold_ns)} of gold NS | {share(fe, total)} |")
     for name, n in counts["false_entailment"].items():
         lines.append(f"| &nbsp;&nbsp;· {name} | {n} | {share(n, total)} |")
+    if counts.get("false_entailment_by_check"):
+        lines.append("| &nbsp;&nbsp;*by what a check could see in the deciding sentence:* | | |")
+        for name, n in counts["false_entailment_by_check"].items():
+            lines.append(f"| &nbsp;&nbsp;· {name} | {n} | {share(n, total)} |")
     if counts["classes"].get(OTHER):
         lines.append(f"| other | {counts['classes'][OTHER]} | |")
     lines.append(f"| **all errors** | {total} | |")
@@ -672,6 +708,8 @@ def render_markdown(table: dict[str, Any]) -> str:
     seen: Counter[str] = Counter()
     for e in errors:
         name = e["subclass"] if e["class"] == NO_EVIDENCE else e["class"]
+        if e["class"] == FALSE_ENTAILMENT and e["details"].get("check"):
+            name = f"{FALSE_ENTAILMENT}: {e['details']['check']}"
         if seen[name] >= 2:
             continue
         seen[name] += 1

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Literal
 
@@ -110,7 +110,7 @@ _NEGATING_DETERMINERS = frozenset({"no", "neither"})
 ValueKind = Literal["year", "month", "day", "decade", "century", "number", "ordinal"]
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
     """A name's word without a plural "s" ("Grammy Awards" names what "Grammy Award" does)."""
     return word[:-1] if len(word) > 4 and word.endswith("s") and not word.endswith("ss") else word
 
@@ -137,7 +137,7 @@ class Name:
     def of(cls, text: str, kind: str = "") -> "Name":
         words = [fold(w) for w in re.split(r"[\s\-‐–]+", text) if w.strip()]
         kept = [w for w in words if w and w not in _NAME_FUNCTION_WORDS and w not in _HONORIFICS]
-        return cls(text, tuple(_singular(w) for w in (kept or words)), kind)
+        return cls(text, tuple(singular(w) for w in (kept or words)), kind)
 
     @property
     def person(self) -> bool:
@@ -209,6 +209,9 @@ class Value:
     #: the number as written before a multiplier ("32" of "32 million"), which a text may give
     #: without it ("€32m")
     written: str = ""
+    #: whose it is: the subject of the clause that states it ("a son born in December 2016": the
+    #: son), None where the parse names none
+    holder: "Name | Relative | None" = None
 
     def stated_by(self, values: Iterable["Value"]) -> bool:
         """Whether ``values`` state this one: the same value of the same kind, or a year inside
@@ -279,6 +282,9 @@ class Statement:
     #: the actors that are the subject of a passive without "by" (what was done to: "The Nobel
     #: Prize was awarded to her")
     patients: tuple[Name, ...] = ()
+    #: a subject is a pronoun the passage gives no name for ("In 2003, he was hired …" in a
+    #: passage without a title): the sentence may be about anyone
+    unresolved: bool = False
     #: every proper name of the text (with the pronouns' referents)
     names: tuple[Name, ...] = ()
     values: tuple[Value, ...] = ()
@@ -296,7 +302,7 @@ class Statement:
     quoted: tuple[Name, ...] = ()
     #: names with their place in the sentence: the preposition or relation that attaches them
     #: and what to ("in birth" for "born in Ulm", "amod actor" for "an American actor")
-    placed: tuple[tuple[str, Name], ...] = ()
+    placed: tuple[tuple[str, Name, "Name | Relative | None"], ...] = ()
 
     def joined(self, other: "Statement") -> "Statement":
         """Two adjacent sentences read as one window."""
@@ -305,6 +311,7 @@ class Statement:
             self.actors + other.actors,
             self.relatives + other.relatives,
             self.patients + other.patients,
+            self.unresolved or other.unresolved,
             self.names + other.names,
             self.values + other.values,
             self.predicates + other.predicates,
@@ -338,6 +345,9 @@ class Claim:
     doers: tuple[Name, ...] = ()
     #: the claim's subject is someone by their tie to another ("Curie's student won …")
     doer_is_relative: bool = False
+    #: the doers are what something was done to (the subject of a passive without "by": "The
+    #: Outcasts was released …"), to be compared with such subjects, not with doers
+    doers_are_patients: bool = False
     #: the main clause's predicates (the root and the verbs joined to it)
     predicates: tuple[Predicate, ...] = ()
     #: nouns the main clause is about besides the doer (objects, passive subjects, complements)
@@ -494,12 +504,14 @@ class _Reader:
                         return self.mention(sibling, depth + 1)
         return None
 
-    def actors(self, tokens: Iterable["Token"]) -> tuple[list[Name], list[Relative], list[Name]]:
+    def actors(self, tokens: Iterable["Token"]) -> tuple[list[Name], list[Relative], list[Name], bool]:
         """The named actors, the relatives among the subjects and agents of ``tokens``'s clauses,
-        and the actors that are a passive's subject (patients)."""
+        the actors that are a passive's subject (patients), and whether a subject is a pronoun
+        without a referent."""
         names: list[Name] = []
         relatives: list[Relative] = []
         patients: list[Name] = []
+        unresolved = False
         for token in tokens:
             for subject in self._subjects(token):
                 for mention in (subject, *subject.conjuncts):
@@ -510,7 +522,9 @@ class _Reader:
                             patients.append(found)
                     elif isinstance(found, Relative):
                         relatives.append(found)
-        return names, relatives, patients
+                    elif mention.lower_ in _PERSONAL | _IMPERSONAL:
+                        unresolved = True
+        return names, relatives, patients, unresolved
 
     @staticmethod
     def _subjects(predicate: "Token") -> list["Token"]:
@@ -562,7 +576,11 @@ class _Reader:
         ]
 
     def values(self) -> list[Value]:
-        out: list[Value] = []
+        """Every number and date of the sentence, with whose it is (:meth:`holder`)."""
+        return [replace(v, holder=self.holder(token)) for token, v in self._values()]
+
+    def _values(self) -> list[tuple["Token", Value]]:
+        out: list[tuple[Token, Value]] = []
         tokens = list(self.sentence)
         quoted = _quoted_spans(self.sentence.text)
         for position, token in enumerate(tokens):
@@ -574,22 +592,22 @@ class _Reader:
             lower = token.lower_
             anchors = self._anchors(token)
             if _is_month(token):
-                out.append(Value("month", str(_MONTHS[lower]), text, anchors))
+                out.append((token, Value("month", str(_MONTHS[lower]), text, anchors)))
                 continue
             neighbours = [tokens[p] for p in (position - 1, position + 1) if 0 <= p < len(tokens)]
             month = next((n for n in neighbours if _is_month(n)), None)
             if _DECADE.match(lower):
-                out.append(Value("decade", _DECADE.match(lower).group(1), text, anchors))  # type: ignore[union-attr]
+                out.append((token, Value("decade", _DECADE.match(lower).group(1), text, anchors)))  # type: ignore[union-attr]
                 continue
             ordinal = _ORDINAL.match(lower)
             if ordinal:
                 following = tokens[position + 1].lemma_.lower() if position + 1 < len(tokens) else ""
                 kind: ValueKind = "century" if following == "century" else "ordinal"
-                out.append(Value(kind, ordinal.group(1), text, anchors))
+                out.append((token, Value(kind, ordinal.group(1), text, anchors)))
                 continue
             numbers = [text] if _DIGITS.match(text) else _numbers_in(text)
             for number in numbers:
-                out.append(self._number(number, tokens, position, month, anchors))
+                out.append((token, self._number(number, tokens, position, month, anchors)))
             if numbers:
                 continue
             if lower in NUMBER_WORDS and token.pos_ in ("NUM", "ADJ", "DET", "NOUN"):
@@ -597,8 +615,31 @@ class _Reader:
                 number = written = NUMBER_WORDS[lower]
                 if following in _MULTIPLIERS:
                     number = _scaled(number, following)
-                out.append(Value("number", number, text, anchors, written if number != written else ""))
+                out.append((token, Value("number", number, text, anchors, written if number != written else "")))
         return out
+
+    def holder(self, token: "Token") -> "Name | Relative | None":
+        """Whose is what ``token`` says: the subject of the clause it is in (through a participle
+        to its main clause), or the noun a participle or relative clause describes ("a son born
+        in 2016": the son); None where the parse names none."""
+        node = token
+        for _ in range(8):
+            head = node.head
+            if head.i == node.i:
+                return None
+            if head.pos_ in ("VERB", "AUX"):
+                if head.dep_ in ("acl", "relcl") and head.head.pos_ in ("NOUN", "PROPN"):
+                    return self.mention(head.head)
+                # the clause's grammatical subject: in a passive what was done to, not "by X"
+                subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass", "csubj")]
+                if subjects:
+                    return self.mention(subjects[0])
+                if head.dep_ in ("advcl", "xcomp", "conj", "ccomp"):
+                    node = head
+                    continue
+                return None
+            node = head
+        return None
 
     @staticmethod
     def _number(
@@ -661,6 +702,8 @@ class _Reader:
         for position, token in enumerate(tokens):
             lemma = token.lemma_.lower()
             following = tokens[position + 1].lower_ if position + 1 < len(tokens) else ""
+            if token.text[:1].isupper() and token.i > self.sentence.start and token.lower_ != "according":
+                continue  # a capitalised word inside a sentence is a title ("Unknown", "Think"), no hedge
             if lemma in HEDGE_ADVERBS and token.pos_ == "ADV":
                 out.append(token.text)
             elif lemma in HEDGE_ADJECTIVES and token.dep_ in ("acomp", "attr", "oprd", "amod", "conj"):
@@ -678,8 +721,6 @@ class _Reader:
                         if d.dep_ == "det" or d.dep_ == "amod"
                     )
                 )
-                if token.text[:1].isupper() and token.i > self.sentence.start:
-                    continue  # a title ("Think", a song)
                 if passive or (clausal and vague):
                     out.append(token.text)
             elif lemma in HEDGE_MODALS and token.tag_ == "MD":
@@ -705,9 +746,10 @@ class _Reader:
                     out.append(referent)
         return out
 
-    def placed(self) -> list[tuple[str, Name]]:
-        """Each name with what attaches it: the preposition and what it hangs on ("in birth"),
-        the noun it modifies ("amod actor"), or the verb it is the object of ("dobj win")."""
+    def placed(self) -> list[tuple[str, Name, "Name | Relative | None"]]:
+        """Each name with what attaches it — the preposition and what it hangs on ("in birth"),
+        the noun it modifies ("amod actor"), or the verb it is the object of ("dobj win") — and
+        whose it is (:meth:`holder`)."""
         out = []
         for token in self.sentence:
             if not _heads_a_name(token):
@@ -715,19 +757,21 @@ class _Reader:
             name = _name_of(token)
             head = token.head
             if token.dep_ == "pobj" and head.dep_ in ("prep", "agent"):
-                out.append((f"{head.lower_} {_event(head.head.lemma_.lower())}", name))
+                out.append((f"{head.lower_} {_event(head.head.lemma_.lower())}", name, self.holder(token)))
             elif token.dep_ in ("amod", "compound", "nmod") and head.pos_ == "NOUN":
-                out.append((f"mod {_event(head.lemma_.lower())}", name))
+                out.append((f"mod {_event(head.lemma_.lower())}", name, self.holder(token)))
             elif token.dep_ in ("nsubj", "attr", "acomp") and head.lemma_ == "be":
                 # "Rabat is the capital city of Morocco", "The capital of Morocco is Casablanca":
                 # the name is what the copula's noun is
                 other = next((c for c in head.children if c.dep_ in ("attr", "nsubj") and c.i != token.i), None)
                 noun = other.lemma_.lower() if other is not None and other.pos_ == "NOUN" else "be"
-                out.append((f"is {noun}", name))
+                out.append((f"is {noun}", name, self.holder(token)))
             elif token.dep_ == "appos" and head.pos_ == "NOUN":
-                out.append((f"is {head.lemma_.lower()}", name))  # "her mother, Wanjiru Kamau, was …"
+                out.append(
+                    (f"is {head.lemma_.lower()}", name, self.holder(token))
+                )  # "her mother, Wanjiru Kamau, was …"
             elif token.dep_ in ("dobj", "attr", "oprd", "acomp"):
-                out.append((f"{token.dep_} {_event(head.lemma_.lower())}", name))
+                out.append((f"{token.dep_} {_event(head.lemma_.lower())}", name, self.holder(token)))
         return out
 
     def lemmas(self) -> tuple[frozenset[str], frozenset[str], tuple[tuple[str, str], ...]]:
@@ -779,7 +823,7 @@ class _Reader:
         return match is not None and not any(w[:1].islower() for w in text[: match.start()].split())
 
     def statement(self) -> Statement:
-        actors, relatives, patients = self.actors(
+        actors, relatives, patients, unresolved = self.actors(
             t for t in self.sentence if t.pos_ in ("VERB", "AUX") or t.dep_ == "ROOT"
         )
         for name, alias in self.aliases():
@@ -793,6 +837,7 @@ class _Reader:
             tuple(actors),
             tuple(relatives),
             tuple(patients),
+            unresolved,
             tuple(self.names()),
             tuple(self.values()),
             tuple(self.predicates()),
@@ -933,7 +978,7 @@ def read_claim(text: str, referent: str | None = None) -> Claim:
     main = sentences[0].root
     clause = [main, *(c for c in main.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX"))]
     reader = _Reader(sentences[0], resolve)
-    doers, relatives, _ = reader.actors(clause)
+    doers, relatives, patients, _ = reader.actors(clause)
     predicates = tuple(reader.predicate(t) for t in clause)
     themes, objects = set(), set()
     for token in clause:
@@ -952,6 +997,7 @@ def read_claim(text: str, referent: str | None = None) -> Claim:
         statement,
         tuple(doers),
         bool(relatives) and not doers,
+        bool(doers) and len(patients) == len(doers),
         predicates,
         frozenset(themes),
         frozenset(objects),
