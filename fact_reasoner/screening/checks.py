@@ -139,12 +139,12 @@ def _subject(claim: Claim, window: Statement, passage: Sequence[Statement], titl
         swapped = [
             a
             for a in window.actors
-            if a.kind != "thing"
-            and _matches(a, named)
+            if _matches(a, named)
             and not _matches(a, doer_names)
             and not _matches(a, window.patients)
+            and not _matches(a, window.owners)
         ]
-        if swapped and doer.kind != "thing":
+        if swapped:
             return Finding("subject", "set aside", f"in the sentence {swapped[0]} does it, not {doer}")
         return None
     main = Name.of(plain_name(title)) if title else None
@@ -157,8 +157,6 @@ def _subject(claim: Claim, window: Statement, passage: Sequence[Statement], titl
     others = [a for a in _rivals(claim, window) if a.person and not _matches(a, named)]
     if others and doer.person and not about_doer:
         return Finding("subject", "set aside", f"the sentence names {others[0]}, not {doer}")
-    if window.unresolved and not others:
-        return None  # "he was hired …" in a passage that never says who he is: he may be the doer
     everywhere = [n for s in passage for n in (*s.names, *s.actors)] + ([main] if main is not None else [])
     if any(_matches(d, everywhere) for d in doers):
         return None
@@ -205,7 +203,13 @@ def _owned(holder: "Name | Relative | None", claim: Claim, strict: bool) -> bool
     if holder is None:
         return not strict or not doers
     if isinstance(holder, Relative):
-        return False
+        # "X's mother, N, was …" holds a name for the claim "X's mother was M"
+        mine = claim.relative
+        return (
+            mine is not None
+            and mine.noun == holder.noun
+            and (mine.of is None or holder.of is None or mine.of.same_as(holder.of))
+        )
     if not doers:
         return not strict
     return _matches(holder, doers) or _matches(holder, [n for n in claim.statement.names if _matches(n, doers)])
@@ -233,8 +237,8 @@ def _names(
     for name in claim.statement.names:
         if any(set(name.words) <= set(q.words) for q in quoted):
             continue  # part of a title in quotation marks, which the parser does not read as one name
-        if not name.kind or _matches(name, doers) or window.mentions(name) or _written(name, window):
-            continue  # a capitalised word no tagger took for a name ("Honorary Doctorate") is not checked
+        if _matches(name, doers) or window.mentions(name) or _written(name, window):
+            continue
         if _matches(name, everywhere) or any(_written(name, s) or _kin(name, s) for s in passage):
             continue
         place = next((p for p, n, _ in claim.statement.placed if n == name), None)
@@ -253,7 +257,13 @@ def _names(
                 and not _matches(n, claim.doers)
             ]
             if rivals:
-                return Finding("names", "turned", f"the sentence says {rivals[0]}, not {name}")
+                # another name in the claim's place is against the claim only where the place takes
+                # one name, which the parse cannot tell ("represented the French national team" and
+                # "plays for the Senegal national team" are both true): the entailment is set aside,
+                # a contradiction the judge gave is kept as it is
+                return Finding(
+                    "names", "set aside" if strict else "turned", f"the sentence says {rivals[0]}, not {name}"
+                )
     return None
 
 
@@ -417,14 +427,20 @@ def check_contradiction(
             # someone else did it: "Penicillin was discovered by Alexander Fleming"
             return Finding("subject", "kept", subject.reason)
         return subject
+    # what the sentence says against the claim: of the claim's doer ("numbers", "names",
+    # "negation", "direction": the stage trusts these as it trusts a turned entailment), or only
+    # of the same kind of thing in a sentence about the claim's attribute ("numbers near" …)
     for found in (
-        _numbers(claim, window, strict=False),
-        _names(claim, window, passage, title, strict=False),
+        _numbers(claim, window),
+        _names(claim, window, passage, title),
         _negation(claim, window),
         _direction(claim, window),
     ):
-        if found is not None and found.action == "turned":
+        if found is not None and found.action != "kept":
             return Finding(found.check, "kept", found.reason)
+    for found in (_numbers(claim, window, strict=False), _names(claim, window, passage, title, strict=False)):
+        if found is not None and found.action == "turned":
+            return Finding(f"{found.check} near", "kept", found.reason)
     return Finding("attribute", "set aside", "the sentence says nothing against the claim's attribute")
 
 

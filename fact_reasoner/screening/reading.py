@@ -97,6 +97,11 @@ _SAME_EVENT = {
 }
 #: verbs that carry no content of their own for alignment
 _LIGHT = frozenset({"be", "have", "do", "become", "get", "also"})
+#: nouns any number or date may hang on, which say nothing of which fact it dates or counts
+_GENERIC = frozenset(
+    "age year time date day month week decade century number total amount sum figure percent million billion "
+    "thousand hundred dozen".split()
+)
 #: words that carry no content for alignment (spaCy's own stop list holds "made", "call", "first")
 _NOT_CONTENT = _LIGHT | frozenset(
     """not never no very just only even also too so then there here well much many more most less least own
@@ -144,6 +149,10 @@ class Name:
         return self.kind == "person"
 
     def same_as(self, other: "Name") -> bool:
+        if "thing" in (self.kind, other.kind) and min(len(self.words), len(other.words)) == 1:
+            # a place is not a person of that first name ("Florence", "Florence Nightingale")
+            if self.words[-1] != other.words[-1] and (len(self.words) > 1) != (len(other.words) > 1):
+                return False
         return same_name(self.words, other.words)
 
     def __str__(self) -> str:
@@ -285,6 +294,8 @@ class Statement:
     #: a subject is a pronoun the passage gives no name for ("In 2003, he was hired …" in a
     #: passage without a title): the sentence may be about anyone
     unresolved: bool = False
+    #: the actors that own the subject rather than are it ("Japan's capital is Tokyo": Japan)
+    owners: tuple[Name, ...] = ()
     #: every proper name of the text (with the pronouns' referents)
     names: tuple[Name, ...] = ()
     values: tuple[Value, ...] = ()
@@ -312,6 +323,7 @@ class Statement:
             self.relatives + other.relatives,
             self.patients + other.patients,
             self.unresolved or other.unresolved,
+            self.owners + other.owners,
             self.names + other.names,
             self.values + other.values,
             self.predicates + other.predicates,
@@ -360,6 +372,8 @@ class Claim:
     content: frozenset[str] = frozenset()
     #: how many sentences the claim has (a claim of several is not read)
     sentences: int = 1
+    #: the claim's subject when it is someone by their tie to another ("Darwin's mother")
+    relative: Relative | None = None
 
     @property
     def negated(self) -> bool:
@@ -457,6 +471,15 @@ def _possessor(token: "Token") -> "Token | None":
     return None
 
 
+@dataclass
+class _Actors:
+    names: list[Name] = field(default_factory=list)
+    relatives: list[Relative] = field(default_factory=list)
+    patients: list[Name] = field(default_factory=list)
+    owners: list[Name] = field(default_factory=list)
+    unresolved: bool = False
+
+
 class _Reader:
     """Reads one sentence (a spaCy span) with a pronoun resolver."""
 
@@ -488,13 +511,14 @@ class _Reader:
                 return None
             return self.resolve(token)
         if token.pos_ == "NOUN":
-            for child in token.children:
-                if child.dep_ == "appos" and _is_name(child):
-                    return _name_of(child)
             owner = _possessor(token)
             owner_name = self.mention(owner, depth + 1) if owner is not None else None
             if token.lemma_.lower() in RELATIONAL_NOUNS:
+                # "Beethoven's daughter, Rosalind Franklin, became …": someone by their tie
                 return Relative(token.lemma_.lower(), owner_name if isinstance(owner_name, Name) else None)
+            for child in token.children:
+                if child.dep_ == "appos" and _is_name(child):
+                    return _name_of(child)
             if owner_name is not None:
                 return owner_name
             # "X was a physicist who developed …": the relative clause's head is X's complement
@@ -504,27 +528,26 @@ class _Reader:
                         return self.mention(sibling, depth + 1)
         return None
 
-    def actors(self, tokens: Iterable["Token"]) -> tuple[list[Name], list[Relative], list[Name], bool]:
-        """The named actors, the relatives among the subjects and agents of ``tokens``'s clauses,
-        the actors that are a passive's subject (patients), and whether a subject is a pronoun
-        without a referent."""
-        names: list[Name] = []
-        relatives: list[Relative] = []
-        patients: list[Name] = []
-        unresolved = False
+    def actors(self, tokens: Iterable["Token"]) -> "_Actors":
+        """The named actors and the relatives among the subjects and agents of ``tokens``'s
+        clauses, the actors that are a passive's subject (patients) or own the subject (owners:
+        "Its summit"), and whether a subject is a pronoun without a referent."""
+        out = _Actors()
         for token in tokens:
             for subject in self._subjects(token):
                 for mention in (subject, *subject.conjuncts):
                     found = self.mention(mention)
                     if isinstance(found, Name):
-                        names.append(found)
+                        out.names.append(found)
                         if subject.dep_ == "nsubjpass":
-                            patients.append(found)
+                            out.patients.append(found)
+                        if mention.pos_ == "NOUN" and not _is_name(mention):
+                            out.owners.append(found)
                     elif isinstance(found, Relative):
-                        relatives.append(found)
+                        out.relatives.append(found)
                     elif mention.lower_ in _PERSONAL | _IMPERSONAL:
-                        unresolved = True
-        return names, relatives, patients, unresolved
+                        out.unresolved = True
+        return out
 
     @staticmethod
     def _subjects(predicate: "Token") -> list["Token"]:
@@ -576,8 +599,22 @@ class _Reader:
         ]
 
     def values(self) -> list[Value]:
-        """Every number and date of the sentence, with whose it is (:meth:`holder`)."""
-        return [replace(v, holder=self.holder(token)) for token, v in self._values()]
+        """Every number and date of the sentence, with whose it is (:meth:`holder`). The years of
+        life dates in parentheses after the name that opens the sentence are that person's birth
+        and death ("Charles Darwin (1809–1882) was …")."""
+        found = self._values()
+        values = [replace(v, holder=self.holder(token)) for token, v in found]
+        match = self.lifespan_match()
+        if match is None:
+            return values
+        start, end = (self.sentence.start_char + i for i in match.span())
+        inside = [i for i, (token, v) in enumerate(found) if v.kind == "year" and start <= token.idx < end]
+        opener = next((t for t in self.sentence if _heads_a_name(t)), None)
+        owner = _name_of(opener) if opener is not None else None
+        for n, i in enumerate(inside):
+            event = "birth" if n == 0 else "death"
+            values[i] = replace(values[i], anchors=values[i].anchors | {event}, holder=owner or values[i].holder)
+        return values
 
     def _values(self) -> list[tuple["Token", Value]]:
         out: list[tuple[Token, Value]] = []
@@ -661,15 +698,22 @@ class _Reader:
 
     @staticmethod
     def _anchors(token: "Token") -> frozenset[str]:
-        """The content lemmas above a value (at most three), and the objects of the verbs among them."""
+        """The content lemmas above a value (at most three), and the objects of the verbs among
+        them — what the value is about ("received the 1921 Nobel Prize": prize, receive). Words
+        that any value hangs on (a month, "age", "year", "million") say nothing of which fact."""
         anchors: set[str] = set()
         head = token.head
         steps = 0
         while head.i != token.i and steps < 6 and len(anchors) < 3:
-            if head.pos_ in ("NOUN", "PROPN", "VERB", "ADJ") and head.lemma_.lower() not in _LIGHT:
-                anchors.add(_event(head.lemma_.lower()))
+            lemma = head.lemma_.lower()
+            if head.pos_ in ("NOUN", "PROPN", "VERB", "ADJ") and lemma not in _LIGHT | _GENERIC and not _is_month(head):
+                anchors.add(_event(lemma))
                 if head.pos_ == "VERB":
-                    anchors |= {_event(c.lemma_.lower()) for c in head.children if c.dep_ in ("dobj", "nsubjpass")}
+                    anchors |= {
+                        _event(c.lemma_.lower())
+                        for c in head.children
+                        if c.dep_ in ("dobj", "nsubjpass") and c.lemma_.lower() not in _GENERIC and not _is_month(c)
+                    }
             if head.head.i == head.i:
                 break
             token, head = head, head.head
@@ -814,18 +858,22 @@ class _Reader:
                     out.append((_name_of(owner), _name_of(other)))
         return out
 
-    def lifespan(self) -> bool:
+    def lifespan_match(self) -> "re.Match[str] | None":
         """Life dates in parentheses right after the name that opens the sentence ("Albert
         Einstein (14 March 1879 – 18 April 1955) was …", "(born 9 October 1970)"): the sentence
         tells a birth (and a death) without a verb for it."""
         text = self.sentence.text
         match = _LIFESPAN.search(text)
-        return match is not None and not any(w[:1].islower() for w in text[: match.start()].split())
+        if match is None or any(w[:1].islower() for w in text[: match.start()].split()):
+            return None
+        return match
+
+    def lifespan(self) -> bool:
+        return self.lifespan_match() is not None
 
     def statement(self) -> Statement:
-        actors, relatives, patients, unresolved = self.actors(
-            t for t in self.sentence if t.pos_ in ("VERB", "AUX") or t.dep_ == "ROOT"
-        )
+        found = self.actors(t for t in self.sentence if t.pos_ in ("VERB", "AUX") or t.dep_ == "ROOT")
+        actors = found.names
         for name, alias in self.aliases():
             if any(name.same_as(actor) for actor in actors):
                 actors.append(alias)
@@ -835,9 +883,10 @@ class _Reader:
         return Statement(
             self.sentence.text.strip(),
             tuple(actors),
-            tuple(relatives),
-            tuple(patients),
-            unresolved,
+            tuple(found.relatives),
+            tuple(found.patients),
+            found.unresolved,
+            tuple(found.owners),
             tuple(self.names()),
             tuple(self.values()),
             tuple(self.predicates()),
@@ -978,7 +1027,8 @@ def read_claim(text: str, referent: str | None = None) -> Claim:
     main = sentences[0].root
     clause = [main, *(c for c in main.children if c.dep_ == "conj" and c.pos_ in ("VERB", "AUX"))]
     reader = _Reader(sentences[0], resolve)
-    doers, relatives, patients, _ = reader.actors(clause)
+    found = reader.actors(clause)
+    doers, relatives, patients = found.names, found.relatives, found.patients
     predicates = tuple(reader.predicate(t) for t in clause)
     themes, objects = set(), set()
     for token in clause:
@@ -1004,6 +1054,7 @@ def read_claim(text: str, referent: str | None = None) -> Claim:
         comparison,
         frozenset(statement.lemmas - doer_words),
         len(sentences),
+        relatives[0] if relatives and not doers else None,
     )
 
 

@@ -211,7 +211,9 @@ class _Screen:
             return self.set_aside(relation, finding.reason, setting, sentence)
         # a stated opposite takes the judge's P(E) + P(C); one read from a weak judgement (p at
         # or below the floor) only for a polarity the parser reads on the claim's own predicate
-        # ("did not attend" / "attended"), not for a value or a name it could have misplaced
+        # ("did not attend" / "attended"), not for a value or a name it could have misplaced. A
+        # contradiction the parser confirms on the claim's doer ("born in 1906" / "born in 1910"),
+        # or by polarity or an opposite word, is as sure as a turned entailment.
         weak = relation.probability <= self.options.min_relation_probability
         polarity = finding.check == "negation"
         if finding.action == "turned" and (polarity or not weak):
@@ -223,9 +225,8 @@ class _Screen:
             self.note(turned, RelationNote(sentence, relation.relation, finding.reason))
             return turned
         self.counts[f"screen_{kind}_kept"] += 1
-        probability = (
-            max(relation.probability, _decides(relation)) if polarity and not entailment else relation.probability
-        )
+        confirmed = not entailment and finding.check in ("negation", "direction", "numbers")
+        probability = max(relation.probability, _decides(relation)) if confirmed else relation.probability
         kept = relation.model_copy(update={"probability": probability, "sentence": sentence})
         self.note(kept, RelationNote(sentence, None, finding.reason if not entailment else None))
         return kept
