@@ -371,7 +371,10 @@ def no_evidence_class(
     details: dict[str, Any] = {"best": asdict(best)}
     if set_aside:
         top = max(set_aside, key=lambda u: u.get("probability", 0.0))
-        details["rule"] = top.get("reason")
+        # the setting that set it aside (the reason's last parentheses), whatever the rule saw
+        reason = str(top.get("reason") or "")
+        setting = re.search(r"\((--[^()]*)\)\s*$", reason)
+        details["rule"] = setting.group(1) if setting else reason
         details["set_aside"] = top
         details["text_class"] = text_class(atom["text"], topic, subject, best, contexts)
         return GRAPH_RULE, details

@@ -242,7 +242,8 @@ class EvidenceLink(_PanelFields):
 class UnusedEvidence(_PanelFields):
     """An entailment or contradiction the judge gave that the graph did not use, and why
     (``below the floor``; the sentence screen's reason, "the sentence names Alexander Fleming,
-    not Marie Curie"; the word rules' ``another attribute``, ``another subject``), with the
+    not Marie Curie"; the word rules' ``another attribute``, "the passage never names Marie
+    Curie"), with the
     passage ``sentence`` the screen read where it read one: shown so that a user can see why a
     claim they expected to be contradicted (or supported) was not."""
 

@@ -179,26 +179,26 @@ class FactorSource(NamedTuple):
     judge: str | None = None
 
 
-#: the short reasons of the relation floor and the word rules (:class:`UnusedRelation`) → what
-#: they mean and the setting whose rule set the relation aside; the sentence screen gives its
-#: reasons in words of their own ("the sentence names Alexander Fleming, not Marie Curie")
+#: the short reasons of the relation floor and the word rule for contradictions
+#: (:class:`UnusedRelation`) → what they mean and the setting whose rule set the relation aside;
+#: the other rules give their reasons in words of their own ("the passage never names Marie
+#: Curie", "the sentence names Alexander Fleming, not Marie Curie")
 UNUSED_RULES: dict[str, tuple[str, str]] = {
     "below the floor": ("the judge's probability is at most the relation floor", "--min-relation-probability"),
     "another attribute": (
         "no sentence of the passage gives a value of the claim's attribute that could disagree",
         "--contradictions same-attribute",
     ),
-    "another subject": ("the passage never names whom the claim is about", "--entailments same-subject"),
 }
 
 
 def unused_reason(reason: str, rule: str | None = None) -> str:
     """The reason an output row gives for a relation the graph left out (``unused_evidence``):
-    what the rule saw and the setting that set it aside — worded as the screen's decision about
-    the judge's relation, never as a verdict on the claim.
+    what the rule saw, in the user's terms, and the setting that set it aside — worded as the
+    screen's decision about the judge's relation, never as a verdict on the claim.
 
-    >>> unused_reason("another subject")
-    'another subject — the passage never names whom the claim is about (--entailments same-subject)'
+    >>> unused_reason("another attribute")
+    "another attribute — no sentence of the passage gives a value of the claim's attribute that could disagree (--contradictions same-attribute)"
     >>> unused_reason("the sentence names Alexander Fleming, not Marie Curie", "--entailments sentence")
     'the sentence names Alexander Fleming, not Marie Curie (--entailments sentence)'
     """

@@ -81,7 +81,8 @@ def _first_disagreement(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
 def _set_aside(unused: Mapping[str, Any], texts: Callable[[str], str | None]) -> str:
     """A relation the graph left out, worded as the judge's reading and the rule's decision (as
     the page words it; the row's ``reason`` as written): ``the judge says c1 "…" entails it
-    (0.88), not used: another subject — …``. Never "c1 entails it": the graph did not find so."""
+    (0.88), not used: the passage never names Marie Curie …``. Never "c1 entails it": the graph did
+    not find so."""
     says = JUDGE_VERBS.get(str(unused.get("relation")), str(unused.get("relation")))
     where = _passage(str(unused.get("context")), texts, unused.get("sentence"))
     return f"the judge says {where} {says} it ({unused.get('probability', 0):.2f}), not used: {unused.get('reason', 'left out')}"

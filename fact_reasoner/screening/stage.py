@@ -161,11 +161,11 @@ class _Screen:
             return relation
         from .words import another_subject
 
-        other, source = another_subject(atom, context, self.sentence_of(atom), self.plan.topic)
+        other, source, subject = another_subject(atom, context, self.sentence_of(atom), self.plan.topic)
         self.counts[f"entailments_subject_{'unknown' if source == 'none' else 'from_' + source}"] += 1
         self.counts["entailments_other_subject" if other else "entailments_same_subject"] += 1
         if other:
-            return self.set_aside(relation, "another subject", "--entailments same-subject")
+            return self.set_aside(relation, f"the passage never names {subject}", "--entailments same-subject")
         return relation
 
     def contradiction(self, relation: Relation, atom: Atom, context: Context) -> Relation:

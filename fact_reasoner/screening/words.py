@@ -22,8 +22,12 @@ def another_attribute(atom: Atom, context: Context) -> bool:
     return same_attribute(atom.text, context.text) == "other attribute"
 
 
-def another_subject(atom: Atom, context: Context, sentence: str | None, topic: str | None) -> tuple[bool, str]:
+def another_subject(atom: Atom, context: Context, sentence: str | None, topic: str | None) -> tuple[bool, str, str]:
     """``same-subject``: whether the passage (with its title) does not name the atom's subject,
-    and where the subject was found (:data:`SUBJECT_SOURCES`)."""
+    where the subject was found (:data:`SUBJECT_SOURCES`), and the subject as the user wrote it
+    ("Marie Curie": its words in the order of the text they came from)."""
     subject, source = atom_subject(atom.text, sentence, topic)
-    return not passage_names(subject, context.text, context.title), source
+    origin = {"atom": atom.text, "sentence": sentence or "", "topic": topic or ""}.get(source, "")
+    order = {word: origin.find(word) for word in subject}
+    named = " ".join(sorted(subject, key=lambda word: (order[word] < 0, order[word], word)))
+    return not passage_names(subject, context.text, context.title), source, named

@@ -357,7 +357,7 @@ def test_a_relation_the_graph_set_aside_reads_as_the_judges_reading_with_its_rul
     argv = ["--input-file", str(source), "--output-dir", str(tmp_path), "--filter-supplied-relations"]
     assert main([*argv, "--engine", "brute-force"]) == 0
     (row,) = read_jsonl(tmp_path / "pasteur.fr3.jsonl")
-    reason = "another subject — the passage does not name the claim's subject (--entailments same-subject)"
+    reason = "the passage never names Louis Pasteur (--entailments same-subject)"
     assert row["atoms"][0]["unused_evidence"] == [
         {"context": "c0", "relation": "entailment", "probability": 0.88, "reason": reason}
     ]

@@ -321,7 +321,7 @@ def test_through_the_graph_an_item_counts_only_as_the_factor_it_would_be():
     graphed = behaviour.through_graph(results)  # the default graph: same-subject entailments
     assert [g.label for g in graphed] == ["entailment", "neutral", "neutral", "contradiction", "neutral", "failed"]
     assert graphed[1].reason == "below the floor" and graphed[2].reason == "another attribute"
-    assert graphed[4].reason == "another subject"
+    assert graphed[4].reason == "the passage never names Marie Curie"
     anyone = behaviour.through_graph(results, GraphOptions(entailments="any"))
     assert anyone[4].label == "entailment" and anyone[4].reason is None
     score = behaviour.score_results(graphed)

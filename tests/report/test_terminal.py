@@ -42,7 +42,7 @@ def _row() -> dict:
                         "context": "c2",
                         "relation": "entailment",
                         "probability": 0.88,
-                        "reason": unused_reason("another subject"),
+                        "reason": unused_reason("the passage never names Marie Curie", "--entailments same-subject"),
                     }
                 ],
             },
@@ -66,8 +66,7 @@ def test_each_claim_shows_its_verdict_and_the_passage_that_decided_it():
     # (it once read 'no evidence (not used: c2 "…" entails it 0.88, another subject)')
     assert lines[4].strip() == (
         'no evidence; the judge says c2 "Penicillin was discovered in 1928 by the Scottish physician…" '
-        "entails it (0.88), not used: another subject — the passage never names whom the claim is about "
-        "(--entailments same-subject)"
+        "entails it (0.88), not used: the passage never names Marie Curie (--entailments same-subject)"
     )
     assert lines[5] == "  --   not judged  She was born in 1815. [not in the response: '1815']"
 

@@ -169,7 +169,7 @@ function showEvidence(index) {
   $("evidence").hidden = false;
   $("evidence-title").textContent = `Evidence for “${atom.text}” (${atom.prediction}, P = ${atom.probability.toFixed(3)})`;
   const links = new Map(atom.evidence.map((e) => [e.context, e]));
-  // what the judge said but the graph did not use (another attribute, another subject, below the floor)
+  // what the judge said but the graph did not use (below the floor, or the relation screen's reason)
   const unused = new Map((atom.unused_evidence || []).map((e) => [e.context, e]));
   const known = new Map(state.contexts.map((c) => [c.id, c]));
   const ids = [
