@@ -17,7 +17,7 @@ from ..conformal.calibration import (
     posterior_settings,
     settings_differences,
 )
-from ..conformal.maths import includes_false, kept
+from ..conformal.maths import error_spread, includes_false, kept
 from ..errors import ConformalError, InputError, OutputError
 from ..settings.cli_options import number
 from ..settings.fields import OpenProbability
@@ -128,6 +128,7 @@ class Conformal(Command):
             "--guarantee",
             choices=GUARANTEES,
             default="response",
+            metavar="{response,claims}",
             help="response: P(an answer's kept claims include a false one) <= alpha; claims: the expected "
             "share of false claims among an answer's kept claims <= alpha (default: %(default)s)",
         )
@@ -187,6 +188,12 @@ def summary_lines(fitted: ConformalFilter, answers: list[Any]) -> list[str]:
     else:
         lines.append("keeps a claim when its posterior is above a threshold fitted for each answer (adaptive)")
     lines.append(f"guarantee: {fitted.statement()}")
+    if fitted.guarantee == "response":
+        mean, sd = error_spread(c.answers, fitted.alpha)
+        lines.append(
+            f"with {c.answers} calibration answers the error of a filter fitted this way varies with the calibration "
+            f"set: mean {mean:.3f}, sd {sd:.3f} over calibration sets (Beta; more answers narrow it, docs/conformal.md)"
+        )
     true_total = true_kept = wrong = 0
     for answer in answers:
         tau = fitted.threshold_for(answer.scores)

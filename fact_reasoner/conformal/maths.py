@@ -74,6 +74,7 @@ __all__ = [
     "Claims",
     "adaptive_threshold",
     "claims_threshold",
+    "error_spread",
     "false_share",
     "features",
     "includes_false",
@@ -132,6 +133,27 @@ def quantile_index(n: int, alpha: float) -> int:
     if k > n:
         raise CalibrationTooSmall(n, alpha)
     return k
+
+
+def error_spread(n: int, alpha: float) -> tuple[float, float]:
+    """How much the error of one fitted ``response`` filter varies with its calibration set:
+    given the n calibration answers, the probability that a new answer keeps a false claim is
+    (for continuous scores without ties) Beta(n + 1 − k, k)-distributed over the draw of the
+    calibration set, k = ⌈(n + 1)(1 − α)⌉ (Vovk 2012; Angelopoulos & Bates 2023, §3.2), with
+
+        mean = (n + 1 − k)/(n + 1) ≤ α,   sd = √(a·b / ((a + b)²(a + b + 1))),  a = n + 1 − k, b = k.
+
+    The guarantee is the mean; the sd says how far one calibration set's filter may be from it,
+    which only more calibration answers reduce (about √(α(1 − α)/n)).
+
+    >>> [round(v, 3) for v in error_spread(21, 0.1)]
+    [0.091, 0.06]
+    >>> [round(v, 3) for v in error_spread(1000, 0.1)]
+    [0.1, 0.009]
+    """
+    k = quantile_index(n, alpha)
+    a, b = n + 1 - k, k
+    return a / (a + b), math.sqrt(a * b / ((a + b) ** 2 * (a + b + 1)))
 
 
 def min_calibration_size(alpha: float) -> int:

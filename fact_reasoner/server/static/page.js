@@ -47,7 +47,8 @@ async function loadInfo() {
   const info = await response.json();
   state.retrieval = info.retrieval;
   const retriever = info.retrieval === "supplied" ? "no retriever (give the passages)" : "retriever: " + info.retrieval;
-  $("server-info").textContent = `version ${info.version} · judge ${info.judge.split(":")[0]} · engine ${info.engine} · ${retriever}`;
+  const filtered = info.settings.scores && info.settings.scores.conformal ? " · conformal filter (dropped claims struck through)" : "";
+  $("server-info").textContent = `version ${info.version} · judge ${info.judge.split(":")[0]} · engine ${info.engine} · ${retriever}${filtered}`;
   const fr = info.settings.graph && info.settings.graph.version;
   if (fr) $("version").value = String(fr);
 }
