@@ -116,8 +116,9 @@ CONFORMAL_SPLITS = 100
 
 
 def labelled_answers(rows: list[dict[str, Any]]) -> list[Any]:
-    """The responses whose every atom has a gold S/NS label, as conformal ``Claims`` (posterior,
-    truth); the others cannot be calibrated on or measured and are left out."""
+    """The responses whose every atom has a gold S/NS label and a posterior, as conformal
+    ``Claims`` (posterior, truth); the others cannot be calibrated on or measured and are left
+    out."""
     from ..conformal.maths import Claims
 
     out = []
@@ -125,6 +126,8 @@ def labelled_answers(rows: list[dict[str, Any]]) -> list[Any]:
         atoms = row.get("atoms") or []
         if row.get("abstained") or not all(a.get("label") in ("S", "NS") for a in atoms):
             continue
+        if not all(isinstance(a.get("probability"), (int, float)) and 0 <= a["probability"] <= 1 for a in atoms):
+            continue  # no posterior to filter by (a baseline's failed judgement)
         out.append(Claims(tuple(float(a["probability"]) for a in atoms), tuple(a["label"] == "S" for a in atoms)))
     return out
 
