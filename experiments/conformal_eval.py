@@ -241,14 +241,14 @@ def example(work: Path, answers: Sequence[Answer], alpha: float, seed: int) -> d
     out: dict[str, Any] = {"topic": None, "generator": answers[chosen].generator, "alpha": alpha, "filters": {}}
     for guarantee in ("response", "claims"):
         filter_file = folder / f"conformal_{guarantee}_{alpha}.json"
-        fit = [sys.executable, "-m", "fact_reasoner", "conformal", "--gold", str(rows), "--alpha", str(alpha)]
-        fit += ["--guarantee", guarantee, "--output", str(filter_file)]
+        fit = [sys.executable, "-m", "fact_reasoner", "conformal", "--gold", _here(rows), "--alpha", str(alpha)]
+        fit += ["--guarantee", guarantee, "--output", _here(filter_file)]
         fitted = subprocess.run(fit, cwd=ROOT, capture_output=True, text=True)
         if fitted.returncode != 0:
             raise SystemExit(f"fact-reasoner conformal failed: {fitted.stderr}")
         output = folder / f"answer.{guarantee}.fr2.jsonl"
         apply = [sys.executable, "-m", "fact_reasoner", "--version", "2", "--nli", SCORERS["v3"], "--input-file"]
-        apply += [str(record), "--output-file", str(output), "--overwrite", "--conformal", str(filter_file)]
+        apply += [_here(record), "--output-file", _here(output), "--overwrite", "--conformal", _here(filter_file)]
         applied = subprocess.run(apply, cwd=ROOT, capture_output=True, text=True)
         if applied.returncode != 0:
             raise SystemExit(f"fact-reasoner --conformal failed: {applied.stderr}")
@@ -265,6 +265,13 @@ def example(work: Path, answers: Sequence[Answer], alpha: float, seed: int) -> d
             "kept": [a["kept"] for a in row["atoms"]],
         }
     return out
+
+
+def _here(path: Path) -> str:
+    """A path as the commands are given it: relative to the repository (they run there), so the
+    rows and the results name no machine's folders."""
+    path = path.resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def _shown_command(command: Sequence[str]) -> str:
