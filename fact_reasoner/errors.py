@@ -15,7 +15,9 @@ one; ``exit`` is the command's exit status when the error ends it)::
     │   ├── UnknownName                       [registry] no backend of that kind has that name
     │   │   └── UnknownService                [retrieval.base] no retriever of that name (a RetrievalError too)
     │   ├── PanelSpecError                    [settings.panel] an --nli value that is no judge or panel of judges
-    │   └── UnsafeSetting                     [server.settings] a setting a request may not change, or its bad value
+    │   ├── UnsafeSetting                     [server.settings] a setting a request may not change, or its bad value
+    │   └── ConformalError                    a conformal filter that cannot be fitted, read or applied here
+    │       └── CalibrationTooSmall           [conformal.maths] too few calibration answers for the α asked
     ├── RecordFailed (RuntimeError)           a stage could not run for one record (exit 1)
     │   └── NoEvidence                        no contexts and no retriever to find any: nothing scored
     ├── LocatedError                          about a place in a file: ``path:line: message``
@@ -73,6 +75,13 @@ class SetupError(FactReasonerError, RuntimeError):
 class SettingsError(FactReasonerError, ValueError):
     """A setting that cannot work: an unknown engine, an engine option it does not accept or
     whose value it rejects. Found when the stage is built, before any record."""
+
+
+class ConformalError(SettingsError):
+    """A conformal filter (``fact-reasoner conformal``, ``--conformal FILE``) that cannot be
+    fitted, read or applied here: too few or unlabelled calibration answers, a file that is not
+    one, or a run whose settings differ from those of the rows it was fitted on (its guarantee
+    would not hold). Found before any record is assessed."""
 
 
 class StageUnavailable(SetupError):

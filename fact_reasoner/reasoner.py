@@ -25,6 +25,7 @@ from .atoms.atomizer import AtomizerBackend
 from .atoms.checkworthy import CheckworthyVerdict
 from .atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, atom_marks
 from .atoms.reviser import ReviserBackend
+from .conformal import LoadedFilter, load_filter
 from .errors import NoEvidence
 from .graph.build import build_graph, ignored_relations, plan_graph
 from .graph.coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs
@@ -85,6 +86,11 @@ class FactReasoner:
     nli, engine, atomizer, reviser, retriever, llm, embedder:
         Ready-made stages that override what ``config`` would build (the embedder serves the
         similarity gate of ``--nli-mode fast``).
+
+    With ``config.scores.conformal`` (``--conformal FILE``) the filter is read and checked
+    against the settings here, before any record (:class:`~fact_reasoner.errors.ConformalError`
+    when it was fitted on posteriors made otherwise), and every row gets it applied
+    (:meth:`~fact_reasoner.conformal.ConformalFilter.row_fields`).
     """
 
     def __init__(
@@ -110,6 +116,10 @@ class FactReasoner:
             llm=llm,
             embedder=embedder,
         )
+        self.conformal: LoadedFilter | None = None
+        if self.config.scores.conformal is not None:
+            self.conformal = load_filter(self.config.scores.conformal)
+            self.conformal.filter.check(self.config.settings(), source=f"--conformal {self.conformal.path}")
 
     @property
     def engine(self) -> InferenceEngine:
@@ -206,6 +216,8 @@ class FactReasoner:
             _mark_abstention(output, abstention)
         if selection.merged_contexts:
             output.merged_contexts = selection.merged_contexts  # type: ignore[attr-defined]
+        if self.conformal is not None:
+            _apply_conformal(output, self.conformal, atoms_made_here=record.atoms is None)
         output.timings = timings | {"total": sum(timings.values())}
         counters_after = self.stage_stats()
         output.counters = (
@@ -505,8 +517,14 @@ class FactReasoner:
         return out
 
     def settings(self) -> dict[str, Any]:
-        """The settings that change results (derived from the config); a resumed run must match."""
-        return self.config.settings()
+        """The settings that change results (derived from the config); a resumed run must match.
+        With ``--conformal FILE`` the file's SHA-256 is written beside its name
+        (``scores.conformal_sha256``): a filter fitted again into the same file is another filter,
+        whose rows are not mixed with these."""
+        settings = self.config.settings()
+        if self.conformal is not None:
+            settings.setdefault("scores", {})["conformal_sha256"] = self.conformal.sha256
+        return settings
 
 
 def _note_fields(note: Any) -> dict[str, Any]:
@@ -531,6 +549,21 @@ def _checkworthy_fields(checkworthy: dict[str, CheckworthyVerdict] | None, atom_
         "checkworthy": verdict.checkworthy,
         **({} if verdict.checkworthy else {"uncheckable_reason": verdict.reason}),
     }
+
+
+def _apply_conformal(output: OutputRecord, loaded: LoadedFilter, *, atoms_made_here: bool) -> None:
+    """``--conformal``: each atom's ``kept`` and the row's ``conformal`` field (the kept claims,
+    the retention, the guarantee in words; :meth:`ConformalFilter.row_fields
+    <fact_reasoner.conformal.ConformalFilter.row_fields>`)."""
+    flags, field = loaded.filter.row_fields(
+        [(atom.id, atom.text, atom.probability) for atom in output.atoms],
+        file=loaded.path,
+        sha256=loaded.sha256,
+        atoms_made_here=atoms_made_here,
+    )
+    for atom, keep in zip(output.atoms, flags):
+        atom.kept = keep  # type: ignore[attr-defined]
+    output.conformal = field  # type: ignore[attr-defined]
 
 
 def _mark_abstention(output: OutputRecord, reason: str | None) -> None:

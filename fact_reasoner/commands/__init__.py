@@ -62,6 +62,12 @@ COMMANDS.register(
     description="serve checks over HTTP (FastAPI): POST /v1/assess, /v1/ragas, a page at /",
     builtin=True,
 )
+COMMANDS.register(
+    "conformal",
+    "fact_reasoner.commands.conformal:Conformal",
+    description="fit a conformal filter on labelled rows: keep claims with a guaranteed error rate",
+    builtin=True,
+)
 
 #: the command run when the first argument names none
 DEFAULT_COMMAND = "assess"

@@ -158,6 +158,9 @@ def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[st
         lines.append(f"  {setting}")
     if (summary.get("claims") or {}).get("total"):
         lines.append(f"  {verdict_counts_line(summary['claims'])}")
+    filtered = conformal_summary(report.rows)
+    if filtered:
+        lines.append(f"  {filtered}")
     lines += [f"  {key:28s} {summary_figure(summary, key)}" for key in SUMMARY_KEYS if summary.get(key) is not None]
     lines += judge_lines(summary)
     if summary.get("executor") != "local":
@@ -171,6 +174,22 @@ def summary_lines(report: runner.RunReport, judge: str | None = None) -> list[st
     if report.failures:
         lines.append(f"  failed: listed above and in {report.errors_file}")
     return lines
+
+
+def conformal_summary(rows: Any) -> str | None:
+    """``conformal filter (response, alpha 0.1, plain): kept 40 of 300 claims (13.3%) in 9
+    records`` for rows made with ``--conformal``; None for others."""
+    filtered = [row["conformal"] for row in rows if isinstance(row.get("conformal"), dict)]
+    if not filtered:
+        return None
+    first = filtered[0]
+    kept = sum(int(f.get("num_kept") or 0) for f in filtered)
+    total = sum(int(f.get("num_claims") or 0) for f in filtered)
+    share = f" ({kept / total:.1%})" if total else ""
+    return (
+        f"conformal filter ({first.get('guarantee')}, alpha {first.get('alpha')}, {first.get('method')}): kept {kept} "
+        f"of {total} claims{share} in {len(filtered)} record(s); the guarantee is in each row's conformal.statement"
+    )
 
 
 def gate_scores(rows: Any) -> dict[str, list[tuple[str, Any]]]:

@@ -140,7 +140,7 @@ class Correct(Command):
             progress=not args.quiet,
             make_job=CorrectJob,
             job_state=corrector,
-            row_settings=correction_settings(config),
+            row_settings=correction_settings(assessor.settings()),
             summarize=correction_summary,
             count_failed=failed_corrections,
         )

@@ -80,6 +80,29 @@ if TYPE_CHECKING:  # pragma: no cover
 logger = logging.getLogger(__name__)
 
 
+def conformal_coverage(correction: Mapping[str, Any]) -> dict[str, Any]:
+    """What the conformal guarantee (the row's ``conformal``) covers of a correction: only the
+    sentences kept word for word, each of whose claims the filter kept. A rewritten sentence
+    says what a contradicting passage says, in the language model's words — no calibration
+    covers it, whatever the re-assessment found — and a refused correction delivers nothing."""
+    delivered = correction.get("status") in ("corrected", "unchanged")
+    sentences = [s for s in correction.get("sentences") or [] if delivered and s.get("action") == "kept"]
+    rewritten = [s for s in correction.get("sentences") or [] if delivered and s.get("action") == "rewritten"]
+    return {
+        "covered_sentences": [s["index"] for s in sentences],
+        "covered_claims": [atom for s in sentences for atom in s.get("atoms") or []],
+        "rewritten_sentences": [s["index"] for s in rewritten],
+        "statement": (
+            "The conformal guarantee covers only the sentences kept word for word from the original response "
+            f"({len(sentences)}), whose claims the filter kept; the {len(rewritten)} rewritten sentence(s) are the "
+            "language model's words for what the passages say: no calibration covers them, they were only "
+            "checked by the re-assessment."
+            if delivered
+            else "No corrected text was delivered: the conformal guarantee covers nothing of it."
+        ),
+    }
+
+
 def _refusal(introduced: Sequence[Mapping[str, Any]]) -> str:
     listed = "; ".join(f"{u['text']!r} (P = {u['probability']:.2f})" for u in introduced[:5])
     return (
@@ -125,12 +148,14 @@ class Corrector:
             raise RecordFailed("correct: the record has no response text to correct (only atoms)")
         before = self.assessor.assess(record, k=k, dataset_median_atoms=dataset_median_atoms, record_key=record_key)
         row = before.model_dump(mode="json")
-        row["settings"] = correction_settings(self.assessor.config)
+        row["settings"] = correction_settings(self.assessor.settings())
         contexts = _contexts_used(record, row)
         # the corrected response is atomized afresh: it is scored against the median the original
         # was (its own atoms' count when it carried them), so that before and after share K's rule
         correction = self._correct(record, before, sentences, contexts, k, known_median(record, dataset_median_atoms))
         row["correction"] = correction.as_dict()
+        if isinstance(row.get("conformal"), dict):
+            row["correction"]["conformal"] = conformal_coverage(row["correction"])
         return row
 
     def _correct(
@@ -144,7 +169,14 @@ class Corrector:
     ) -> Correction:
         where = attach_atoms([(a.sentence, [a.text, a.original or ""]) for a in before.atoms], sentences, record.topic)
         decisions = [
-            decide_atom(a.id, a.text, a.probability, [e.model_dump(mode="json") for e in a.evidence], s)
+            decide_atom(
+                a.id,
+                a.text,
+                a.probability,
+                [e.model_dump(mode="json") for e in a.evidence],
+                s,
+                getattr(a, "kept", None),
+            )
             for a, s in zip(before.atoms, where)
         ]
         plans = plan_sentences(sentences, decisions)

@@ -155,6 +155,8 @@ class AtomDecision:
     sentence: int
     action: AtomAction
     evidence: CitedEvidence | None = None
+    #: removed although supported: the conformal filter (``--conformal``) did not keep it
+    filtered: bool = False
 
 
 def strongest(evidence: Sequence[Mapping[str, Any]], relation: str) -> CitedEvidence | None:
@@ -171,11 +173,21 @@ def strongest(evidence: Sequence[Mapping[str, Any]], relation: str) -> CitedEvid
 
 
 def decide_atom(
-    atom: str, text: str, probability: float, evidence: Sequence[Mapping[str, Any]], sentence: int
+    atom: str,
+    text: str,
+    probability: float,
+    evidence: Sequence[Mapping[str, Any]],
+    sentence: int,
+    kept: bool | None = None,
 ) -> AtomDecision:
     """keep when P(atom) > 0.5 (cite its strongest entailing context, if one is above 0.5);
-    else rewrite when a context contradicts it with P > 0.5 (cite the strongest); else remove."""
+    else rewrite when a context contradicts it with P > 0.5 (cite the strongest); else remove.
+    With a conformal filter (``kept`` not None: the atom's ``kept`` from ``--conformal``) a
+    supported atom the filter did not keep is removed (``filtered``): what stays word for word
+    is what the filter kept."""
     if is_supported(probability):
+        if kept is False:
+            return AtomDecision(atom, text, probability, sentence, "remove", None, filtered=True)
         return AtomDecision(atom, text, probability, sentence, "keep", strongest(evidence, "entailment"))
     contradiction = strongest(evidence, "contradiction")
     if contradiction is not None:
@@ -275,6 +287,11 @@ def why(decision: AtomDecision) -> str:
         return (
             f"not supported (P = {decision.probability:.2f}); context {decision.evidence.context} contradicts it "
             f"(P = {decision.evidence.probability:.2f}) and says what is true"
+        )
+    if decision.action == "remove" and decision.filtered:
+        return (
+            f"supported (P = {decision.probability:.2f}) but dropped by the conformal filter (--conformal): its "
+            "posterior is not above the filter's threshold"
         )
     if decision.action == "remove":
         return f"not supported (P = {decision.probability:.2f}) and no context says what is true instead"

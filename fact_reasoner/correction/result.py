@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from ..llm.correction import PROMPT_VERSION
 from ..schema import OutputRecord
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ..settings.config import PipelineConfig
 
 __all__ = [
     "Correction",
@@ -146,10 +143,11 @@ def score_fields(result: OutputRecord | None, text: str, *, reassessed: bool) ->
     } | text_size(text)
 
 
-def correction_settings(config: PipelineConfig) -> dict[str, Any]:
-    """The settings of a ``correct`` run's rows: the assessment's, and the corrector's prompt
-    (a resumed run must have the same)."""
-    return config.settings() | {"correction": {"prompt": PROMPT_VERSION}}
+def correction_settings(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of a ``correct`` run's rows: the assessment's (its assessor's
+    :meth:`~fact_reasoner.reasoner.FactReasoner.settings`), and the corrector's prompt (a resumed
+    run must have the same)."""
+    return dict(settings) | {"correction": {"prompt": PROMPT_VERSION}}
 
 
 def failed_corrections(rows: Sequence[Mapping[str, Any]]) -> int:

@@ -14,7 +14,11 @@ The page holds, with inline CSS and PNG plots as ``data:`` URIs (no network, no 
 - when a row carries ``correction`` (``fact-reasoner correct``): the corrected text beside the
   original, precision before → after, the per-sentence diff, the references and the changes;
 - when a row carries ``contradicting_pairs`` (``--coherence``): the atoms of each pair marked in
-  the atom table and the pairs listed with P(contradiction).
+  the atom table and the pairs listed with P(contradiction);
+- when a row carries ``conformal`` (``--conformal``): each claim marked kept or ✂ dropped, and
+  the filter's threshold and guarantee in words under the response's scores;
+- with gold labels, the conformal filter's retention-against-α curve and its realised error
+  over random calibration/test splits of the responses (:func:`~fact_reasoner.report.plots.plot_conformal`).
 
 Context texts: result rows name contexts by id in ``atoms[].evidence``. The texts come from
 the rows' own ``contexts`` field when present, else from ``--input-file`` (the input records the
@@ -123,6 +127,7 @@ tr.rewritten td { background: #fff7d6; } tr.removed td { background: #fde4df; te
 tr.removed td.original { text-decoration: line-through; }
 tr.atom.contradicting td { background-image: linear-gradient(90deg, #fbd5d5 4px, transparent 4px); }
 .contradiction-mark { color: #b91c1c; font-weight: 700; }
+.dropped { color: #7c2d12; font-weight: 600; } td.p.dropped { opacity: 0.7; }
 """
 
 
@@ -192,6 +197,8 @@ def _plots_html(groups: dict[str, list[dict[str, Any]]]) -> str:
         "reliability": "Reliability diagram: fraction of gold-S atoms per bin of predicted P",
         "precision_scatter": "Predicted vs gold factual precision, one point per response",
         "score_distributions": "Posterior P(atom true) by gold label",
+        "conformal": "Conformal filter: retention of true claims and realised error against α, fitted on half "
+        "the responses and measured on the other half (random splits; marginal guarantees — docs/conformal.md)",
     }
     for name, plot in PLOTS.items():
         data = base64.b64encode(plot(groups)).decode("ascii")
@@ -285,6 +292,8 @@ def _correction_html(rid: str, correction: dict[str, Any]) -> str:
             "(the original: no corrected text was delivered)"
         )
     reason = f'<p class="status failed">{esc(correction.get("reason"))}</p>' if correction.get("reason") else ""
+    if isinstance(correction.get("conformal"), dict):  # --conformal: what its guarantee covers of the text
+        reason += f'<p class="note conformal">{esc(correction["conformal"].get("statement"))}</p>'
     if correction.get("method") == "extractive":
         refused = correction.get("refused_rewrite") or {}
         reason += (
@@ -370,6 +379,18 @@ def _record_html(
         scores.append(f"{esc(name)} Pr {esc(_fmt(predicted))}{at_k}")
     _, gold = _row_precision(first)
     gold_text = f" · gold Pr {esc(_fmt(gold))}" if gold is not None else ""
+    filters = "".join(
+        f'<p class="note conformal">{esc(name)} conformal filter: kept {esc(row["conformal"].get("num_kept"))} of '
+        f"{esc(row['conformal'].get('num_claims'))} claims"
+        + (
+            f" (posterior &gt; {esc(_fmt(row['conformal']['threshold'], 4))})"
+            if row["conformal"].get("threshold") is not None
+            else " (no threshold keeps any)"
+        )
+        + f". {esc(row['conformal'].get('statement'))}</p>"
+        for name, row in by_group.items()
+        if isinstance(row.get("conformal"), dict)
+    )
 
     header = "".join(f"<th>{esc(n)}</th>" for n in names)
     correction = next((r["correction"] for r in by_group.values() if isinstance(r.get("correction"), dict)), None)
@@ -399,10 +420,15 @@ def _record_html(
             mark = ""
             if label in ("S", "NS") and prediction in ("S", "NS"):
                 mark = ' <span class="ok">✓</span>' if prediction == label else ' <span class="bad">✗</span>'
+            filtered, title = "", ""
+            if "kept" in verdict:  # --conformal: what the filter kept and dropped
+                filtered = " kept" if verdict["kept"] else ' <span class="dropped">✂ dropped</span>'
+                title = ", kept by the conformal filter" if verdict["kept"] else ", dropped by the conformal filter"
             cells.append(
-                f'<td class="p" style="background:{colour(p) if math.isfinite(p) else "#eee"}" '
-                f'title="{esc(name)}: P = {esc(_fmt(p, 4))}, predicted {esc(prediction)}">'
-                f"{esc(_fmt(p, 2))} {esc(prediction or '')}{mark}</td>"
+                f'<td class="p{"" if verdict.get("kept", True) else " dropped"}" '
+                f'style="background:{colour(p) if math.isfinite(p) else "#eee"}" '
+                f'title="{esc(name)}: P = {esc(_fmt(p, 4))}, predicted {esc(prediction)}{esc(title)}">'
+                f"{esc(_fmt(p, 2))} {esc(prediction or '')}{mark}{filtered}</td>"
             )
             evidence[name] = verdict.get("evidence") or []
         details = _evidence_html(key, evidence, texts, anchors, evidence_limit, names)
@@ -432,7 +458,7 @@ def _record_html(
     return (
         f'<section class="record" id="{esc(rid)}">'
         f"<h3>{index + 1}. {esc(first.get('topic') or first.get('input') or key)}</h3>"
-        f'<div class="meta">{" · ".join(scores)}{gold_text} · key {esc(key)}</div>'
+        f'<div class="meta">{" · ".join(scores)}{gold_text} · key {esc(key)}</div>{filters}'
         f"<details><summary>prompt and response</summary><p><b>Input:</b> {esc(first.get('input'))}</p>"
         f'<div class="output">{esc(first.get("output"))}</div></details>'
         f"{_correction_html(rid, correction) if correction is not None else ''}"

@@ -4,7 +4,9 @@
   :func:`fact_reasoner.measures.reliability_bins`, with the ECE of the table in the legend;
 - predicted vs gold factual precision over the gold-labelled atoms, one point per response,
   with the MAE of the table in the legend;
-- distributions of the atom posteriors P(a_i) by gold label.
+- distributions of the atom posteriors P(a_i) by gold label;
+- the conformal filter's retention of true claims against α, and its realised error against α,
+  over random half/half calibration/test splits of the responses (:func:`plot_conformal`).
 """
 
 from __future__ import annotations
@@ -107,8 +109,72 @@ def plot_score_distributions(groups: dict[str, list[dict[str, Any]]]) -> bytes:
     return _png(figure)
 
 
+#: the α of the conformal curve (those half the responses are too few for are left out)
+CONFORMAL_ALPHAS = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.4, 0.5)
+#: random calibration/test splits per α of the conformal curve (seed 0: the page is reproducible)
+CONFORMAL_SPLITS = 100
+
+
+def labelled_answers(rows: list[dict[str, Any]]) -> list[Any]:
+    """The responses whose every atom has a gold S/NS label and a posterior, as conformal
+    ``Claims`` (posterior, truth); the others cannot be calibrated on or measured and are left
+    out."""
+    from ..conformal.maths import Claims
+
+    out = []
+    for row in rows:
+        atoms = row.get("atoms") or []
+        if row.get("abstained") or not all(a.get("label") in ("S", "NS") for a in atoms):
+            continue
+        if not all(isinstance(a.get("probability"), (int, float)) and 0 <= a["probability"] <= 1 for a in atoms):
+            continue  # no posterior to filter by (a baseline's failed judgement)
+        out.append(Claims(tuple(float(a["probability"]) for a in atoms), tuple(a["label"] == "S" for a in atoms)))
+    return out
+
+
+def plot_conformal(groups: dict[str, list[dict[str, Any]]]) -> bytes:
+    """The conformal filter on these responses (:mod:`fact_reasoner.conformal.evaluation`): for
+    each α of :data:`CONFORMAL_ALPHAS` the plain threshold fitted on half the responses, drawn
+    at random :data:`CONFORMAL_SPLITS` times, applied to the other half — the mean retention of
+    true claims (left) and the mean realised error against the line error = α (right), for the
+    ``response`` guarantee (solid) and the ``claims`` guarantee (dashed)."""
+    from ..conformal.evaluation import retention_curve
+
+    plt = _pyplot()
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10.4, 4.4))
+    right.plot([0, 0.5], [0, 0.5], color="#999", linestyle="--", linewidth=1, label="error = α")
+    drawn = False
+    for index, (label, rows) in enumerate(groups.items()):
+        answers = labelled_answers(rows)
+        colour = f"C{index % 10}"
+        for guarantee, style in (("response", "-"), ("claims", "--")):
+            curve = retention_curve(answers, CONFORMAL_ALPHAS, guarantee, splits=CONFORMAL_SPLITS, seed=0)
+            if not curve:
+                continue
+            drawn = True
+            alphas = [e.alpha for e in curve]
+            name = f"{label}, {guarantee}"
+            left.plot(alphas, [e.retention for e in curve], style, marker="o", color=colour, label=name)
+            right.plot(alphas, [e.error for e in curve], style, marker="o", color=colour, label=name)
+    for axis, what in ((left, "retention of true claims"), (right, "realised error")):
+        axis.set_xlabel("α (the error the filter guarantees)")
+        axis.set_ylabel(what)
+        axis.set_xlim(0, 0.52)
+        axis.set_ylim(0, 1.0 if axis is left else 0.55)
+    left.set_title("Claims kept: retention against α")
+    right.set_title("Realised error on the held-out half")
+    if drawn:  # the runs' labels can be long (the settings that tell two runs apart): below the panels
+        left.legend(fontsize=7, loc="upper left", bbox_to_anchor=(0.0, -0.16))
+    else:
+        left.text(0.26, 0.5, "too few labelled responses for any α", ha="center", fontsize=8)
+    right.legend(handles=right.get_lines()[:1], fontsize=7, loc="upper left")
+    figure.suptitle(f"Conformal filter over {CONFORMAL_SPLITS} random half/half splits of the responses", fontsize=10)
+    return _png(figure)
+
+
 PLOTS = {
     "reliability": plot_reliability,
     "precision_scatter": plot_precision_scatter,
     "score_distributions": plot_score_distributions,
+    "conformal": plot_conformal,
 }

@@ -20,7 +20,9 @@ found deciding where it read one, else by its first words; an entailment the scr
 a contradiction says what the judge said and what the sentence says against the claim; a claim
 with no factor says "no evidence",
 with the judge's relations the graph left out, worded as the judge's reading, and the rule that
-set each aside (the row's ``unused_evidence`` reason, as the HTML page shows it). A baseline's claim
+set each aside (the row's ``unused_evidence`` reason, as the HTML page shows it). With
+``--conformal`` each claim is marked ``kept`` or ``drop`` and the heading is followed by what the
+filter kept and its guarantee in words (:func:`conformal_line`). A baseline's claim
 (``--pipeline factscore`` …: no graph) shows the judge's verdict and the passages it read.
 Pure functions of the written rows and the contexts' texts.
 """
@@ -32,7 +34,7 @@ from typing import Any
 
 from .rows import JUDGE_VERBS, judges_said
 
-__all__ = ["SHOW_AT_MOST", "claim_lines", "excerpt", "settings_line", "verdict_counts_line"]
+__all__ = ["SHOW_AT_MOST", "claim_lines", "conformal_line", "excerpt", "settings_line", "verdict_counts_line"]
 
 #: a run of at most this many records shows its claims (``--show`` for more)
 SHOW_AT_MOST = 20
@@ -100,10 +102,15 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
     else:
         verdict = f"precision {score:.2f} ({supported} of {len(atoms)} claim(s) S)"
     lines = [f"line {row.get('source_line', '?')} · {about} · {verdict}"]
+    conformal = row.get("conformal") if isinstance(row.get("conformal"), Mapping) else None
+    if conformal is not None:
+        lines.append("  " + conformal_line(conformal))
+    indent = " " * (13 + (5 if conformal is not None else 0))
     for atom in atoms:
         prediction = atom.get("prediction", "?")
         mark = "S   " if prediction == "S" else "NS ✗"
-        lines.append(f"  {mark} {atom.get('probability', float('nan')):.2f}  {atom.get('text', '')}")
+        filtered = "" if conformal is None else ("kept " if atom.get("kept") else "drop ")
+        lines.append(f"  {mark} {atom.get('probability', float('nan')):.2f}  {filtered}{atom.get('text', '')}")
         deciding = _deciding(atom)
         if "judgement" in atom:  # a baseline's verdict: no graph, the judge read these passages
             seen = [_passage(str(c), texts) for c in atom.get("evidence_ids") or []]
@@ -127,15 +134,29 @@ def claim_lines(row: Mapping[str, Any], texts: Callable[[str], str | None]) -> l
                 ["no evidence", *(_set_aside(u, texts) for u in list(atom.get("unused_evidence") or [])[:2])]
             )
         marks = [f"{key.replace('_', ' ')}: {atom[key]}" for key in ("unresolved_reference",) if atom.get(key)]
-        lines.append("             " + detail + (f" [{'; '.join(marks)}]" if marks else ""))
+        lines.append(indent + detail + (f" [{'; '.join(marks)}]" if marks else ""))
         disagreement = judges_line(deciding if deciding is not None else _first_disagreement(atom))
         if disagreement:
-            lines.append("             " + disagreement)
+            lines.append(indent + disagreement)
     for left_out in [*(row.get("ungrounded_atoms") or []), *(row.get("fragment_atoms") or [])]:
         lines.append(f"  --   not judged  {left_out.get('text', '')} [{left_out.get('reason', 'not judged')}]")
     for failed in row.get("failed_atoms") or []:  # a baseline's claim whose judgement failed
         lines.append(f"  --   failed      {failed.get('text', '')} [{failed.get('failure', 'no judgement')}]")
     return lines
+
+
+def conformal_line(conformal: Mapping[str, Any]) -> str:
+    """A row's conformal filter in one line (``--conformal``): what it kept, above which
+    posterior, and the guarantee in words::
+
+        conformal filter: kept 5 of 36 claim(s) (posterior > 0.9952; the others marked drop). For answers …
+    """
+    threshold = conformal.get("threshold")
+    above = "none: no threshold keeps any" if threshold is None else f"posterior > {float(threshold):.4f}"
+    return (
+        f"conformal filter: kept {conformal.get('num_kept', 0)} of {conformal.get('num_claims', 0)} claim(s) "
+        f"({above}; the others marked drop). {conformal.get('statement', '')}"
+    ).rstrip()
 
 
 def verdict_counts_line(claims: Mapping[str, Any]) -> str:

@@ -30,7 +30,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .. import runner
-from ..errors import FactReasonerError, NoEvidence, RecordFailed, SetupError
+from ..errors import ConformalError, FactReasonerError, NoEvidence, RecordFailed, SetupError
 from ..io import NumberedRecord, describe_validation_error, numbered_keys
 from ..nli.base import describe_judge
 from ..nli.cache import CachedNLI
@@ -180,6 +180,11 @@ class AssessmentService:
         self.ragas_atomizer = ragas_atomizer
         self.base = Stages(config)
         self.base.engine  # noqa: B018 - built now: a bad engine option stops the server at start
+        if config.scores.conformal is not None:  # a filter fitted for other settings stops it too
+            from ..conformal import load_filter
+
+            loaded = load_filter(config.scores.conformal)
+            loaded.filter.check(config.settings(), source=f"--conformal {loaded.path}")
         self.cache = None
         if config.cache.use_cache:
             from ..cache import ModelCache
@@ -293,7 +298,10 @@ class AssessmentService:
                 "this server judges with the records' own relations (--nli precomputed); the record has no `relations`",
             )
         self._check_stages(atomize=record.atoms is None, retrieve=record.contexts is None)
-        assessor = make_pipeline(config, **self._lent_stages())
+        try:
+            assessor = make_pipeline(config, **self._lent_stages())
+        except ConformalError as error:  # the request's settings are not those the filter was fitted for
+            raise ApiError(422, "setting_refused", str(error), setting="conformal") from None
         job = runner.AssessDataset(assessor=assessor, progress=False)
         try:
             return runner.RecordService(job, [item]).row(item)

@@ -183,6 +183,14 @@ class ScoreOptions(_Group):
         metavar="G",
         omit_default=True,
     )
+    conformal: Path | None = option(
+        None,
+        "a conformal filter (fact-reasoner conformal --gold ROWS --output FILE): each claim gets kept: true/false, "
+        "and the row the kept claims with a guaranteed error rate (docs/conformal.md); refused when this run's "
+        "settings differ from those of the rows it was fitted on",
+        metavar="FILE",
+        omit_default=True,
+    )
 
     @field_validator("k", mode="before")
     @classmethod
@@ -208,10 +216,12 @@ class ScoreOptions(_Group):
 # declared here (the assembled model, group_model, adds the backends' options to these)
 
 
-#: the scores settings only FactReasoner applies (its checkworthy stage), refused for a baseline
+#: the scores settings only FactReasoner applies (its checkworthy stage, the conformal filter of
+#: its posteriors), refused for a baseline
 BASELINE_REFUSED: dict[str, Any] = {
-    "--skip-uncheckable": lambda scores: scores.skip_uncheckable,
-    "--abstention on": lambda scores: scores.abstention == "on",
+    "--skip-uncheckable": (lambda scores: scores.skip_uncheckable, "FactReasoner's checkworthy stage"),
+    "--abstention on": (lambda scores: scores.abstention == "on", "FactReasoner's checkworthy stage"),
+    "--conformal": (lambda scores: scores.conformal is not None, "FactReasoner's posteriors (the filter it applies)"),
 }
 
 
@@ -680,15 +690,18 @@ class PipelineConfig(BaseModel):
 
     @model_validator(mode="after")
     def _baseline_scores(self) -> "PipelineConfig":
-        """A baseline pipeline runs no checkworthy stage: the settings that need one are refused
-        for it rather than ignored."""
+        """A baseline pipeline runs no checkworthy stage and gives no posteriors to filter: the
+        settings that need them are refused for it rather than ignored."""
         if self.pipeline.name != "factreasoner":
-            needs = [flag for flag, on in BASELINE_REFUSED.items() if on(self.scores)]
+            needs: dict[str, list[str]] = {}
+            for flag, (on, stage) in BASELINE_REFUSED.items():
+                if on(self.scores):
+                    needs.setdefault(stage, []).append(flag)
             if needs:
-                verb = "need" if len(needs) > 1 else "needs"
+                stage, flags = next(iter(needs.items()))
+                verb = "need" if len(flags) > 1 else "needs"
                 raise ValueError(
-                    f"{' and '.join(needs)} {verb} FactReasoner's checkworthy stage, which --pipeline "
-                    f"{self.pipeline.name} does not run"
+                    f"{' and '.join(flags)} {verb} {stage}, which --pipeline {self.pipeline.name} does not run"
                 )
         return self
 

@@ -40,7 +40,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def test_every_command_is_registered_once_and_built_the_same_way():
-    assert COMMANDS.available() == ["assess", "correct", "ragas", "index", "report", "serve"]
+    assert COMMANDS.available() == ["assess", "correct", "ragas", "index", "report", "serve", "conformal"]
     for name in COMMANDS.available():
         built = command(name)
         assert built.name == name and COMMANDS.entry(name).description == built.summary
@@ -77,7 +77,7 @@ def test_there_is_one_run_loop_and_one_signal_handler():
 def test_an_unknown_command_is_named_with_the_choices(capsys):
     assert main(["asess", "--input-file", str(EXAMPLE)]) == 2
     assert capsys.readouterr().err.splitlines()[0] == (
-        "error: unknown command 'asess'; choose from: assess, correct, ragas, index, report, serve"
+        "error: unknown command 'asess'; choose from: assess, correct, ragas, index, report, serve, conformal"
     )
 
 
@@ -260,6 +260,7 @@ BASE_ARGS = {
     "index": ["--corpus", "corpus.txt", "--store", "store"],
     "report": ["results.jsonl", "-o", "report.html"],
     "serve": [],
+    "conformal": ["--gold", "rows.jsonl", "--output", "conformal.json"],
 }
 #: numeric options whose range includes negative numbers (cosine similarities)
 NEGATIVE_MEANS_SOMETHING = {"--coherence-min-similarity", "--nli-gate-threshold"}
@@ -277,6 +278,7 @@ EXPECTED_NUMERIC = {
     "index": {"--chunk-size", "--chunk-overlap", "--batch-size", "--threads"},
     "report": {"--max-records", "--max-evidence"},
     "serve": {"--port", "--workers", "--queue-size", "--deadline", "--max-body-bytes", "--top-k"},
+    "conformal": {"--alpha"},
 }
 
 

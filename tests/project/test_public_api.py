@@ -90,7 +90,7 @@ def test_available_lists_every_kind_and_the_factories_build_them():
         "embedders",
     }
     assert kinds["pipelines"] == ["factreasoner", "factscore", "veriscore", "factverify"]
-    assert kinds["commands"] == ["assess", "correct", "ragas", "index", "report", "serve"]
+    assert kinds["commands"] == ["assess", "correct", "ragas", "index", "report", "serve", "conformal"]
     assert {"native", "pgmpy", "brute-force", "merlin"} <= set(kinds["engines"])
     assert {"supplied", "chroma", "bm25", "hybrid"} <= set(kinds["retrievers"])
     assert "faithfulness" in kinds["metrics"] and "align" in kinds["nli"]

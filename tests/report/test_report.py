@@ -53,7 +53,7 @@ def test_report_content_and_escaping(results: tuple[list[Path], Path], tmp_path:
     assert "<script" not in page and "<img src=x" not in page  # markup from the data is inert
     assert html.escape(EVIL_ATOM, quote=True) in page
     assert html.escape(EVIL_CONTEXT, quote=True)[:60] in page
-    assert page.count('src="data:image/png;base64,') == 3  # plots are inline
+    assert page.count('src="data:image/png;base64,') == 4  # plots are inline (the conformal curve the 4th)
     assert "http://" not in page and "https://" not in page  # nothing to fetch
     for name in ("FactScore", "NLI-vote", "FR1", "FR2", "FR3", "granite-8b", "very rare"):
         assert name in page

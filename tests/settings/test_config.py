@@ -37,6 +37,7 @@ OTHER_VALUES = {
     "checkworthy": "llm",
     "abstention": "on",
     "gamma": "10",
+    "conformal": "conformal.json",
     "fail_under": "0.8",
     "engine": "pgmpy",
     "engine_options": "method=lbp",

@@ -47,7 +47,8 @@ async function loadInfo() {
   const info = await response.json();
   state.retrieval = info.retrieval;
   const retriever = info.retrieval === "supplied" ? "no retriever (give the passages)" : "retriever: " + info.retrieval;
-  $("server-info").textContent = `version ${info.version} · judge ${info.judge.split(":")[0]} · engine ${info.engine} · ${retriever}`;
+  const filtered = info.settings.scores && info.settings.scores.conformal ? " · conformal filter (dropped claims struck through)" : "";
+  $("server-info").textContent = `version ${info.version} · judge ${info.judge.split(":")[0]} · engine ${info.engine} · ${retriever}${filtered}`;
   const fr = info.settings.graph && info.settings.graph.version;
   if (fr) $("version").value = String(fr);
 }
@@ -91,6 +92,8 @@ function showScores(row) {
     ["supported", `${row.num_true_atoms} of ${row.num_atoms}`],
     ["graph", row.version ? "FR" + row.version : (row.pipeline || "none")],
   ];
+  // --conformal: the claims the filter kept, and its guarantee in words below the scores
+  if (row.conformal) items.push(["kept by the conformal filter", `${row.conformal.num_kept} of ${row.conformal.num_claims}`]);
   for (const [name, value] of items) {
     const div = document.createElement("div");
     div.className = "score";
@@ -99,6 +102,12 @@ function showScores(row) {
     b.textContent = fmt(value);
     div.append(b, document.createTextNode(name));
     box.append(div);
+  }
+  if (row.conformal) {
+    const statement = document.createElement("p");
+    statement.className = "muted conformal";
+    statement.textContent = row.conformal.statement + " Dropped claims are marked.";
+    box.append(statement);
   }
 }
 
@@ -123,6 +132,14 @@ function showAtoms(row) {
     probability.className = "probability";
     probability.textContent = "P = " + atom.probability.toFixed(3);
     button.append(verdict, text, probability);
+    if ("kept" in atom) {
+      // --conformal: whether the filter kept the claim
+      button.classList.toggle("dropped", !atom.kept);
+      const filtered = document.createElement("span");
+      filtered.className = "filtered";
+      filtered.textContent = atom.kept ? "kept" : "dropped";
+      button.append(filtered);
+    }
     button.addEventListener("click", () => showEvidence(index));
     li.append(button);
     list.append(li);
