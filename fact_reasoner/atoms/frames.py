@@ -361,7 +361,12 @@ def atom_frame(text: str) -> AtomFrame:
             frame.add(light_stem(word))
             role = ""
             continue
-        if in_subject and token[0].isupper() and (word not in _STOPWORDS or following[:1].isupper()):
+        if (
+            in_subject
+            and token[0].isupper()
+            and word not in _NEGATIONS  # "No mountain is taller …" names no one
+            and (word not in _STOPWORDS or following[:1].isupper())
+        ):
             if opening and word not in ("the", "a", "an"):
                 subject.add(token)
             continue
@@ -723,6 +728,8 @@ def atom_subject(atom_text: str, sentence: str | None = None, topic: str | None 
     (frozenset(), 'none')
     >>> sorted(atom_subject("Together they won.", None, "The Battle of Hastings")[0])
     ['Battle', 'Hastings']
+    >>> atom_subject("The summit is 8,849 metres high.", None, "General knowledge quiz")
+    (frozenset(), 'none')
     """
     subject = _atom_frame_cached(atom_text).subject
     if subject:
@@ -732,9 +739,10 @@ def atom_subject(atom_text: str, sentence: str | None = None, topic: str | None 
         if subject:
             return subject, "sentence"
     # the topic's words without its function words: a passage with "of" does not name the
-    # subject of "Battle of Hastings", nor one with "the" that of "The Beatles"
+    # subject of "Battle of Hastings", nor one with "the" that of "The Beatles"; a topic with a
+    # lower-case content word names no one ("General knowledge quiz"): no subject to look for
     named = frozenset(w for w in (topic or "").split() if w.strip(",.;:()").casefold() not in _STOPWORDS)
-    if named:
+    if named and all(w.strip(",.;:()\"'")[:1].isupper() for w in named):
         return named, "topic"
     return frozenset(), "none"
 

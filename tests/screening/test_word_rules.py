@@ -206,3 +206,22 @@ def test_an_entailment_from_a_passage_about_someone_else_adds_no_factor():
     counters = built.rule_counters()
     assert (counters["entailments_same_subject"], counters["entailments_other_subject"]) == (1, 1)
     assert screen_and_build(plan, relations, GraphOptions(version=2, entailments="any")).graph.num_factors == 2
+
+
+def test_a_topic_that_names_no_one_is_no_subject_and_no_opening_a_claim_is_no_name():
+    """A record's topic "General knowledge quiz" once became the subject the same-subject rule
+    looked for ("the passage never names General knowledge quiz"), and "No" opening a claim its
+    name: neither names anyone, so the rule has nothing to look for and keeps the entailment."""
+    atoms = [
+        Atom(id="a0", text="The summit is 8,849 metres high."),
+        Atom(id="a1", text="No mountain is taller than the summit."),
+    ]
+    contexts = [Context(id="c0", text="Its summit is 8,849 metres high.")]
+    plan = plan_graph(atoms, contexts, 2, topic="General knowledge quiz")
+    relations = [rel("c0", "a0", "entailment", 0.85), rel("c0", "a1", "entailment", 0.8)]
+    built = screen_and_build(plan, relations, GraphOptions(version=2))
+    assert [(f.source, f.target) for f in built.factor_relations] == [("c0", "a0"), ("c0", "a1")]
+    assert built.rule_counters()["entailments_subject_unknown"] == 2
+    named = plan_graph(atoms[:1], contexts, 2, topic="Mount Everest")
+    aside = screen_and_build(named, relations[:1], GraphOptions(version=2))
+    assert aside.unused_relations[0].reason == "the passage never names Mount Everest"
