@@ -32,8 +32,13 @@ import numpy as np
 
 from .errors import SetupError
 from .hashing import files_fingerprint
-from .installer import NO_INSTALL_VARIABLE, installs_allowed, no_deps_command, pip_install_no_deps
-from .offline import forbid_hub_downloads
+from .installer import (
+    NO_INSTALL_VARIABLE,
+    forbid_hub_downloads,
+    installs_allowed,
+    no_deps_command,
+    pip_install_no_deps,
+)
 from .settings.registry import Extra, Registry
 
 #: the sentence embedder's packages (ONNX path), in the order a missing one is reported; a

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
 from ..hashing import files_fingerprint
-from ..offline import forbid_hub_downloads
+from ..installer import forbid_hub_downloads
 from .base import NLIJudgement, judge_scored, two_way
 from .checker_text import FACTCG_CHUNK_TOKENS, factcg_chunks, minicheck_chunks, word_count
 

@@ -77,7 +77,7 @@ import numpy as np
 
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
-from ..offline import forbid_hub_downloads
+from ..installer import forbid_hub_downloads
 from ..text.sentences import sentence_spans
 from .base import NLIJudgement, judge_scored
 
