@@ -52,7 +52,7 @@ from pydantic import AfterValidator, Field
 
 from ..embeddings import EMBEDDER_EXTRAS
 from ..errors import StageUnavailable
-from ..settings.fields import Count, one_of, option
+from ..settings.fields import Count, PathText, one_of, option
 from ..settings.registry import Extra, Option, Registry, require_extras
 from .base import NLIBackend
 from .cache import CachedNLI
@@ -84,7 +84,7 @@ def _second_judge(value: str) -> str:
 
 NLI_MODEL = Option(
     "nli_model",
-    str | None,
+    PathText | None,
     option(
         None,
         "model folder for align or cross-encoder (default: the one the package ships), or for minicheck, "

@@ -64,6 +64,8 @@ from .fields import (
     Cosine,
     Count,
     CountOrZero,
+    PathName,
+    PathText,
     Probability,
     Quantity,
     Threads,
@@ -379,7 +381,7 @@ class _ModelOptions(_ModelRules):
     :data:`fact_reasoner.nli.factory.NLI_BACKENDS`) and added as fields by :data:`ModelOptions`."""
 
     backend: str = option("local", "LLM backend", registry="llm_backends", closed=True)
-    model: str | None = option(
+    model: PathText | None = option(
         None,
         "model: for local, qwen2.5-coder-1.5b-instruct (default), smollm2-135m-instruct or a .gguf path; "
         "for openai, the server's model name (or FACT_REASONER_MODEL)",
@@ -488,7 +490,7 @@ class CacheOptions(_Group):
 
     title: ClassVar[str] = "cache"
 
-    cache_dir: Path = option(
+    cache_dir: PathName = option(
         default_factory=default_cache_dir,
         description="model and cache directory (default $FACT_REASONER_CACHE or ~/.cache/fact_reasoner)",
         affects_results=False,
