@@ -80,7 +80,9 @@ SUMMARY_KEYS = (
 def add_dataset_arguments(parser: CommandParser, *, verb: str, outputs: str) -> argparse._ArgumentGroup:
     """The input and output flags of a command that goes through a dataset of records."""
     data = parser.add_argument_group("input and output")
-    data.add_argument("--input-file", "--input_file", type=path_argument, metavar="FILE", help="JSONL (or JSON) records")
+    data.add_argument(
+        "--input-file", "--input_file", type=path_argument, metavar="FILE", help="JSONL (or JSON) records"
+    )
     output_dir = data.add_argument(
         "--output-dir",
         "--output_dir",
@@ -90,7 +92,9 @@ def add_dataset_arguments(parser: CommandParser, *, verb: str, outputs: str) -> 
         help=f"directory for {outputs}, .summary.json and .errors.jsonl (default: %(default)s)",
     )
     output_dir.brief = "where the results go (default: %(default)s)"  # type: ignore[attr-defined]
-    data.add_argument("--output-file", "--output_file", type=path_argument, metavar="FILE", help="write results here instead")
+    data.add_argument(
+        "--output-file", "--output_file", type=path_argument, metavar="FILE", help="write results here instead"
+    )
     data.add_argument("--dataset-name", "--dataset_name", help="a label stored in the summary")
     data.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     data.add_argument("--limit", type=positive_int, metavar="N", help=f"{verb} at most this many records (≥ 1)")

@@ -43,7 +43,9 @@ class Index(Command):
     basic = ("corpus", "store", "collection", "chunk_size", "chunk_overlap", "no_dense", "rebuild", "quiet")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--corpus", nargs="+", required=True, type=path_argument, metavar="FILE", help="corpus files")
+        parser.add_argument(
+            "--corpus", nargs="+", required=True, type=path_argument, metavar="FILE", help="corpus files"
+        )
         parser.add_argument("--store", required=True, type=path_argument, help="store directory (created if missing)")
         parser.add_argument("--collection", default="default", help="collection name (default: default)")
         parser.add_argument(

@@ -178,7 +178,9 @@ class Ragas(Command):
             help="JSONL results, resumed on rerun (default: <input>.ragas.jsonl); failures go beside it, its "
             "last suffix replaced: out.jsonl -> out.errors.jsonl, a.out.jsonl -> a.out.errors.jsonl",
         )
-        parser.add_argument("--csv", type=path_argument, metavar="FILE", help="also write the per-sample score table as CSV")
+        parser.add_argument(
+            "--csv", type=path_argument, metavar="FILE", help="also write the per-sample score table as CSV"
+        )
         parser.add_argument("--limit", type=positive_int, metavar="N", help="evaluate at most this many samples (≥ 1)")
         parser.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
         parser.add_argument(

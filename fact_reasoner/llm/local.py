@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import ModelCache
+from ..settings.registry import install_hint
 from .base import ChatBackend, LLMError
 from .models import ModelUnavailable, resolve_local_model
 
@@ -157,9 +158,7 @@ class LocalLLM(ChatBackend):
         try:
             import xllamacpp
         except ImportError as missing:  # pragma: no cover - depends on the environment
-            raise ModelUnavailable(
-                "the local backend needs xllamacpp: pip install 'fact-reasoner-offline[llm]'"
-            ) from missing
+            raise ModelUnavailable(f"the local backend needs xllamacpp: {install_hint('llm')}") from missing
         _, path = resolve_local_model(self._requested_model)  # the model store, not the call cache
         generation = self._generation_threads or generation_threads_for(self.threads, load_of_others())
         logger.info("loading local model %s (%d threads, %d generating) …", path.name, self.threads, generation)

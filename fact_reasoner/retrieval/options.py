@@ -20,7 +20,9 @@ DEFAULT_WIKIPEDIA_URL = "https://en.wikipedia.org/w/api.php"
 
 #: ``chroma``, ``bm25``, ``hybrid``: the store built by ``fact-reasoner index`` (after ``--top-k``)
 STORE_OPTIONS = (
-    Option("store", PathText | None, option(None, "retrieval store directory (see `fact-reasoner index`)"), after="top_k"),
+    Option(
+        "store", PathText | None, option(None, "retrieval store directory (see `fact-reasoner index`)"), after="top_k"
+    ),
     Option("collection", str | None, option(None, "collection name in the store (default: default)"), after="top_k"),
 )
 

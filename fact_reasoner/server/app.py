@@ -49,6 +49,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import FactReasonerError
+from ..settings.registry import install_hint
 from .options import ServerOptions
 from .service import ApiError, AssessmentService
 
@@ -408,7 +409,7 @@ def _mount_docs(app: Any) -> None:
         @app.get("/docs", include_in_schema=False)
         async def no_docs() -> Any:
             return PlainTextResponse(
-                "the documentation page needs swagger-ui-bundle: pip install 'fact-reasoner-offline[serve]' "
+                f"the documentation page needs swagger-ui-bundle: {install_hint('serve')} "
                 "(the OpenAPI description is at /openapi.json)",
                 status_code=501,
             )

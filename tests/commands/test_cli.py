@@ -222,7 +222,7 @@ def test_a_model_that_cannot_be_set_up_stops_the_run(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     # the model file, or (without the llm extra) the package to install, is named once
-    assert "missing.gguf" in err or "pip install 'fact-reasoner-offline[llm]'" in err
+    assert "missing.gguf" in err or "pip install -e '.[llm]'" in err
     assert err.count("error:") == 1
     output = tmp_path / "needs_llm.fr3.jsonl"
     assert not output.exists() or not output.read_text()

@@ -218,7 +218,7 @@ def test_a_page_without_plots_says_so_in_the_terminal_too(results, tmp_path, cap
     files, source = results
     out = tmp_path / "report.html"
     assert cli_main(["report", *map(str, files), "--input-file", str(source), "-o", str(out)]) == 0
-    said = "plots need matplotlib: pip install 'fact-reasoner-offline[report]'"
+    said = "plots need matplotlib: `pip install -e '.[report]'` in this project's checkout"
     assert said in capsys.readouterr().err
     assert html.escape(said[0].upper() + said[1:]) in out.read_text(encoding="utf-8")
 
