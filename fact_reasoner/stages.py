@@ -447,12 +447,19 @@ def _judge_texts(nli: NLIBackend, pairs: list[tuple[str, str]]) -> list[NLIJudge
 
 
 def judge_verdicts(judgement: NLIJudgement) -> dict[str, JudgeVerdict] | None:
-    """A panel's verdict's judges as the output shows them (None for a single judge's)."""
+    """A panel's verdict's judges as the output shows them (None for a single judge's): each
+    judge's label and probability, its whole distribution and, in a roles panel, what the rule
+    read of it, so that the panel's figure can be recomputed from the row."""
     if judgement.judges is None:
         return None
+    roles = judgement.roles or {}
     return {
         name: JudgeVerdict.model_construct(
-            relation=RelationType(j.label), probability=j.probability, failed=j.failed or None
+            relation=RelationType(j.label),
+            probability=j.probability,
+            failed=j.failed or None,
+            probabilities=dict(j.probabilities) or None,
+            role=roles.get(name),  # type: ignore[arg-type]  # the panel's roles (nli.panel)
         )
         for name, j in judgement.judges.items()
     }

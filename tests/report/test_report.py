@@ -261,4 +261,6 @@ def test_the_report_marks_where_a_panels_judges_disagree(tmp_path: Path) -> None
         if e["agreed"] is False
     ]
     assert expected  # version 3 reads the negated passage as entailment, the specialist not
-    assert sorted(html.unescape(d) for d in disagreements) == sorted(expected)
+    # each judge's verdict, then how the panel's figure is made of them (issue #60 item 3)
+    assert sorted(html.unescape(d).split("; the panel's ")[0] for d in disagreements) == sorted(expected)
+    assert all("; the panel's P(" in html.unescape(d) for d in disagreements)
