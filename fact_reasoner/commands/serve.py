@@ -251,7 +251,7 @@ def serve(args: argparse.Namespace, config: Any, sock: Any, api_key: str | None,
         service.close(wait_seconds=1.0 if admission.busy else 30.0)
         sock.close()
     left = f"; {admission.busy} request(s) abandoned past the drain limit" if admission.busy else ""
-    log.warning("stopped: %d request(s) answered%s", admission.served, left)
+    log.warning("stopped: %s%s", admission.requests_line(), left)
     return 0
 
 
