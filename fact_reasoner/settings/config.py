@@ -147,10 +147,10 @@ class ScoreOptions(_Group):
 
     k: Annotated[KRule, Field(union_mode="left_to_right")] = option(
         "median",
-        "K of R@K and F1@K: an integer, 'median' (the median number of atoms over the dataset, the "
-        "paper's choice, or max(n // 2, 1) when no record carries its atoms, since none is known "
-        "before scoring: each row's k_rule and k_reason say which) or 'half' (max(n // 2, 1) per "
-        "response, IBM's newest code)",
+        "K of R@K and F1@K: an integer, 'median' (the median number of claims per response in the "
+        "input, the paper's choice, or half of each response's claims when no record carries its claims, "
+        "since none is known before scoring: each row's k_rule and k_reason say which) or 'half' "
+        "(half of each response's claims, rounded down, at least 1: IBM's newest code)",
         aliases=("--K",),
         metavar="K",
     )
