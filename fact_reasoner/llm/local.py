@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import ModelCache
+from ..interrupts import ends_at_once
 from ..settings.registry import install_hint
 from .base import ChatBackend, LLMError
 from .models import ModelUnavailable, resolve_local_model
@@ -176,7 +177,8 @@ class LocalLLM(ChatBackend):
             params.endpoint_slots = True
             # llama.cpp appends the file name to this path as is: the separator must be there
             params.slot_save_path = str(self.prefix_state_dir) + os.sep
-        server = xllamacpp.Server(params)
+        with ends_at_once():  # one call into C that holds the GIL for seconds: Ctrl-C ends the process at once
+            server = xllamacpp.Server(params)
         if self.keep_prefix_states:
             for stage in self.stage_slots:
                 self._slot_action(server, stage, "restore")
