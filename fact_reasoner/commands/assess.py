@@ -13,7 +13,7 @@ from .. import runner
 from ..errors import InputError
 from ..io import NumberedRecord, dumps_line, read_contexts
 from ..report.terminal import SHOW_AT_MOST
-from ..runner.jobs import ignored_top_k, k_beyond_atoms
+from ..runner.jobs import ignored_top_k, k_beyond_atoms, threads_beyond_cores
 from ..settings.cli_options import path_argument, positive_int
 from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems, results_line
 
@@ -340,9 +340,9 @@ def run_single(args: argparse.Namespace, assessor: Any) -> int:
     except ValidationError as error:  # an empty --response: nothing to assess
         raise InputError(f"--response: {describe_validation_error(error)}") from None
     assessor.preflight([record])
-    note = ignored_top_k(assessor.config, [record])
-    if note:
-        log.warning("warning: %s", note)
+    for note in (ignored_top_k(assessor.config, [record]), threads_beyond_cores(assessor.config)):
+        if note:
+            log.warning("warning: %s", note)
     job = SingleResponse(assessor=assessor, input_file=Path("--response"), output_file=Path("-"))
     # no resume key: the row carries the record's own key (InputRecord.record_key)
     item = NumberedRecord("--response", 0, "", record)

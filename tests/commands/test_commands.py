@@ -251,6 +251,49 @@ def test_a_k_beyond_every_response_and_an_ignored_top_k_are_one_warning_each(tmp
     assert len(said) == 1 and said[0].startswith(relations)
 
 
+def test_more_threads_than_cores_is_one_warning_and_the_run_goes_on(tmp_path):
+    """`--threads 1000` on a 2-core machine was accepted without a word (issue #60 item 6). It is
+    a warning, not a refusal: more threads than cores only slow the local models down, and a
+    config file written for a larger machine should still run here."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    many = str(cores + 1)
+    for command in ([], ["ragas"]):
+        output = ["--output", str(tmp_path / "r.jsonl")] if command else ["--output-dir", str(tmp_path / "a")]
+        source = _samples(tmp_path) if command else EXAMPLE
+        extra = ["--metrics", "faithfulness", "--atomizer", "sentence"] if command else []
+        done = run_cli(
+            *command,
+            "--input-file",
+            str(source),
+            *output,
+            *extra,
+            "--nli",
+            "cross-encoder",
+            "--no-cache",
+            "--threads",
+            many,
+        )
+        assert done.returncode == 0, done.stderr
+        said = [line for line in done.stderr.splitlines() if "--threads" in line]
+        assert said == [
+            f"warning: --threads {many} is more than the {cores} CPU core(s) this process may use: the local "
+            f"models would run {many} threads on {cores}, slower than {cores}; leave --threads out to use every core"
+        ], done.stderr
+    quiet = run_cli("--input-file", str(EXAMPLE), "--output-dir", str(tmp_path / "b"), *OFFLINE, "--threads", "1")
+    assert quiet.returncode == 0 and "--threads" not in quiet.stderr
+
+
+def _samples(tmp_path: Path) -> Path:
+    path = tmp_path / "samples.jsonl"
+    sample = {
+        "question": "Who was Marie Curie?",
+        "response": "Marie Curie was a physicist.",
+        "retrieved_contexts": ["Marie Curie was a Polish physicist."],
+    }
+    path.write_text(json.dumps(sample) + "\n")
+    return path
+
+
 #: the arguments each command needs before its numbers are read; ``--print-config`` then checks
 #: every setting and option and runs nothing
 BASE_ARGS = {
