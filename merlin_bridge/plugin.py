@@ -39,7 +39,9 @@ MERLIN_OPTIONS = (
         option(None, "seconds before merlin is stopped", affects_results=False),
         argument="timeout",
     ),
-    Option("keep_uai", PathName | None, option(None, "keep merlin's UAI files in this directory", affects_results=False)),
+    Option(
+        "keep_uai", PathName | None, option(None, "keep merlin's UAI files in this directory", affects_results=False)
+    ),
 )
 
 ENGINES.register(

@@ -257,12 +257,12 @@ def test_more_threads_than_cores_is_one_warning_and_the_run_goes_on(tmp_path):
     config file written for a larger machine should still run here."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     many = str(cores + 1)
-    for command in ([], ["ragas"]):
-        output = ["--output", str(tmp_path / "r.jsonl")] if command else ["--output-dir", str(tmp_path / "a")]
-        source = _samples(tmp_path) if command else EXAMPLE
-        extra = ["--metrics", "faithfulness", "--atomizer", "sentence"] if command else []
+    for name in ([], ["ragas"]):
+        output = ["--output", str(tmp_path / "r.jsonl")] if name else ["--output-dir", str(tmp_path / "a")]
+        source = _samples(tmp_path) if name else EXAMPLE
+        extra = ["--metrics", "faithfulness", "--atomizer", "sentence"] if name else []
         done = run_cli(
-            *command,
+            *name,
             "--input-file",
             str(source),
             *output,
