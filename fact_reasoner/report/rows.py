@@ -86,8 +86,10 @@ def panel_making(evidence: Mapping[str, Any]) -> str | None:
       0.94``, or ``the panel's P(contradiction) 0.71 = c, …``;
     - factors: the passage's factor is one judge's own verdict, and which.
 
-    None where no panel judged the passage, or its row keeps no distributions (written before
-    they were kept)."""
+    The figure is recomputed from the judges' numbers, for the label the panel gave (the
+    evidence's ``judged`` where a later stage changed the relation), so the equation holds
+    whatever the row shows beside it. None where no panel judged the passage, or its row keeps
+    no distributions (written before they were kept)."""
     judges: Mapping[str, Mapping[str, Any]] = evidence.get("judges") or {}
     if not judges:
         return None
@@ -96,7 +98,7 @@ def panel_making(evidence: Mapping[str, Any]) -> str | None:
     roles = {name: verdict.get("role") for name, verdict in judges.items()}
     if not all(roles.values()) or not all(verdict.get("probabilities") for verdict in judges.values()):
         return None
-    figure = float(evidence.get("probability", math.nan))
+    label = evidence.get("judged") or evidence.get("relation")
     contradictions = [
         (name, float(v["probabilities"].get("contradiction", 0.0)))
         for name, v in judges.items()
@@ -115,9 +117,9 @@ def panel_making(evidence: Mapping[str, Any]) -> str | None:
     else:
         each = ", ".join(f"{name}'s {value:.2f}" for name, value in contradictions)
         c_text = f"c = the mean of the P(contradiction) of {each} = {c:.2f}"
-    if evidence.get("relation") == "contradiction":
-        return f"the panel's P(contradiction) {figure:.2f} = c, {c_text}"
-    if evidence.get("relation") != "entailment":
+    if label == "contradiction":
+        return f"the panel's P(contradiction) {c:.2f} = c, {c_text}"
+    if label != "entailment":
         return None
     shares = [(name, e, n, e / (e + n) if e + n > 0 else 0.0) for name, e, n in entailments]
     e_mean = sum(share for *_, share in shares) / len(shares)
@@ -129,6 +131,7 @@ def panel_making(evidence: Mapping[str, Any]) -> str | None:
     else:
         each = ", ".join(f"{name}'s {e:.2f} / ({e:.2f} + {n:.2f})" for name, e, n, _ in shares)
         e_text = f"e = the mean of P(entailment) / (P(entailment) + P(neutral)) of {each} = {e_mean:.2f}"
+    figure = (1.0 - c) * e_mean
     return f"the panel's P(entailment) {figure:.2f} = (1 − c) × e = (1 − {c:.2f}) × {e_mean:.2f}, with {c_text} and {e_text}"
 
 
