@@ -32,9 +32,14 @@ import numpy as np
 
 from .errors import SetupError
 from .hashing import files_fingerprint
-from .installer import NO_INSTALL_VARIABLE, installs_allowed, no_deps_command, pip_install_no_deps
-from .offline import forbid_hub_downloads
-from .settings.registry import Extra, Registry
+from .installer import (
+    NO_INSTALL_VARIABLE,
+    forbid_hub_downloads,
+    installs_allowed,
+    no_deps_command,
+    pip_install_no_deps,
+)
+from .settings.registry import Extra, Registry, install_hint
 
 #: the sentence embedder's packages (ONNX path), in the order a missing one is reported; a
 #: backend that embeds sentences lists these as its extras
@@ -264,8 +269,7 @@ class _TorchEncoder:
             from sentence_transformers import SentenceTransformer
         except ImportError as error:
             raise SetupError(
-                "sentence embeddings need onnxruntime (pip install 'fact-reasoner-offline[embeddings]') "
-                "or sentence-transformers"
+                f"sentence embeddings need onnxruntime ({install_hint('embeddings')}) or sentence-transformers"
             ) from error
         self.model = SentenceTransformer(str(model_path), device="cpu")
         self.threads = threads

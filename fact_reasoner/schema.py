@@ -107,15 +107,20 @@ class Context(_Open):
 
 
 class JudgeVerdict(BaseModel):
-    """One judge's verdict on a pair, where a panel of judges (``--nli a,b``) judged it."""
+    """One judge's verdict on a pair, where a panel of judges (``--nli a,b``) judged it: its label
+    and that label's probability, its whole distribution (``probabilities``: entailment, neutral,
+    contradiction) and, in a panel with roles, what the panel's rule read of it (``role``:
+    ``entailment``, its P(E) / (P(E) + P(N)); ``contradiction``, its P(C); or ``both``)."""
 
     relation: RelationType
     probability: float
     failed: bool | None = None
+    probabilities: dict[str, float] | None = None
+    role: Literal["entailment", "contradiction", "both"] | None = None
 
     @model_serializer(mode="wrap")
     def _leave_out_absent(self, handler: Any) -> dict[str, Any]:
-        return _without_none(handler(self), ("failed",))
+        return _without_none(handler(self), ("failed", "probabilities", "role"))
 
 
 class _PanelFields(BaseModel):

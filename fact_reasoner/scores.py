@@ -140,6 +140,16 @@ def resolve_k(k: int | str, num_atoms: int, dataset_median: float | None = None)
     raise ValueError(f"K must be an integer, 'median' or 'half', not {k!r}")
 
 
+#: K = max(n // 2, 1) of a response's n atoms, in the words a user reads (a row's ``k_reason``,
+#: the summary's line): claims, not atoms, and no code
+HALF = "half of each response's claims, rounded down, at least 1"
+#: why ``--k median`` fell back to :data:`HALF`
+MEDIAN_UNKNOWN = (
+    f"{HALF}, since --k median needs the number of claims of every response before scoring and this run "
+    "finds the claims as it goes"
+)
+
+
 @dataclass(frozen=True)
 class KChoice:
     """The K a response is scored with (:func:`choose_k`): the value, the rule that gave it
@@ -168,17 +178,15 @@ def choose_k(k: int | str, num_atoms: int, dataset_median: float | None = None) 
     (3, 'half', 5)
     """
     if k == "median" and dataset_median is None:
-        return KChoice(
-            resolve_k("half", num_atoms),
-            "half",
-            "--k median, but the atoms were made by the run (no median known before scoring): max(n // 2, 1)",
-        )
+        return KChoice(resolve_k("half", num_atoms), "half", MEDIAN_UNKNOWN)
     value = resolve_k(k, num_atoms, dataset_median)
     if isinstance(k, int):
         return KChoice(value, "fixed", f"--k {k}")
     if k == "half":
-        return KChoice(value, "half", "--k half: max(n // 2, 1)")
-    return KChoice(value, "median", f"--k median: the dataset's median number of atoms, {dataset_median:g}")
+        return KChoice(value, "half", f"--k half: {HALF}")
+    return KChoice(
+        value, "median", f"--k median: the median number of claims per response in the input, {dataset_median:g}"
+    )
 
 
 def known_median(record: InputRecord, dataset_median: float | None) -> float | None:

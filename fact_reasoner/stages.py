@@ -30,7 +30,7 @@ from .nli import NLIBackend, NLIJudgement, PrecomputedNLI
 from .schema import JudgeVerdict, Relation, RelationType
 from .screening import screen_relations, uses_parser
 from .settings.graph_options import GraphOptions
-from .settings.registry import Entry, Extra, require_extras
+from .settings.registry import Entry, Extra, install_hint, require_extras
 
 if TYPE_CHECKING:  # pragma: no cover
     from .atoms.atomizer import AtomizerBackend
@@ -116,7 +116,7 @@ class Stages:
                 from .llm import make_llm
             except ImportError as error:  # pragma: no cover - depends on installed extras
                 raise StageUnavailable(
-                    f"the language model needs the llm extra: pip install 'fact-reasoner-offline[llm]' ({error})"
+                    f"the language model needs the llm extra: {install_hint('llm')} ({error})"
                 ) from error
             self._llm = make_llm(self.config)
         return self._llm
@@ -265,8 +265,10 @@ class Stages:
         start-up checks (the web search's key).
 
         ``llm`` and ``embed``: the run asks the language model / the sentence embedder itself
-        (RAG metrics). Raises :class:`StageUnavailable` (naming the extra to install) or the engine's own error,
-        so a run stops once at start-up instead of failing every record the same way.
+        (RAG metrics). Raises :class:`StageUnavailable` (naming the extra to install, and what else
+        the backend needs: a checker's weights) or the check's or the engine's own error (a
+        checker's ``--nli-model`` missing or no model of its kind), so a run stops once at start-up,
+        before any progress bar or output, instead of failing every record the same way.
         """
         from .llm import language_model_extras
         from .nli.factory import NLI_BACKENDS
@@ -275,6 +277,7 @@ class Stages:
         self.engine  # noqa: B018 - building it checks the engine's options now
         config = self.config
         needed: list[tuple[str, Extra]] = []  # (what needs it, the extra)
+        also_needs: dict[str, str] = {}  # what it needs besides its packages (a checker's weights)
         checks: list[Entry[Any]] = []
         uses_llm = (atomize and self._atomizer is None) or llm
         if retrieve and self._retriever is None:
@@ -302,6 +305,8 @@ class Stages:
             for member in config.models.nli_choice.judges:  # one, or each judge of a panel
                 nli_entry = NLI_BACKENDS.entry(member.name)
                 needed += [(f"--nli {member.name}", extra) for extra in nli_entry.extras]
+                if nli_entry.also_needs:
+                    also_needs[f"--nli {member.name}"] = nli_entry.also_needs
                 checks.append(nli_entry)
                 uses_llm |= "llm" in nli_entry.uses
         scores = config.scores
@@ -311,7 +316,7 @@ class Stages:
             uses_llm |= "llm" in CHECKWORTHY.entry(scores.checkworthy).uses
         if uses_llm and self._llm is None:
             needed += language_model_extras(config)
-        require_extras(needed)
+        require_extras(needed, also_needs)
         for entry in checks:
             entry.run_check(config)
 
@@ -449,12 +454,19 @@ def _judge_texts(nli: NLIBackend, pairs: list[tuple[str, str]]) -> list[NLIJudge
 
 
 def judge_verdicts(judgement: NLIJudgement) -> dict[str, JudgeVerdict] | None:
-    """A panel's verdict's judges as the output shows them (None for a single judge's)."""
+    """A panel's verdict's judges as the output shows them (None for a single judge's): each
+    judge's label and probability, its whole distribution and, in a roles panel, what the rule
+    read of it, so that the panel's figure can be recomputed from the row."""
     if judgement.judges is None:
         return None
+    roles = judgement.roles or {}
     return {
         name: JudgeVerdict.model_construct(
-            relation=RelationType(j.label), probability=j.probability, failed=j.failed or None
+            relation=RelationType(j.label),
+            probability=j.probability,
+            failed=j.failed or None,
+            probabilities=dict(j.probabilities) or None,
+            role=roles.get(name),  # type: ignore[arg-type]  # the panel's roles (nli.panel)
         )
         for name, j in judgement.judges.items()
     }

@@ -10,11 +10,10 @@ when set, under the keyword ``argument`` names.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Literal
 
 from fact_reasoner.inference.base import ENGINES
-from fact_reasoner.settings.fields import Count, Seconds, option
+from fact_reasoner.settings.fields import Count, PathName, PathText, Seconds, option
 from fact_reasoner.settings.registry import Option
 
 #: merlin's inference algorithms. Declared here, not in :mod:`.runner`: this module
@@ -25,7 +24,7 @@ ALGORITHMS = ("wmb", "bte", "cte", "ijgp", "lbp", "gibbs")
 MerlinAlgorithm = Literal[ALGORITHMS]  # type: ignore[valid-type]
 
 MERLIN_OPTIONS = (
-    Option("merlin_path", str | None, option(None, "merlin binary (or set MERLIN_PATH)", affects_results=False)),
+    Option("merlin_path", PathText | None, option(None, "merlin binary (or set MERLIN_PATH)", affects_results=False)),
     Option(
         "merlin_algorithm",
         MerlinAlgorithm | None,
@@ -40,7 +39,9 @@ MERLIN_OPTIONS = (
         option(None, "seconds before merlin is stopped", affects_results=False),
         argument="timeout",
     ),
-    Option("keep_uai", Path | None, option(None, "keep merlin's UAI files in this directory", affects_results=False)),
+    Option(
+        "keep_uai", PathName | None, option(None, "keep merlin's UAI files in this directory", affects_results=False)
+    ),
 )
 
 ENGINES.register(

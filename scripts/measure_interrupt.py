@@ -13,7 +13,10 @@ call is in flight:
   that waits for the call can take);
 - ``local``: the embedded model (``--backend local``, Qwen2.5-Coder-1.5B, ``--nli llm``) on
   records without atoms, a fresh call cache; SIGINT goes once the first record is written and
-  ``--settle`` more seconds have passed (the second record is then inside one of its calls).
+  ``--settle`` more seconds have passed (the second record is then inside one of its calls);
+- ``load``: the quick start's run (the embedded model atomizes the example), a fresh call cache;
+  SIGINT goes ``--settle`` seconds after the run says it is loading the model, so inside the load
+  (one call into llama.cpp that holds the GIL for seconds; issue #60 item 6).
 
 Reported: seconds from SIGINT to the end of the process, its exit status, the records in the
 output, and the load average at the signal. ``--code`` puts another checkout first on the
@@ -66,7 +69,7 @@ def _records_for_local(folder: Path) -> Path:
 
 def _interrupt(command: list[str], code: Path, ready: Any, output: Path) -> dict[str, Any]:
     env = dict(os.environ, PYTHONPATH=str(code))
-    process = subprocess.Popen(command, cwd=code, stderr=subprocess.PIPE, text=True, env=env)
+    process = subprocess.Popen(command, cwd=code, stderr=subprocess.PIPE, text=True, env=env, bufsize=1)
     try:
         ready(process)
         load = os.getloadavg()[0]
@@ -129,25 +132,49 @@ def measure_local(code: Path, folder: Path, settle: float) -> dict[str, Any]:
     return _interrupt(command, code, ready, output) | {"command": command}
 
 
+def measure_load(code: Path, folder: Path, settle: float) -> dict[str, Any]:
+    out = folder / "load-out"
+    command = [sys.executable, "-m", "fact_reasoner", "--version", "3", "--input-file", str(QUICK_START)]
+    command += ["--output-dir", str(out), "--cache-dir", str(folder / "cache")]
+    said: list[str] = []
+
+    def ready(process: subprocess.Popen) -> None:
+        assert process.stderr is not None
+        for line in process.stderr:  # the stderr read here is given back to _interrupt below
+            said.append(line)
+            if "loading local model" in line:
+                time.sleep(settle)
+                return
+        raise RuntimeError("the run ended before it loaded the model")
+
+    result = _interrupt(command, code, ready, out / "short_answer.fr3.jsonl")
+    return result | {"command": command}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--code", type=Path, default=ROOT, help="the checkout whose code runs (default: this one)")
-    p.add_argument("--only", choices=("http", "local"), help="one scenario only")
+    p.add_argument("--only", choices=("http", "local", "load"), help="one scenario only")
     p.add_argument("--llm-timeout", type=float, default=60.0, help="http: the client's timeout (default 60 s)")
-    p.add_argument("--settle", type=float, default=3.0, help="local: seconds after the first record (default 3)")
+    p.add_argument(
+        "--settle",
+        type=float,
+        help="local: seconds after the first record (default 3); load: after the loading line (default 0.5)",
+    )
     args = p.parse_args(argv)
     rows = []
     with tempfile.TemporaryDirectory(prefix="fr-interrupt-") as tmp:
-        for name in ("http", "local"):
-            if args.only and args.only != name:
-                continue
+        for name in ("http", "local", "load"):
+            if (args.only and args.only != name) or (name == "load" and args.only != "load"):
+                continue  # load: only when asked for (the other two are the issue #35 table)
             folder = Path(tmp) / name
             folder.mkdir()
-            result = (
-                measure_http(args.code, folder, args.llm_timeout)
-                if name == "http"
-                else measure_local(args.code, folder, args.settle)
-            )
+            if name == "http":
+                result = measure_http(args.code, folder, args.llm_timeout)
+            elif name == "local":
+                result = measure_local(args.code, folder, 3.0 if args.settle is None else args.settle)
+            else:
+                result = measure_load(args.code, folder, 0.5 if args.settle is None else args.settle)
             rows.append((name, result))
             print(f"{name}: {result['seconds']:.2f} s, status {result['status']}: {result['said'][0]}", file=sys.stderr)
     print(f"code: {args.code}; cores: {os.cpu_count()}")

@@ -42,7 +42,7 @@ def require_extra(*extras: str) -> None:
     for extra in extras:
         for module in EXTRAS[extra]:
             pytest.importorskip(
-                module, reason=f"needs the [{extra}] extra: pip install 'fact-reasoner-offline[{extra}]'"
+                module, reason=f"needs the [{extra}] extra: pip install -e '.[{extra}]' in the checkout"
             )
 
 

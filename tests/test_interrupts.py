@@ -151,3 +151,65 @@ def test_a_run_started_outside_the_main_thread_leaves_the_signals_alone():
     worker.join()
     assert results == [worker] and signal.getsignal(signal.SIGINT) is before
     time.sleep(0)  # nothing left running
+
+
+#: a stand-in for xllamacpp whose Server() holds the GIL as the real one does while it loads a
+#: model (llama.cpp reads and repacks 1.1 GB in one call): a read on a pipe that never gets data,
+#: called through ctypes.PyDLL (which keeps the GIL), from a thread that leaves the signals to the
+#: main thread. It never returns: only a signal that acts without Python can end the process.
+_LOAD_HOLDING_THE_GIL = textwrap.dedent(
+    """
+    import ctypes, os, signal, sys, types
+
+    class Params:
+        def __getattr__(self, name):
+            value = Params()
+            object.__setattr__(self, name, value)
+            return value
+
+    class Server:
+        def __init__(self, params):
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+            read, _ = os.pipe()
+            print("loading", flush=True)
+            ctypes.PyDLL(None).read(read, ctypes.create_string_buffer(1), 1)
+
+    fake = types.ModuleType("xllamacpp")
+    fake.CommonParams, fake.Server = Params, Server
+    sys.modules["xllamacpp"] = fake
+
+    from fact_reasoner.interrupts import call_interruptibly, stop_on_signals
+    from fact_reasoner.llm.local import LocalLLM
+
+    llm = LocalLLM(sys.argv[1], cache_dir=sys.argv[2], keep_prefix_states=False, generation_threads=1)
+    with stop_on_signals():
+        call_interruptibly(lambda: llm.server)
+    """
+)
+
+
+def test_ctrl_c_while_the_model_loads_ends_the_process_at_once(tmp_path):
+    """The embedded model's load is one call into C that holds the GIL for seconds (3.8 s in the
+    issue, 8 s on a loaded machine): no Python code runs in any thread until it returns, the
+    signal handler included, so Ctrl-C waited for the whole load (issue #60 item 6). During the
+    load SIGINT now has its default action: the process ends at once, as a shell reports a
+    process that Ctrl-C ended (status 130). The stand-in load here never returns."""
+    model = tmp_path / "model.gguf"
+    model.write_bytes(b"GGUF")
+    process = subprocess.Popen(
+        [sys.executable, "-c", _LOAD_HOLDING_THE_GIL, str(model), str(tmp_path / "cache")],
+        cwd=REPO_ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None and process.stdout.readline().strip() == "loading"
+        time.sleep(0.3)  # well inside the call
+        process.send_signal(signal.SIGINT)
+        status = process.wait(10)  # it needs well under a second; before, it never ended
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert status == -signal.SIGINT, process.stderr.read() if process.stderr else ""

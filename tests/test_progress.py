@@ -132,3 +132,34 @@ def test_outside_a_run_of_few_records_a_stage_reports_into_nothing(monkeypatch: 
                 advance(1)
     assert not progress.stage_progress_active()
     assert log.getvalue().splitlines()[-1].startswith("atomize: 100%") and "5/5" in log.getvalue()
+
+
+class _Terminal(io.StringIO):
+    """A stderr that says it is a terminal: the bar is drawn in place ("\\r" + bar, no newline)."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_library_message_during_a_bar_gets_a_line_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`[fact_reasoner] loading local model …` was written on the progress bar's line, after its
+    `0/1 [00:00<?, ?record/s]` (issue #60 item 6): the library's messages went straight to stderr
+    while the run's own went above the bar. Both go above it now."""
+    import logging
+    import sys
+
+    from fact_reasoner.commands import configure_logging
+
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    root = logging.getLogger("fact_reasoner")
+    handlers, level = root.handlers[:], root.level
+    try:
+        configure_logging(quiet=False)
+        with progress.progress_bar(1, desc=None, unit="record") as bar:
+            logging.getLogger("fact_reasoner.llm.local").info("loading local model m.gguf …")
+            bar.update(1)
+    finally:
+        root.handlers[:], root.level = handlers, level
+    pieces = terminal.getvalue().replace("\r", "\n").split("\n")
+    assert "[fact_reasoner] loading local model m.gguf …" in pieces, terminal.getvalue()

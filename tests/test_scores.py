@@ -1,6 +1,7 @@
 """Scores against hand-computed values (precision, R@K, F1@K, entropy, gold agreement, the S/NS rule)."""
 
 import math
+import re
 
 import pytest
 
@@ -248,9 +249,14 @@ def test_response_score_fields_are_the_record_scores_with_the_length_penalty():
     gold = {"a0": "S", "a1": "NS", "a2": "S", "a3": "NS"}  # a3 not scored: not in the agreement
     fields = response_score_fields(probabilities, "median", gold, dataset_median_atoms=5)
     expected = score_record(probabilities, 5, {k: v for k, v in gold.items() if k != "a3"}).as_fields()
-    assert fields == expected | {"k_rule": "median", "k_reason": "--k median: the dataset's median number of atoms, 5"}
+    assert fields == expected | {
+        "k_rule": "median",
+        "k_reason": "--k median: the median number of claims per response in the input, 5",
+    }
     unknown = response_score_fields(probabilities, "median", {})  # no median known: max(n // 2, 1)
-    assert (unknown["k"], unknown["k_rule"]) == (1, "half") and "no median known before scoring" in unknown["k_reason"]
+    assert (unknown["k"], unknown["k_rule"]) == (1, "half") and "this run finds the claims as it goes" in unknown[
+        "k_reason"
+    ]
     penalised = response_score_fields(probabilities, 2, {}, gamma=10)
     assert penalised["unpenalized_factuality_score"] == pytest.approx(2 / 3)
     assert penalised["length_penalty"] == length_penalty(3, 10)
@@ -279,7 +285,7 @@ def test_k_is_one_rule_for_the_command_and_the_python_api(tmp_path):
     assessor = FactReasoner(config, atomizer=FourClaims())
     row = assessor.assess(record).model_dump(mode="json")
     assert row["num_atoms"] == 4 and row["k"] == 2  # max(4 // 2, 1), as the command
-    assert row.get("k_rule") == "half" and "--k median, but the atoms were made by the run" in row["k_reason"]
+    assert row.get("k_rule") == "half" and "--k median needs the number of claims" in row["k_reason"]
 
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(record) + "\n")
@@ -293,3 +299,28 @@ def test_k_is_one_rule_for_the_command_and_the_python_api(tmp_path):
     carried = dict(record, atoms=[{"id": f"a{i}", "text": f"claim {i}"} for i in range(3)])
     own = assessor.assess(carried)  # a record with its atoms: the median of a dataset of one
     assert (own.k, own.k_rule) == (3, "median")
+
+
+@pytest.mark.parametrize(
+    ("k", "median", "reason"),
+    [
+        (
+            "median",
+            None,
+            "half of each response's claims, rounded down, at least 1, since --k median needs the number of claims "
+            "of every response before scoring and this run finds the claims as it goes",
+        ),
+        ("median", 5.0, "--k median: the median number of claims per response in the input, 5"),
+        ("half", None, "--k half: half of each response's claims, rounded down, at least 1"),
+        (3, None, "--k 3"),
+    ],
+)
+def test_why_k_is_what_it_is_reads_in_the_users_words(k, median, reason):
+    """The summary printed `k 1 (--k median, but the atoms were made by the run (no median known
+    before scoring): max(n // 2, 1))` (issue #60 item 5): code, not words. Each reason says what K
+    is in the terms a user sees (claims, responses, the input) and, for the fallback, why."""
+    from fact_reasoner.scores import choose_k
+
+    chosen = choose_k(k, 3, median)
+    assert chosen.reason == reason
+    assert not re.search(r"//|max\(|\batoms?\b|\bn\b|dataset", chosen.reason), chosen.reason

@@ -140,15 +140,15 @@ def console_main() -> None:
 
 
 def configure_logging(quiet: bool) -> None:
-    """Library messages (model installation, loading) go to stderr, one line each; stdout stays
-    for results (a single-response run prints its JSON there).
+    """Library messages (model installation, loading) go to stderr, one line each, after
+    ``[fact_reasoner]``; stdout stays for results (a single-response run prints its JSON there).
 
     The dataset run's own messages (``fact_reasoner.runner``: ``error: file:line: …``,
-    ``resuming: …``) are the command's output lines: they keep their own prefix and are written
-    above the progress bar instead of through it."""
+    ``resuming: …``) are the command's output lines: they keep their own prefix. Both are written
+    above the progress bar, never on its line (the model is loaded while the bar is drawn)."""
     from .. import runner
 
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _AboveProgressBar()
     handler.setFormatter(logging.Formatter("[fact_reasoner] %(message)s"))
     handler.addFilter(lambda record: not record.name.startswith(runner.__name__))
     run_handler = _AboveProgressBar()

@@ -13,8 +13,8 @@ from .. import runner
 from ..errors import InputError
 from ..io import NumberedRecord, dumps_line, read_contexts
 from ..report.terminal import SHOW_AT_MOST
-from ..runner.jobs import ignored_top_k, k_beyond_atoms
-from ..settings.cli_options import positive_int
+from ..runner.jobs import ignored_top_k, k_beyond_atoms, threads_beyond_cores
+from ..settings.cli_options import path_argument, positive_int
 from .base import Command, CommandParser, figure, finish_run, input_problems, output_problems, results_line
 
 log = logging.getLogger(__name__)
@@ -80,17 +80,21 @@ SUMMARY_KEYS = (
 def add_dataset_arguments(parser: CommandParser, *, verb: str, outputs: str) -> argparse._ArgumentGroup:
     """The input and output flags of a command that goes through a dataset of records."""
     data = parser.add_argument_group("input and output")
-    data.add_argument("--input-file", "--input_file", type=Path, metavar="FILE", help="JSONL (or JSON) records")
+    data.add_argument(
+        "--input-file", "--input_file", type=path_argument, metavar="FILE", help="JSONL (or JSON) records"
+    )
     output_dir = data.add_argument(
         "--output-dir",
         "--output_dir",
-        type=Path,
+        type=path_argument,
         default=runner.DEFAULT_OUTPUT_DIR,
         metavar="DIR",
         help=f"directory for {outputs}, .summary.json and .errors.jsonl (default: %(default)s)",
     )
     output_dir.brief = "where the results go (default: %(default)s)"  # type: ignore[attr-defined]
-    data.add_argument("--output-file", "--output_file", type=Path, metavar="FILE", help="write results here instead")
+    data.add_argument(
+        "--output-file", "--output_file", type=path_argument, metavar="FILE", help="write results here instead"
+    )
     data.add_argument("--dataset-name", "--dataset_name", help="a label stored in the summary")
     data.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
     data.add_argument("--limit", type=positive_int, metavar="N", help=f"{verb} at most this many records (≥ 1)")
@@ -248,7 +252,7 @@ class Assess(Command):
         )
         data.add_argument(
             "--export-uai",
-            type=Path,
+            type=path_argument,
             metavar="DIR",
             help="write each record's model as .uai (+ evidence, variable map) to DIR and run no inference",
         )
@@ -257,7 +261,7 @@ class Assess(Command):
         single.add_argument("--response", metavar="TEXT", help="the response to assess")
         single.add_argument("--topic", help="optional subject of the response")
         single.add_argument(
-            "--contexts", type=Path, metavar="FILE", help="JSONL or JSON list of {id?, title?, text} evidence"
+            "--contexts", type=path_argument, metavar="FILE", help="JSONL or JSON list of {id?, title?, text} evidence"
         )
 
     def run(self, args: argparse.Namespace, parser: CommandParser) -> int:
@@ -355,9 +359,9 @@ def run_single(args: argparse.Namespace, assessor: Any) -> int:
     except ValidationError as error:  # an empty --response: nothing to assess
         raise InputError(f"--response: {describe_validation_error(error)}") from None
     assessor.preflight([record])
-    note = ignored_top_k(assessor.config, [record])
-    if note:
-        log.warning("warning: %s", note)
+    for note in (ignored_top_k(assessor.config, [record]), threads_beyond_cores(assessor.config)):
+        if note:
+            log.warning("warning: %s", note)
     job = SingleResponse(assessor=assessor, input_file=Path("--response"), output_file=Path("-"))
     # no resume key: the row carries the record's own key (InputRecord.record_key)
     item = NumberedRecord("--response", 0, "", record)

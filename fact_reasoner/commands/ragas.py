@@ -15,7 +15,7 @@ from typing import Any
 from .. import runner
 from ..metrics.faithfulness import MODES as FAITHFULNESS_MODES
 from ..runner.jobs import DEFAULT_METRICS, RagasDataset
-from ..settings.cli_options import number, positive_int
+from ..settings.cli_options import number, path_argument, positive_int
 from ..settings.fields import Probability, Weight
 from .base import Command, CommandParser, finish_run, output_problems, results_line
 
@@ -157,7 +157,7 @@ class Ragas(Command):
         parser.add_argument(
             "--input-file",
             "--input_file",
-            type=Path,
+            type=path_argument,
             required=True,
             metavar="FILE",
             help=".jsonl, .json or .csv samples",
@@ -173,12 +173,14 @@ class Ragas(Command):
         parser.add_argument(
             "--output",
             "--output-file",
-            type=Path,
+            type=path_argument,
             metavar="FILE",
             help="JSONL results, resumed on rerun (default: <input>.ragas.jsonl); failures go beside it, its "
             "last suffix replaced: out.jsonl -> out.errors.jsonl, a.out.jsonl -> a.out.errors.jsonl",
         )
-        parser.add_argument("--csv", type=Path, metavar="FILE", help="also write the per-sample score table as CSV")
+        parser.add_argument(
+            "--csv", type=path_argument, metavar="FILE", help="also write the per-sample score table as CSV"
+        )
         parser.add_argument("--limit", type=positive_int, metavar="N", help="evaluate at most this many samples (≥ 1)")
         parser.add_argument("--overwrite", action="store_true", help="start over instead of resuming")
         parser.add_argument(

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from ..errors import OutputError
 from ..io import RecordError
-from ..settings.cli_options import number
+from ..settings.cli_options import number, path_argument
 from ..settings.fields import Count
 from .base import Command, CommandParser
 
@@ -36,11 +35,11 @@ class Report(Command):
     basic = ("results", "output", "input_file", "title", "max_records")
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("results", type=Path, nargs="+", help="result JSONL files (one or more assessors)")
-        parser.add_argument("-o", "--output", type=Path, required=True, help="the HTML file to write")
+        parser.add_argument("results", type=path_argument, nargs="+", help="result JSONL files (one or more assessors)")
+        parser.add_argument("-o", "--output", type=path_argument, required=True, help="the HTML file to write")
         parser.add_argument(
             "--input-file",
-            type=Path,
+            type=path_argument,
             help="the input records the results came from (for context texts), same file as the run",
         )
         parser.add_argument("--title", default="FactReasoner report", help="the page's title (default: %(default)s)")

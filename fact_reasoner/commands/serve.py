@@ -15,6 +15,7 @@ from ..errors import SetupError
 from ..server.options import BATCH_WAIT_SECONDS, Limits, ServerOptions
 from ..settings.cli_options import number
 from ..settings.fields import Count, CountOrZero, Milliseconds, Port, Seconds, SecondsOrZero, Size, Threads
+from ..settings.registry import install_hint
 from .base import Command, CommandParser
 
 DESCRIPTION = """\
@@ -189,9 +190,7 @@ class Serve(Command):
             import fastapi  # noqa: F401
             import uvicorn  # noqa: F401
         except ImportError as error:
-            raise SetupError(
-                f"serve needs FastAPI and uvicorn: pip install 'fact-reasoner-offline[serve]' ({error})"
-            ) from None
+            raise SetupError(f"serve needs FastAPI and uvicorn: {install_hint('serve')} ({error})") from None
         config = self.settings(args, parser)
         if not args.allow_install:
             # no request may make this process download and install models (see installer.py)
@@ -252,7 +251,7 @@ def serve(args: argparse.Namespace, config: Any, sock: Any, api_key: str | None,
         service.close(wait_seconds=1.0 if admission.busy else 30.0)
         sock.close()
     left = f"; {admission.busy} request(s) abandoned past the drain limit" if admission.busy else ""
-    log.warning("stopped: %d request(s) answered%s", admission.served, left)
+    log.warning("stopped: %s%s", admission.requests_line(), left)
     return 0
 
 

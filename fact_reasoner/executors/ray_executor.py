@@ -1,6 +1,6 @@
 """The Ray executor: batches of items to Ray actors, each holding its own stages.
 
-``--executor ray`` (needs the ``distributed`` extra: ``pip install 'fact-reasoner-offline[distributed]'``).
+``--executor ray`` (needs the ``distributed`` extra: ``pip install -e '.[distributed]'`` in this project's checkout).
 
 - **Where**: ``--ray-address`` unset starts a local Ray instance on this machine (stopped when
   the run ends); ``auto`` joins the cluster that ``ray start`` runs on this machine;
@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SetupError
+from ..settings.registry import install_hint
 from .base import Executor, Job, Outcome, Worker, WorkerError, WorkerLost, WorkerStats
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -57,7 +58,7 @@ WORKER_NICENESS = "RAY_worker_niceness"
 MAX_ATTEMPTS = 3
 #: batches queued on each actor, so it never waits for the driver between two batches
 DEPTH = 2
-INSTALL_HINT = "pip install 'fact-reasoner-offline[distributed]'"
+INSTALL_HINT = install_hint("distributed")
 #: the ``fact_reasoner`` package this module belongs to (where a worker imported it from)
 PACKAGE_DIR = Path(__file__).parent.parent
 #: environment variables that settings fall back to; the driver's values go to the actors

@@ -34,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from ..cache import ModelCache
+from ..interrupts import ends_at_once
+from ..settings.registry import install_hint
 from .base import ChatBackend, LLMError
 from .models import ModelUnavailable, resolve_local_model
 
@@ -157,9 +159,7 @@ class LocalLLM(ChatBackend):
         try:
             import xllamacpp
         except ImportError as missing:  # pragma: no cover - depends on the environment
-            raise ModelUnavailable(
-                "the local backend needs xllamacpp: pip install 'fact-reasoner-offline[llm]'"
-            ) from missing
+            raise ModelUnavailable(f"the local backend needs xllamacpp: {install_hint('llm')}") from missing
         _, path = resolve_local_model(self._requested_model)  # the model store, not the call cache
         generation = self._generation_threads or generation_threads_for(self.threads, load_of_others())
         logger.info("loading local model %s (%d threads, %d generating) …", path.name, self.threads, generation)
@@ -177,7 +177,8 @@ class LocalLLM(ChatBackend):
             params.endpoint_slots = True
             # llama.cpp appends the file name to this path as is: the separator must be there
             params.slot_save_path = str(self.prefix_state_dir) + os.sep
-        server = xllamacpp.Server(params)
+        with ends_at_once():  # one call into C that holds the GIL for seconds: Ctrl-C ends the process at once
+            server = xllamacpp.Server(params)
         if self.keep_prefix_states:
             for stage in self.stage_slots:
                 self._slot_action(server, stage, "restore")

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..settings.registry import Extra, Registry
+from ..settings.registry import TORCH_FIRST, Extra, Registry
 
 __all__ = ["ALIASES", "METRICS", "available_metrics"]
 
@@ -88,7 +88,8 @@ _BUILTIN: tuple[tuple[str, str, str, tuple[Extra, ...]], ...] = (
         "bert_score",
         "similarity:BertScoreF1",
         "BERTScore F1 of response against reference, over a local model (no baseline rescaling).",
-        (Extra("bert_score", "bertscore"),),
+        # bert-score requires torch: without it, the extra would bring the CUDA build
+        (Extra("torch", "bertscore", first=TORCH_FIRST), Extra("bert_score", "bertscore")),
     ),
     (
         "answer_classification",

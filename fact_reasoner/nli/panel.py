@@ -159,6 +159,16 @@ class PanelNLI:
         self.contradiction_judges = [
             m.label for m, _ in self.members if m.gives("contradiction") and not self.two_way[m.label]
         ]
+        #: what the roles rule reads of each judge (the verdict keeps it, so the output can show
+        #: how the panel's figure is made); None for a panel of factors
+        self.roles: dict[str, str] | None = None
+        if self.combine == "roles":
+            self.roles = {
+                m.label: "both"
+                if m.label in self.entailment_judges and m.label in self.contradiction_judges
+                else ("entailment" if m.label in self.entailment_judges else "contradiction")
+                for m, _ in self.members
+            }
         if self.combine == "roles" and not self.contradiction_judges:
             two_way = ", ".join(label for label, only in self.two_way.items() if only)
             raise SetupError(
@@ -259,7 +269,7 @@ class PanelNLI:
         return self._summed("seconds")
 
     def _with_judges(self, judgement: NLIJudgement, judges: Mapping[str, NLIJudgement]) -> NLIJudgement:
-        return replace(judgement, judges=dict(judges), panel=self.combine)
+        return replace(judgement, judges=dict(judges), panel=self.combine, roles=self.roles)
 
 
 #: counters every judge keeps that mean the same summed over the panel

@@ -44,7 +44,7 @@ from ..io import RecordError
 from ..scores import GoldAtoms
 from ..settings.registry import Extra
 from .plots import PLOTS
-from .rows import group_rows, judge_of, judges_said, read_rows, restrict_to_common
+from .rows import group_rows, judge_of, judges_said, panel_making, read_rows, restrict_to_common
 from .tables import (
     COLUMNS,
     PUBLISHED_GOLD_PRECISION,
@@ -243,7 +243,8 @@ def _evidence_html(
             )
             entry["by"].append(name)
             if link.get("agreed") is False:  # a panel whose judges disagreed on this passage
-                entry["disagreement"] = judges_said(link.get("judges") or {})
+                making = panel_making(link)  # and how the panel's figure is made of their verdicts
+                entry["disagreement"] = judges_said(link.get("judges") or {}) + (f"; {making}" if making else "")
     if not merged:
         return '<span class="note">no context entails or contradicts it</span>'
     entries = sorted(merged.values(), key=lambda e: -e["probability"])

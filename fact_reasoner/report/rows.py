@@ -75,6 +75,66 @@ def judges_said(judges: Mapping[str, Mapping[str, Any]]) -> str:
     )
 
 
+def panel_making(evidence: Mapping[str, Any]) -> str | None:
+    """How a panel's figure on a passage follows from its judges' verdicts (the evidence's
+    ``judges``, each with its distribution and, in a roles panel, what the rule read of it), in
+    one clause, as the terminal and the page show it beside the judges' verdicts:
+
+    - roles (:func:`~fact_reasoner.nli.panel.contradiction_first`): ``the panel's P(entailment)
+      0.91 = (1 − c) × e = (1 − 0.03) × 0.94, with c = specialist's P(contradiction) 0.03 and e =
+      cross-encoder's P(entailment) / (P(entailment) + P(neutral)) = 0.88 / (0.88 + 0.06) =
+      0.94``, or ``the panel's P(contradiction) 0.71 = c, …``;
+    - factors: the passage's factor is one judge's own verdict, and which.
+
+    The figure is recomputed from the judges' numbers, for the label the panel gave (the
+    evidence's ``judged`` where a later stage changed the relation), so the equation holds
+    whatever the row shows beside it. None where no panel judged the passage, or its row keeps
+    no distributions (written before they were kept)."""
+    judges: Mapping[str, Mapping[str, Any]] = evidence.get("judges") or {}
+    if not judges:
+        return None
+    if evidence.get("judge"):
+        return f"each judge's verdict is a factor of its own, and this one is {evidence['judge']}'s"
+    roles = {name: verdict.get("role") for name, verdict in judges.items()}
+    if not all(roles.values()) or not all(verdict.get("probabilities") for verdict in judges.values()):
+        return None
+    label = evidence.get("judged") or evidence.get("relation")
+    contradictions = [
+        (name, float(v["probabilities"].get("contradiction", 0.0)))
+        for name, v in judges.items()
+        if roles[name] in ("contradiction", "both")
+    ]
+    entailments = [
+        (name, float(v["probabilities"].get("entailment", 0.0)), float(v["probabilities"].get("neutral", 0.0)))
+        for name, v in judges.items()
+        if roles[name] in ("entailment", "both")
+    ]
+    if not contradictions or not entailments:
+        return None
+    c = sum(value for _, value in contradictions) / len(contradictions)
+    if len(contradictions) == 1:
+        c_text = f"c = {contradictions[0][0]}'s P(contradiction) {c:.2f}"
+    else:
+        each = ", ".join(f"{name}'s {value:.2f}" for name, value in contradictions)
+        c_text = f"c = the mean of the P(contradiction) of {each} = {c:.2f}"
+    if label == "contradiction":
+        return f"the panel's P(contradiction) {c:.2f} = c, {c_text}"
+    if label != "entailment":
+        return None
+    shares = [(name, e, n, e / (e + n) if e + n > 0 else 0.0) for name, e, n in entailments]
+    e_mean = sum(share for *_, share in shares) / len(shares)
+    if len(shares) == 1:
+        name, e, n, _ = shares[0]
+        e_text = (
+            f"e = {name}'s P(entailment) / (P(entailment) + P(neutral)) = {e:.2f} / ({e:.2f} + {n:.2f}) = {e_mean:.2f}"
+        )
+    else:
+        each = ", ".join(f"{name}'s {e:.2f} / ({e:.2f} + {n:.2f})" for name, e, n, _ in shares)
+        e_text = f"e = the mean of P(entailment) / (P(entailment) + P(neutral)) of {each} = {e_mean:.2f}"
+    figure = (1.0 - c) * e_mean
+    return f"the panel's P(entailment) {figure:.2f} = (1 − c) × e = (1 − {c:.2f}) × {e_mean:.2f}, with {c_text} and {e_text}"
+
+
 def _flat_settings(row: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
 

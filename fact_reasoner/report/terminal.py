@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .rows import JUDGE_VERBS, judges_said
+from .rows import JUDGE_VERBS, judges_said, panel_making
 
 __all__ = ["SHOW_AT_MOST", "claim_lines", "conformal_line", "excerpt", "settings_line", "verdict_counts_line"]
 
@@ -68,10 +68,14 @@ def _deciding(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 def judges_line(evidence: Mapping[str, Any] | None) -> str | None:
     """Where a panel's judges disagreed on a passage: ``judges disagree on c0: cross-encoder:
-    entails 0.88 · specialist: contradicts 0.71`` (None where they agreed or no panel judged)."""
+    entails 0.88 · specialist: neutral 0.94``, then how the panel's figure is made of their
+    verdicts (:func:`~fact_reasoner.report.rows.panel_making`) (None where they agreed or no
+    panel judged)."""
     if not evidence or evidence.get("agreed") is not False:
         return None
-    return f"judges disagree on {evidence.get('context')}: " + judges_said(evidence.get("judges") or {})
+    making = panel_making(evidence)
+    said = judges_said(evidence.get("judges") or {})
+    return f"judges disagree on {evidence.get('context')}: {said}" + (f"; {making}" if making else "")
 
 
 def _first_disagreement(atom: Mapping[str, Any]) -> Mapping[str, Any] | None:

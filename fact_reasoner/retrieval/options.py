@@ -9,7 +9,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from ..settings.fields import MAX_COUNT, CountOrZero, Seconds, Threads, option
+from ..settings.fields import MAX_COUNT, CountOrZero, PathText, Seconds, Threads, option
 from ..settings.registry import Option
 
 __all__ = ["DEFAULT_SEARCH_URL", "DEFAULT_WIKIPEDIA_URL", "GOOGLE_OPTIONS", "STORE_OPTIONS", "WIKIPEDIA_OPTIONS"]
@@ -20,7 +20,9 @@ DEFAULT_WIKIPEDIA_URL = "https://en.wikipedia.org/w/api.php"
 
 #: ``chroma``, ``bm25``, ``hybrid``: the store built by ``fact-reasoner index`` (after ``--top-k``)
 STORE_OPTIONS = (
-    Option("store", str | None, option(None, "retrieval store directory (see `fact-reasoner index`)"), after="top_k"),
+    Option(
+        "store", PathText | None, option(None, "retrieval store directory (see `fact-reasoner index`)"), after="top_k"
+    ),
     Option("collection", str | None, option(None, "collection name in the store (default: default)"), after="top_k"),
 )
 

@@ -27,8 +27,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..installer import forbid_hub_downloads
 from ..io import RecordError
-from ..offline import forbid_hub_downloads
 from .base import RetrievalError
 from .corpus import Chunk, chunk_document, read_documents
 

@@ -10,6 +10,7 @@ runs it over a file, :class:`~fact_reasoner.runner.service.RecordService` one it
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,9 +74,9 @@ class AssessDataset(DatasetJob):
         # Everything the records will need is checked now, once: a missing package, a bad engine
         # option or a missing merlin binary stops the run before any record.
         self.assessor.preflight([r.record for r in items])
-        note = ignored_top_k(self.config, [r.record for r in items])
-        if note:
-            log.warning("warning: %s", note)
+        for note in (ignored_top_k(self.config, [r.record for r in items]), threads_beyond_cores(self.config)):
+            if note:
+                log.warning("warning: %s", note)
 
     def settings(self) -> dict[str, Any]:
         return self.assessor.settings() if self.row_settings is None else self.row_settings
@@ -145,6 +146,27 @@ def ignored_top_k(config: PipelineConfig, records: Sequence[Any]) -> str | None:
     return f"--top-k {config.retrieval.top_k} is ignored: {why} (nothing is retrieved)"
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity where the system says, else all)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+
+
+def threads_beyond_cores(config: PipelineConfig) -> str | None:
+    """A warning when ``--threads`` asks for more threads than this process has cores, and the
+    local models run here (not on Ray's actors, whose machines may have more). Not a refusal:
+    more threads than cores only slow the models down (llama.cpp's and ONNX Runtime's threads
+    wait for each other at every step), and a settings file written for a larger machine should
+    still run on a smaller one."""
+    threads, cores = config.models.threads, usable_cores()
+    if threads is None or threads <= cores or config.execution.executor != "local":
+        return None
+    return (
+        f"--threads {threads} is more than the {cores} CPU core(s) this process may use: the local models would "
+        f"run {threads} threads on {cores}, slower than {cores}; leave --threads out to use every core"
+    )
+
+
 #: how many records :func:`unused_relations_note` names before it only counts
 SHOW_UNUSED_RELATION_RECORDS = 3
 _IGNORED = "ignored_relations_"
@@ -209,6 +231,11 @@ class RagasDataset(DatasetJob):
 
     def progress_label(self) -> str:
         return "ragas"
+
+    def preflight(self, items: Sequence[Any]) -> None:
+        note = threads_beyond_cores(self.pipeline)
+        if note:
+            log.warning("warning: %s", note)
 
     @property
     def config(self) -> PipelineConfig:

@@ -8,5 +8,5 @@
 - :mod:`.app`: the FastAPI application (endpoints, limits, auth, deadlines, draining);
 - :mod:`.run`: uvicorn, and what SIGTERM does.
 
-Needs the ``serve`` extra (FastAPI, uvicorn): ``pip install 'fact-reasoner-offline[serve]'``.
+Needs the ``serve`` extra (FastAPI, uvicorn): ``pip install -e '.[serve]'`` in this project's checkout.
 """

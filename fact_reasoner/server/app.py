@@ -49,6 +49,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..errors import FactReasonerError
+from ..settings.registry import install_hint
 from .options import ServerOptions
 from .service import ApiError, AssessmentService
 
@@ -97,14 +98,40 @@ class WorkerPool:
             self._tasks.put(None)
 
 
+#: what became of a request for work (a POST under ``/v1/``), by the status its caller got: a
+#: row (2xx), a refusal before any work (4xx, and 503: busy or shutting down), the deadline (504),
+#: an error in its work (any other 5xx)
+OUTCOMES = ("answered", "refused", "timed out", "failed")
+
+
+def outcome_of(status: int) -> str:
+    """The :data:`OUTCOMES` entry of a response's status."""
+    if status < 400:
+        return "answered"
+    if status == 504:
+        return "timed out"
+    return "refused" if status < 500 or status == 503 else "failed"
+
+
 class _Admission:
-    """The requests admitted and not yet done (on the event loop's thread only)."""
+    """The requests admitted and not yet done, and what became of every request for work (on the
+    event loop's thread only)."""
 
     def __init__(self, capacity: int) -> None:
         self.capacity = capacity
         self.busy = 0
+        #: work that ended (a request past its deadline too, when its work ends): the mean time
+        #: of a request, for Retry-After
         self.served = 0
         self.seconds = 0.0
+        #: each request for work once, by what its caller got (:func:`outcome_of`)
+        self.outcomes = dict.fromkeys(OUTCOMES, 0)
+
+    def requests_line(self) -> str:
+        """Every request for work, accounted for: ``6 request(s): 3 answered, 2 refused, 1 timed
+        out`` (an outcome no request had is left out, but for answered)."""
+        parts = [f"{n} {name}" for name, n in self.outcomes.items() if n or name == "answered"]
+        return f"{sum(self.outcomes.values())} request(s): " + ", ".join(parts)
 
     def retry_after(self, workers: int) -> int:
         """Seconds until a place is likely free: the mean time of a request times the requests
@@ -189,7 +216,14 @@ def create_app(service: AssessmentService, options: ServerOptions = ServerOption
                 {"WWW-Authenticate": "Bearer"},
             )
         else:
-            response = await call_next(request)
+            try:
+                response = await call_next(request)
+            except Exception:  # answered 500 by the outermost handler: this request's work failed
+                if request.method == "POST" and path.startswith("/v1/"):
+                    admission.outcomes["failed"] += 1
+                raise
+        if request.method == "POST" and path.startswith("/v1/"):  # a request for work: accounted for once
+            admission.outcomes[outcome_of(response.status_code)] += 1
         # method, path, status, time: never a body, a query value or a header
         log.info("%s %s %d %.3fs", request.method, path, response.status_code, time.perf_counter() - started)
         return response
@@ -408,7 +442,7 @@ def _mount_docs(app: Any) -> None:
         @app.get("/docs", include_in_schema=False)
         async def no_docs() -> Any:
             return PlainTextResponse(
-                "the documentation page needs swagger-ui-bundle: pip install 'fact-reasoner-offline[serve]' "
+                f"the documentation page needs swagger-ui-bundle: {install_hint('serve')} "
                 "(the OpenAPI description is at /openapi.json)",
                 status_code=501,
             )

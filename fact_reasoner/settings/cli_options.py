@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .config import PipelineConfig, group_model
-from .fields import Count, describe_problem, field_dest
+from .fields import Count, describe_problem, field_dest, path_problem
 
 __all__ = [
     "ConfigFlag",
@@ -38,6 +38,8 @@ __all__ = [
     "config_flags",
     "config_from_args",
     "number",
+    "path_argument",
+    "path_text",
     "positive_int",
     "real_number",
     "whole_number",
@@ -140,6 +142,22 @@ def real_number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
 
 
+def path_argument(text: str) -> Path:
+    """An argparse ``type=`` for a file or folder: the path, or one error line when the system
+    cannot take it (a name over 255 bytes, a path over 4,096: :func:`~fact_reasoner.settings.fields.path_problem`),
+    the words a path setting of the config gets too. Whether it exists is the command's to say."""
+    return Path(path_text(text))
+
+
+def path_text(text: str) -> str:
+    """:func:`path_argument` for an option that keeps the text (a model folder that could also be
+    a name): the text as given, or the same one error line."""
+    problem = path_problem(text)
+    if problem:
+        raise argparse.ArgumentTypeError(problem)
+    return text
+
+
 whole_number.metavar = "N"  # type: ignore[attr-defined]
 real_number.metavar = "X"  # type: ignore[attr-defined]
 
@@ -161,7 +179,7 @@ def _converter(annotation: Any) -> Any:
     if float in members:
         return real_number
     if Path in members:
-        return Path
+        return path_argument
     return str
 
 

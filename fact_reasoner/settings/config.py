@@ -64,6 +64,8 @@ from .fields import (
     Cosine,
     Count,
     CountOrZero,
+    PathName,
+    PathText,
     Probability,
     Quantity,
     Threads,
@@ -145,10 +147,10 @@ class ScoreOptions(_Group):
 
     k: Annotated[KRule, Field(union_mode="left_to_right")] = option(
         "median",
-        "K of R@K and F1@K: an integer, 'median' (the median number of atoms over the dataset, the "
-        "paper's choice, or max(n // 2, 1) when no record carries its atoms, since none is known "
-        "before scoring: each row's k_rule and k_reason say which) or 'half' (max(n // 2, 1) per "
-        "response, IBM's newest code)",
+        "K of R@K and F1@K: an integer, 'median' (the median number of claims per response in the "
+        "input, the paper's choice, or half of each response's claims when no record carries its claims, "
+        "since none is known before scoring: each row's k_rule and k_reason say which) or 'half' "
+        "(half of each response's claims, rounded down, at least 1: IBM's newest code)",
         aliases=("--K",),
         metavar="K",
     )
@@ -389,7 +391,7 @@ class _ModelOptions(_ModelRules):
     :data:`fact_reasoner.nli.factory.NLI_BACKENDS`) and added as fields by :data:`ModelOptions`."""
 
     backend: str = option("local", "LLM backend", registry="llm_backends", closed=True)
-    model: str | None = option(
+    model: PathText | None = option(
         None,
         "model: for local, qwen2.5-coder-1.5b-instruct (default), smollm2-135m-instruct or a .gguf path; "
         "for openai, the server's model name (or FACT_REASONER_MODEL)",
@@ -498,7 +500,7 @@ class CacheOptions(_Group):
 
     title: ClassVar[str] = "cache"
 
-    cache_dir: Path = option(
+    cache_dir: PathName = option(
         default_factory=default_cache_dir,
         description="model and cache directory (default $FACT_REASONER_CACHE or ~/.cache/fact_reasoner)",
         affects_results=False,

@@ -11,13 +11,16 @@ below, instead of repeating it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 if TYPE_CHECKING:  # pragma: no cover
     from .registry import Option
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import AfterValidator, BaseModel, Field, create_model
+from pydantic_core import PydanticCustomError
 
 __all__ = [
     "MAX_COUNT",
@@ -29,6 +32,8 @@ __all__ = [
     "CountOrZero",
     "Milliseconds",
     "OpenProbability",
+    "PathName",
+    "PathText",
     "Port",
     "Probability",
     "Quantity",
@@ -47,6 +52,7 @@ __all__ = [
     "omitted",
     "one_of",
     "option",
+    "path_problem",
 ]
 
 # -- what a number may be ------------------------------------------------------------------------
@@ -100,6 +106,64 @@ Quantity = Annotated[float, Field(ge=0.0, le=MAX_COUNT, allow_inf_nan=False)]
 
 #: the error type of a validator that words its own bound (``--k``: a number or a word)
 NUMBER_KIND_ERROR = "number_kind"
+#: the error type of a path the system cannot take (:func:`path_problem`), already in its words
+PATH_ERROR = "path_name"
+
+# -- what a path may be ----------------------------------------------------------------------------
+#
+# A name longer than the file system takes (NAME_MAX, 255 bytes on Linux and macOS) or a path
+# longer than the system takes (PATH_MAX, 4,096 bytes with its final NUL) makes every system call
+# on it fail with ENAMETOOLONG, wherever the path is first used: a check that a folder is one, the
+# output's lock, a model folder's config. So every path a command takes is held to these limits
+# when its arguments are read: one line naming the flag, never a traceback from deep in the run.
+
+
+def _system_limit(name: str, default: int) -> int:
+    try:
+        return int(os.pathconf("/", name))
+    except (AttributeError, OSError, ValueError):  # not on POSIX, or a limit the system does not say
+        return default
+
+
+#: the longest name of a file or folder, in bytes, and the longest path, in bytes with its final NUL
+NAME_MAX = _system_limit("PC_NAME_MAX", 255)
+PATH_MAX = _system_limit("PC_PATH_MAX", 4096)
+
+
+def path_problem(path: str | os.PathLike[str]) -> str | None:
+    """Why the system cannot take ``path`` as a file or folder name, in one line, or None: one of
+    its names is longer than :data:`NAME_MAX` bytes, or the whole is longer than ``PATH_MAX − 1``.
+
+    >>> print(path_problem("out/" + "x" * 300))
+    a name in the path is 300 bytes long (xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx…); a file or folder name may be at most 255 bytes
+    >>> path_problem("fact_reasoner/examples/short_answer.jsonl") is None
+    True
+    """
+    encoded = os.fsencode(path)
+    longest = max(encoded.split(os.fsencode(os.sep)), key=len)
+    if len(longest) > NAME_MAX:
+        start = os.fsdecode(longest)[:30]
+        return (
+            f"a name in the path is {len(longest)} bytes long ({start}…); a file or folder name may be at most "
+            f"{NAME_MAX} bytes"
+        )
+    if len(encoded) >= PATH_MAX:
+        return f"the path is {len(encoded)} bytes long; a path may be at most {PATH_MAX - 1} bytes"
+    return None
+
+
+def _checked_path(value: Any) -> Any:
+    problem = path_problem(value) if value else None
+    if problem:
+        raise PydanticCustomError(PATH_ERROR, problem)
+    return value
+
+
+#: a setting that names a file or folder (``--cache-dir``, ``--keep-uai``)
+PathName = Annotated[Path, AfterValidator(_checked_path)]
+#: a setting that names a file or folder, or something else by name (``--nli-model``: a model
+#: folder or a hub id; ``--model``: a registered model or a ``.gguf`` file)
+PathText = Annotated[str, AfterValidator(_checked_path)]
 _BOUND_WORDS = {"greater_than": ">", "greater_than_equal": "≥", "less_than": "<", "less_than_equal": "≤"}
 _BOUND_KEYS = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
 
@@ -134,7 +198,7 @@ def describe_problem(problem: Mapping[str, Any]) -> str:
         return f"must be {_BOUND_WORDS[kind]} {shown_number(context.get(_BOUND_KEYS[kind]))}, got {shown_number(value)}"
     if kind == "finite_number":
         return f"must be a finite number, got {shown_number(value)}"
-    if kind == NUMBER_KIND_ERROR:  # a setting's own rule, already in these words
+    if kind in (NUMBER_KIND_ERROR, PATH_ERROR):  # a setting's own rule, already in these words
         return str(problem.get("msg", ""))
     shown = f"{value!r}: " if isinstance(value, (str, int, float)) and not isinstance(value, bool) else ""
     return f"{shown}{str(problem.get('msg', '')).removeprefix('Value error, ')}"

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..errors import SettingsError
-from .fields import member_names
+from .fields import member_names, path_problem
 
 __all__ = ["PANEL_ROLES", "Panel", "PanelMember", "PanelSpecError", "member_names", "parse_panel"]
 
@@ -143,6 +143,9 @@ def _member(part: str, known: "list[str] | None", panel: str | None, not_members
     name, _, model = (piece.strip() for piece in part.partition("="))
     if "=" in part and not model:
         raise PanelSpecError(f"{name}= names no model folder")
+    problem = path_problem(model) if model else None
+    if problem:
+        raise PanelSpecError(f"{name}={model[:30]}…: {problem}")
     if known is not None and name not in known:
         if panel is None:  # one judge: the words of every other closed choice (fields.one_of)
             quoted = [repr(k) for k in known]

@@ -24,7 +24,9 @@ An entry says everything the rest of the program needs to know about a backend, 
   so a heavy backend costs nothing until chosen);
 - a one-line **description** (``--help`` and ``available()`` show it);
 - the **extras** it needs: importable modules and the pip extra that installs each one
-  (preflight checks them before a run and names the extra to install);
+  (preflight checks them before a run and says how to install them: from this project's
+  checkout, the CPU build of torch first where torch is one of them), and what else it
+  **also needs** once they are installed (the published checkers' weights, downloaded once);
 - the **options** it adds to the configuration (each becomes a setting and a command-line
   flag; merlin's ``--merlin-path`` is one);
 - the other stages it **uses** (the LLM judge uses the language model; ``relations``: an NLI
@@ -70,18 +72,61 @@ import importlib
 import importlib.util
 import logging
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 from ..errors import SettingsError, StageUnavailable
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["KINDS", "Entry", "Extra", "Option", "Registry", "UnknownName", "available", "registry", "require_extras"]
+__all__ = [
+    "CPU_TORCH",
+    "KINDS",
+    "TORCH_FIRST",
+    "Entry",
+    "Extra",
+    "Option",
+    "Registry",
+    "UnknownName",
+    "available",
+    "install_hint",
+    "install_steps",
+    "numbered",
+    "registry",
+    "require_extras",
+]
 
-#: pip distribution whose extras the messages name
+#: this project's distribution, as its checkout's ``pyproject.toml`` names it. It is on no package
+#: index, so an extra is installed from the checkout (:func:`install_hint`); never name
+#: ``fact-reasoner`` in a hint: a different project of that name is on PyPI
 DISTRIBUTION = "fact-reasoner-offline"
+#: torch without CUDA: the CPU build, from PyTorch's own index. A bare ``torch`` requirement (an
+#: extra's ``torch>=2.10``) pulls the CUDA build from PyPI, about 3 GB of nvidia packages
+CPU_TORCH = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+#: what an :class:`Extra` of torch installs first (its ``first``)
+TORCH_FIRST = f"install the CPU build of torch: `{CPU_TORCH}` (a bare `torch` brings the CUDA build, about 3 GB)"
+
+
+def checkout() -> Path | None:
+    """The checkout this package runs from (an editable install, as the quick start's), or None
+    when it was installed otherwise (the folder above the package has no ``pyproject.toml`` of
+    :data:`DISTRIBUTION`)."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        declared = (root / "pyproject.toml").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return root if f'name = "{DISTRIBUTION}"' in declared else None
+
+
+def install_hint(extra: str) -> str:
+    """How a user installs this project's ``extra``: ``pip install -e '.[extra]'`` in its
+    checkout (named when this package runs from one), the way the quick start installed it."""
+    root = checkout()
+    return f"`pip install -e '.[{extra}]'` in this project's checkout" + (f" ({root})" if root else "")
+
 
 T = TypeVar("T")
 
@@ -93,10 +138,13 @@ class UnknownName(SettingsError):
 
 @dataclass(frozen=True)
 class Extra:
-    """A module a backend imports, and the pip extra of this project that installs it."""
+    """A module a backend imports, and the pip extra of this project that installs it; ``first``:
+    what to install before the extra when this module is missing, with its command
+    (:data:`TORCH_FIRST` for torch, which the extra would otherwise bring with CUDA)."""
 
     module: str
     extra: str
+    first: str | None = None
 
     def missing(self) -> bool:
         """True when the module cannot be imported here."""
@@ -106,15 +154,46 @@ class Extra:
             return True
 
     def install_hint(self) -> str:
-        return f"pip install '{DISTRIBUTION}[{self.extra}]'"
+        """The install of its extra (:func:`install_hint`), after ``first`` where there is one."""
+        steps = install_steps([self])
+        return install_hint(self.extra) if len(steps) == 1 else numbered(steps)
 
 
-def require_extras(needed: Iterable[tuple[str, Extra]]) -> None:
-    """Raise :class:`~fact_reasoner.errors.StageUnavailable` for the first ``(what needs it,
-    extra)`` whose module cannot be imported, naming the package and the pip extra to install."""
+def install_steps(extras: Sequence[Extra]) -> list[str]:
+    """The installs that bring the missing ``extras``, in the order they must run: what must come
+    first (the CPU build of torch), then each extra from this project's checkout."""
+    firsts = [extra.first for extra in extras if extra.first]
+    names = [extra.extra for extra in extras]
+    return list(dict.fromkeys([*firsts, *(f"install the {name} extra: {install_hint(name)}" for name in names)]))
+
+
+def numbered(steps: Sequence[str]) -> str:
+    """Steps in one line, in order: the step alone, or ``(1) …; (2) …``."""
+    if len(steps) == 1:
+        return steps[0]
+    return "; ".join(f"({number}) {step}" for number, step in enumerate(steps, 1))
+
+
+def require_extras(needed: Iterable[tuple[str, Extra]], also_needs: Mapping[str, str] | None = None) -> None:
+    """Raise :class:`~fact_reasoner.errors.StageUnavailable` for the first ``what`` (what needs
+    them) some of whose extras' modules cannot be imported: one line naming those packages and
+    the steps that make it work, in order: the installs (:func:`install_steps`), then what
+    ``what`` also needs once they are installed (``also_needs[what]``: a checker's weights,
+    downloaded once)."""
+    missing: dict[str, list[Extra]] = {}
     for what, extra in needed:
         if extra.missing():
-            raise StageUnavailable(f"{what} needs the Python package {extra.module!r}: {extra.install_hint()}")
+            missing.setdefault(what, []).append(extra)
+    if not missing:
+        return
+    what, extras = next(iter(missing.items()))
+    modules = ", ".join(dict.fromkeys(repr(extra.module) for extra in extras))
+    noun = "package" if len(extras) == 1 else "packages"
+    steps = install_steps(extras)
+    also = (also_needs or {}).get(what)
+    if len(steps) == 1 and not also:  # the extra alone: its command
+        raise StageUnavailable(f"{what} needs the Python {noun} {modules}: {install_hint(extras[0].extra)}")
+    raise StageUnavailable(f"{what} needs the Python {noun} {modules}: {numbered([*steps, *([also] if also else [])])}")
 
 
 @dataclass(frozen=True)
@@ -162,6 +241,7 @@ class Entry(Generic[T]):
     builtin: bool = False
     origin: str = "registered"
     resolves_to: str | None = None
+    also_needs: str = ""
 
     @property
     def option_names(self) -> tuple[str, ...]:
@@ -253,6 +333,7 @@ class Registry(Generic[T]):
         builtin: bool = False,
         origin: str = "registered",
         resolves_to: str | None = None,
+        also_needs: str = "",
     ) -> None:
         """Register ``factory`` under ``name`` (a later registration of the same name replaces it)."""
         with self._lock:
@@ -267,6 +348,7 @@ class Registry(Generic[T]):
                 builtin=builtin,
                 origin=origin,
                 resolves_to=resolves_to,
+                also_needs=also_needs,
             )
             for alias in aliases:
                 self._aliases[alias] = name

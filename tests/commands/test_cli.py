@@ -222,7 +222,7 @@ def test_a_model_that_cannot_be_set_up_stops_the_run(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     # the model file, or (without the llm extra) the package to install, is named once
-    assert "missing.gguf" in err or "pip install 'fact-reasoner-offline[llm]'" in err
+    assert "missing.gguf" in err or "pip install -e '.[llm]'" in err
     assert err.count("error:") == 1
     output = tmp_path / "needs_llm.fr3.jsonl"
     assert not output.exists() or not output.read_text()
@@ -300,7 +300,10 @@ def test_quick_start_summary_agrees_with_its_record(tmp_path, capsys, monkeypatc
     assert summary["mean_f1_k"] == row["f1_k"]
     assert summary["mean_factuality_score"] == row["factuality_score"]
     printed = capsys.readouterr().err
-    reason = "--k median, but the atoms were made by the run (no median known before scoring): max(n // 2, 1)"
+    reason = (
+        "half of each response's claims, rounded down, at least 1, since --k median needs the number of claims of "
+        "every response before scoring and this run finds the claims as it goes"
+    )
     assert re.search(rf"^  k +1 \({re.escape(reason)}\)$", printed, re.M), printed
     assert re.search(r"^  mean_f1_k +0\.8000 \(over 1 record\(s\)\)$", printed, re.M), printed
 

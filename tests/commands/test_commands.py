@@ -251,6 +251,49 @@ def test_a_k_beyond_every_response_and_an_ignored_top_k_are_one_warning_each(tmp
     assert len(said) == 1 and said[0].startswith(relations)
 
 
+def test_more_threads_than_cores_is_one_warning_and_the_run_goes_on(tmp_path):
+    """`--threads 1000` on a 2-core machine was accepted without a word (issue #60 item 6). It is
+    a warning, not a refusal: more threads than cores only slow the local models down, and a
+    config file written for a larger machine should still run here."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    many = str(cores + 1)
+    for name in ([], ["ragas"]):
+        output = ["--output", str(tmp_path / "r.jsonl")] if name else ["--output-dir", str(tmp_path / "a")]
+        source = _samples(tmp_path) if name else EXAMPLE
+        extra = ["--metrics", "faithfulness", "--atomizer", "sentence"] if name else []
+        done = run_cli(
+            *name,
+            "--input-file",
+            str(source),
+            *output,
+            *extra,
+            "--nli",
+            "cross-encoder",
+            "--no-cache",
+            "--threads",
+            many,
+        )
+        assert done.returncode == 0, done.stderr
+        said = [line for line in done.stderr.splitlines() if "--threads" in line]
+        assert said == [
+            f"warning: --threads {many} is more than the {cores} CPU core(s) this process may use: the local "
+            f"models would run {many} threads on {cores}, slower than {cores}; leave --threads out to use every core"
+        ], done.stderr
+    quiet = run_cli("--input-file", str(EXAMPLE), "--output-dir", str(tmp_path / "b"), *OFFLINE, "--threads", "1")
+    assert quiet.returncode == 0 and "--threads" not in quiet.stderr
+
+
+def _samples(tmp_path: Path) -> Path:
+    path = tmp_path / "samples.jsonl"
+    sample = {
+        "question": "Who was Marie Curie?",
+        "response": "Marie Curie was a physicist.",
+        "retrieved_contexts": ["Marie Curie was a Polish physicist."],
+    }
+    path.write_text(json.dumps(sample) + "\n")
+    return path
+
+
 #: the arguments each command needs before its numbers are read; ``--print-config`` then checks
 #: every setting and option and runs nothing
 BASE_ARGS = {
@@ -438,3 +481,64 @@ def test_one_file_serves_several_commands(tmp_path, capsys):
     config.write_text("[retrieval]\ntop_kk = 3\n")
     assert main(["index", "--config", str(config), "--corpus", "a.txt", "--store", "s"]) == 2
     assert f"error: {config}:2: unknown setting retrieval.top_kk" in capsys.readouterr().err
+
+
+#: every option of each command that names a file or folder (its own flags and the settings')
+PATH_OPTIONS = {
+    "assess": [
+        "--input-file", "--output-dir", "--output-file", "--contexts", "--export-uai", "--cache-dir", "--nli-model",
+        "--store", "--model", "--merlin-path", "--keep-uai",
+    ],
+    "correct": ["--input-file", "--output-dir", "--output-file", "--cache-dir", "--nli-model", "--store", "--model"],
+    "ragas": ["--input-file", "--output", "--csv", "--cache-dir", "--nli-model", "--model"],
+    "index": ["--corpus", "--store", "--embedding-model"],
+    "report": ["-o", "--input-file"],
+    "serve": ["--cache-dir", "--nli-model", "--store", "--model"],
+}  # fmt: skip
+#: a name longer than a file name may be (255 bytes), and a path longer than a path may be (4,096)
+TOO_LONG = {"name": "/tmp/" + "x" * 300 + ".jsonl", "path": "d/" * 2100 + "f.jsonl"}
+
+
+@pytest.mark.parametrize("name", sorted(PATH_OPTIONS))
+def test_every_path_a_command_takes_is_checked_up_front_in_two_lines(name, capsys):
+    """A path the system cannot take (a name over 255 bytes, a path over 4,096) is refused when
+    the arguments are read, as an argument error naming the flag: two lines, exit 2, never an
+    OSError traceback from deep inside the run (issue #60 item 2)."""
+    usage = f"try 'fact-reasoner{'' if name == 'assess' else ' ' + name} --help' for the options"
+    base = [] if name == "ragas" else BASE_ARGS[name]
+    for flag in PATH_OPTIONS[name]:
+        for what, value in TOO_LONG.items():
+            argv = [name, *base, flag, value]
+            if name == "ragas" and flag != "--input-file":
+                argv += ["--input-file", "samples.jsonl"]
+            status, err = run_main([*argv, "--print-config"], capsys)
+            assert "Traceback" not in err, (flag, what, err)
+            lines = err.splitlines()
+            assert status == 2 and len(lines) == 2, (flag, what, err)
+            assert lines[0].startswith(f"error: argument {flag}") and lines[1] == usage, (flag, what, err)
+            limit = "a file or folder name may be at most 255 bytes" if what == "name" else "at most 4095 bytes"
+            assert limit in lines[0], (flag, what, err)
+    # a panel member's own model folder is a path too
+    if name == "assess":
+        status, err = run_main(["--nli", f"cross-encoder,minicheck={TOO_LONG['name']}", "--print-config"], capsys)
+        assert status == 2 and len(err.splitlines()) == 2 and "name may be at most 255 bytes" in err, err
+    # the results of `report` are a positional argument
+    if name == "report":
+        status, err = run_main(["report", TOO_LONG["name"], "-o", "r.html", "--print-config"], capsys)
+        assert status == 2 and err.startswith("error: argument results: "), err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--input-file", TOO_LONG["name"]],
+        ["--input-file", str(EXAMPLE), "--output-dir", TOO_LONG["name"]],
+        ["--input-file", str(EXAMPLE), "--output-file", TOO_LONG["path"]],
+        ["ragas", "--input-file", TOO_LONG["name"]],
+        ["--config", TOO_LONG["name"]],
+    ],
+)
+def test_the_runs_the_issue_names_end_in_one_line_without_a_traceback(argv):
+    done = run_cli(*argv)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("error: ") and len(done.stderr.splitlines()) <= 2, done.stderr

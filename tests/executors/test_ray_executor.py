@@ -148,11 +148,11 @@ def test_without_ray_the_executor_says_what_to_install(tmp_path, capsys, monkeyp
     monkeypatch.setitem(sys.modules, "ray", None)  # `import ray` fails as if it were not installed
     assert main(["--input-file", str(EXAMPLE), "--output-dir", str(tmp_path), "--executor", "ray", "--quiet"]) == 2
     err = capsys.readouterr().err
-    assert "--executor ray needs the Python package 'ray': pip install 'fact-reasoner-offline[distributed]'" in err
+    assert "--executor ray needs the Python package 'ray': `pip install -e '.[distributed]'` in this project's" in err
     assert not list(tmp_path.glob("*.jsonl"))  # stopped before any record
     source = write_jsonl(tmp_path / "s.jsonl", [{"question": "q", "response": "r"}])
     assert main(["ragas", "--input-file", str(source), "--metrics", "faithfulness", "--executor", "ray"]) == 2
-    assert "fact-reasoner-offline[distributed]" in capsys.readouterr().err
+    assert "pip install -e '.[distributed]'" in capsys.readouterr().err
 
 
 def test_workers_import_a_checkout_first_and_an_installed_package_as_installed(monkeypatch):

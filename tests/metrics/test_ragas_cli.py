@@ -150,7 +150,7 @@ def test_a_metric_extra_declared_on_its_registry_entry_is_checked_at_start_up(tm
     from fact_reasoner.settings.registry import Extra
 
     entry = METRICS.entry("bert_score")
-    assert [(e.module, e.extra) for e in entry.extras] == [("bert_score", "bertscore")]
+    assert [(e.module, e.extra) for e in entry.extras] == [("torch", "bertscore"), ("bert_score", "bertscore")]
     monkeypatch.setattr(entry, "extras", (Extra("no_such_module_for_bert_score", "bertscore"),))
     source = write_jsonl(tmp_path / "s.jsonl", [GOOD])
     status = ragas(tmp_path, source, metrics="context_precision,bert_score")
@@ -158,7 +158,7 @@ def test_a_metric_extra_declared_on_its_registry_entry_is_checked_at_start_up(tm
     assert status == 2
     assert (
         "bert_score needs the Python package 'no_such_module_for_bert_score': "
-        "pip install 'fact-reasoner-offline[bertscore]'" in err
+        "`pip install -e '.[bertscore]'` in this project's checkout" in err
     )
     assert not (tmp_path / "out.jsonl").exists()  # nothing ran
 

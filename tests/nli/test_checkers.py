@@ -276,3 +276,86 @@ def test_a_checker_in_a_panel_keeps_its_own_weights_and_verdicts(tmp_path) -> No
     for verdict, own in zip(verdicts, alone):
         (name,) = [n for n in verdict.judges if n.startswith("hhem")]
         assert verdict.judges[name] == own and own.probabilities["contradiction"] == 0.0
+
+
+# -- refusals at start-up (issue #60 item 1) ----------------------------------------------------
+
+
+EXAMPLE = Path(__file__).parents[2] / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"
+#: the CPU build of torch, from PyTorch's own index: a bare `torch` requirement pulls CUDA (~3 GB)
+CPU_TORCH = "pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+
+
+def _run(argv: list[str], capsys, tmp_path: Path) -> tuple[int, str]:
+    from fact_reasoner.cli import main
+
+    status = main([*argv, "--input-file", str(EXAMPLE), "--output-dir", str(tmp_path / "out"), "--no-cache"])
+    return status, capsys.readouterr().err
+
+
+def _refused_at_start_up(status: int, err: str, tmp_path: Path) -> str:
+    """One line, exit 2, before any progress bar, output folder or "stopped" line; the line."""
+    assert status == 2, err
+    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    assert "record/s" not in err and "stopped:" not in err, err  # no bar, no "rerun to resume"
+    assert not (tmp_path / "out").exists()
+    return err.strip()
+
+
+def test_without_torch_the_refusal_names_the_cpu_build_the_checkout_and_the_weights(tmp_path, monkeypatch, capsys):
+    """The install that works, in order: the CPU build of torch first (a bare `torch` pulls the
+    CUDA build), then the extra as it installs from this project's checkout (the distribution is
+    on no package index; `fact-reasoner`, which is, is another project), then the weights,
+    downloaded once with the command that does it."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "torch", None)  # as if torch were not installed
+    line = _refused_at_start_up(*_run(["--nli", "minicheck"], capsys, tmp_path), tmp_path)
+    assert line.startswith("error: --nli minicheck needs the Python package 'torch'"), line
+    steps = [CPU_TORCH, "pip install -e '.[checkers]'", "hf download lytang/MiniCheck-Flan-T5-Large"]
+    assert all(step in line for step in steps), line
+    assert [line.index(step) for step in steps] == sorted(line.index(step) for step in steps), line
+    assert "fact-reasoner-offline[" not in line and "fact-reasoner[" not in line, line
+
+
+@pytest.mark.parametrize(
+    ("model", "said"),
+    [
+        (None, "--nli minicheck needs --nli-model PATH_OR_ID"),
+        ("{tmp}/not-a-model", "has no config.json"),
+        ("{tmp}/a-file.txt", "is a file; --nli-model takes a model folder or a hub id"),
+        (
+            "nobody/no-such-checker",
+            "'nobody/no-such-checker' is no folder, nor a model in the local Hugging Face cache",
+        ),
+        (str(FIXTURES / "hhem"), "is a 'HHEMv2' model; expected MiniCheck"),
+    ],
+)
+def test_a_model_that_is_missing_or_not_one_is_refused_before_any_record(model, said, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    (tmp_path / "not-a-model").mkdir()
+    (tmp_path / "a-file.txt").write_text("x")
+    flags = ["--nli", "minicheck"] + ([] if model is None else ["--nli-model", model.format(tmp=tmp_path)])
+    line = _refused_at_start_up(*_run(flags, capsys, tmp_path), tmp_path)
+    assert said in line and "hf download" in line, line
+
+
+def test_a_panel_members_own_model_is_checked_at_start_up_too(tmp_path, capsys):
+    line = _refused_at_start_up(
+        *_run(["--nli", f"cross-encoder,factcg={tmp_path / 'nothing-here'}"], capsys, tmp_path), tmp_path
+    )
+    assert "--nli factcg" in line and "nothing-here" in line, line
+
+
+@pytest.mark.parametrize("judge", ["cross-encoder", "align", "cascade"])
+@pytest.mark.parametrize(
+    ("model", "said"), [("{tmp}/not-a-model", "is no model folder"), ("{tmp}/absent", "no such folder")]
+)
+def test_the_shipped_judges_refuse_a_model_folder_that_is_not_one_at_start_up(judge, model, said, tmp_path, capsys):
+    """`--nli-model` of the cross-encoder (and so of the cascade) and of `align` names a folder:
+    one that is none, or that holds no model, was a failure of every record (a tokenizer's
+    five-line ValueError, a FileNotFoundError); it is refused at start-up like a checker's."""
+    (tmp_path / "not-a-model").mkdir()
+    flags = ["--nli", judge, "--nli-model", model.format(tmp=tmp_path)]
+    line = _refused_at_start_up(*_run(flags, capsys, tmp_path), tmp_path)
+    assert line.startswith(f"error: --nli {judge}: ") and said in line, line

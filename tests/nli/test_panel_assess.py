@@ -74,7 +74,9 @@ def test_a_panels_row_shows_each_judge_and_the_summary_each_judge_alone(nli, tmp
             f"{name}: {'entails' if v['relation'] == 'entailment' else 'contradicts'} {v['probability']:.2f}"
             for name, v in deciding["judges"].items()
         )
-        assert shown == ([] if deciding["agreed"] else [f"judges disagree on c0: {said}"])
+        assert len(shown) == (0 if deciding["agreed"] else 1)
+        if shown:  # the judges' verdicts, then how the panel's figure is made of them
+            assert shown[0].startswith(f"judges disagree on c0: {said}; the panel's P(contradiction) ")
 
 
 def test_each_judge_alone_is_penalised_as_the_row_is(tmp_path):
@@ -89,3 +91,49 @@ def test_each_judge_alone_is_penalised_as_the_row_is(tmp_path):
     for name in ("cross-encoder", "align"):
         assert row["by_judge"][name]["factuality_score"] == pytest.approx(assess(name)["factuality_score"])
     assert row["factuality_score"] < row["unpenalized_factuality_score"]
+
+
+def test_a_roles_panels_figure_follows_from_the_judges_distributions_the_row_keeps(tmp_path):
+    """The roles rule computes P(E) = (1 − c)·e from each judge's whole distribution; the row kept
+    only each judge's top label and its probability, so "entailed by c0 (0.96)" under judges
+    saying "entails 0.83 · neutral 0.77" could not be followed (issue #60 item 3). Each judge's
+    verdict now keeps its distribution and what the rule read of it, the panel's figure is
+    recomputed from them, and the terminal's line shows how it is made."""
+    from fact_reasoner.report.rows import panel_making
+
+    record = {
+        **RECORD,
+        "atoms": [*RECORD["atoms"], {"id": "a2", "text": "Marie Curie discovered penicillin."}],
+        "contexts": [
+            *RECORD["contexts"],
+            {"id": "c2", "text": "Penicillin was discovered in 1928 by Alexander Fleming."},
+        ],
+    }
+    config = PipelineConfig(
+        version=2, nli="cross-encoder@entailment,specialist@contradiction", use_cache=False, cache_dir=tmp_path
+    )
+    row = FactReasoner(config).assess(record).model_dump(mode="json")
+    evidence = [e for atom in row["atoms"] for e in atom["evidence"] + (atom.get("unused_evidence") or [])]
+    assert evidence
+    for e in evidence:
+        judges = e["judges"]
+        assert {name: v["role"] for name, v in judges.items()} == {
+            "cross-encoder": "entailment",
+            "specialist": "contradiction",
+        }
+        for verdict in judges.values():
+            distribution = verdict["probabilities"]
+            assert set(distribution) == {"entailment", "neutral", "contradiction"}
+            assert sum(distribution.values()) == pytest.approx(1.0)
+            assert distribution[verdict["relation"]] == pytest.approx(verdict["probability"])
+        ce, sp = judges["cross-encoder"]["probabilities"], judges["specialist"]["probabilities"]
+        c, e_ = sp["contradiction"], ce["entailment"] / (ce["entailment"] + ce["neutral"])
+        figure = (1 - c) * e_ if e["relation"] == "entailment" else c
+        assert e["probability"] == pytest.approx(figure, abs=1e-6)
+        making = panel_making(e)
+        assert making is not None and f"{e['probability']:.2f}" in making
+        if e["relation"] == "entailment":
+            assert "(1 − c) × e" in making and f"{c:.2f}" in making and f"{ce['entailment']:.2f}" in making
+    lines = claim_lines(row, {c["id"]: c["text"] for c in record["contexts"]}.get)
+    disagreements = [line.strip() for line in lines if line.strip().startswith("judges disagree on")]
+    assert disagreements and all("the panel's" in line for line in disagreements), lines

@@ -24,6 +24,7 @@ EXAMPLES = {
     "fact_reasoner.atoms.atomizer": ["max_atoms"],
     "fact_reasoner.llm.local": ["generation_threads_for"],
     "fact_reasoner.metrics.answerable": ["non_answer"],
+    "fact_reasoner.settings.fields": ["path_problem"],
 }
 
 

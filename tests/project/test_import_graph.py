@@ -137,3 +137,20 @@ def test_importing_the_package_or_its_settings_loads_no_plugin():
     loaded, after, merlin_setting = json.loads(out.stdout)
     assert loaded == []
     assert "merlin_bridge.plugin" in after and merlin_setting  # collected when a config needs them
+
+
+def test_every_room_of_the_package_is_named_where_the_layout_is_described():
+    """A new top-level module or subpackage is a decision about the layout, not a file that
+    happens: CONTRIBUTING.md's map names every room of ``fact_reasoner`` (``offline.py`` grew as a
+    17-line 24th module until issue #60 gave its one function a room: ``installer.py``)."""
+    contributing = (REPO_ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    package = REPO_ROOT / "fact_reasoner"
+    named = [
+        path.name + ("/" if path.is_dir() else "")
+        for path in sorted(package.iterdir())
+        if (path.suffix == ".py" and path.stem not in ("__init__", "__main__"))
+        or (path.is_dir() and (path / "__init__.py").exists())
+    ]
+    assert len(named) > 30  # the whole package was listed
+    missing = [name for name in named if name not in contributing]
+    assert missing == [], f"rooms of fact_reasoner that CONTRIBUTING.md does not place: {missing}"

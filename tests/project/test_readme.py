@@ -3,8 +3,6 @@ links lead to files that exist, and it stays a front page (the manual is the sit
 
 from __future__ import annotations
 
-import contextlib
-import io
 import re
 
 import pytest
@@ -14,15 +12,24 @@ from tests.helpers import REPO_ROOT
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
 
 
-def test_the_python_example_prints_what_the_readme_shows(monkeypatch):
+def test_the_python_example_prints_what_the_readme_shows():
+    """Run as a user runs it (a fresh interpreter, Python's own logging): what it prints on stdout
+    and on stderr is what the README shows; it once printed a warning the README did not have
+    (issue #60 item 6)."""
+    import subprocess
+    import sys
+
     code = re.search(r"## In Python\n.*?```python\n(.*?)```", README, re.S)
     shown = re.search(r"```python\n.*?```\n\nprints[^\n]*\n\n```text\n(.*?)```", README, re.S)
+    warned = re.search(r"```python\n.*?```\n\nprints.*?```\n\nand on stderr.*?\n\n```text\n(.*?)```", README, re.S)
     assert code and shown, "the README lost its Python example or the output it shows"
-    monkeypatch.chdir(REPO_ROOT)  # the example opens a bundled file by its relative path
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        exec(compile(code.group(1), "README.md", "exec"), {"__name__": "readme_example"})
-    assert printed.getvalue() == shown.group(1)
+    # the example opens a bundled file by its relative path
+    done = subprocess.run(
+        [sys.executable, "-c", code.group(1)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == shown.group(1)
+    assert done.stderr == (warned.group(1) if warned else "")
 
 
 def test_the_readme_links_to_files_that_exist():

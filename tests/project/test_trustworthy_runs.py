@@ -374,7 +374,7 @@ def test_a_missing_package_names_the_extra_before_any_record(tmp_path, capsys, m
     code = main(["--input-file", str(source), "--output-dir", str(tmp_path / "out"), "--quiet", *argv])
     err = capsys.readouterr().err
     assert code == 2 and err.count("error:") == 1
-    assert f"pip install 'fact-reasoner-offline[{extra}]'" in err and repr(missing) in err
+    assert f"`pip install -e '.[{extra}]'` in this project's checkout" in err and repr(missing) in err
 
 
 # -- 8. the first run's stdout is clean; no partial model file is left behind -------------------

@@ -170,3 +170,35 @@ def test_the_claims_line_counts_every_category_once_and_adds_up():
     given = summarize_rows([{"atoms": [atom("S"), atom("NS"), atom("NS", no_evidence=True)]}]).as_dict()["claims"]
     assert verdict_counts_line(given) == "claims 3: S 1 · NS on evidence 1 · no evidence 1"
     assert _parts_add_up(verdict_counts_line(given))
+
+
+def test_the_panels_making_is_recomputed_from_the_judges_numbers():
+    """The clause that says how a roles panel's figure is made (issue #60 item 3) computes it
+    from each judge's distribution and role, for the label the panel gave — the evidence's
+    ``judged`` where a later stage changed the relation — so the equation holds whatever number
+    the row shows beside it; a panel of factors names whose factor it is; a row without the
+    judges' distributions (written before they were kept) shows none."""
+    from fact_reasoner.report.rows import panel_making
+
+    judges = {
+        "cross-encoder": {"relation": "entailment", "probability": 0.8, "role": "entailment",
+                          "probabilities": {"entailment": 0.8, "neutral": 0.2, "contradiction": 0.0}},
+        "specialist": {"relation": "neutral", "probability": 0.9, "role": "contradiction",
+                       "probabilities": {"entailment": 0.0, "neutral": 0.9, "contradiction": 0.1}},
+    }  # fmt: skip
+    entailment = {"context": "c0", "relation": "entailment", "probability": 0.72, "judges": judges}
+    assert panel_making(entailment) == (
+        "the panel's P(entailment) 0.72 = (1 − c) × e = (1 − 0.10) × 0.80, with c = specialist's P(contradiction) "
+        "0.10 and e = cross-encoder's P(entailment) / (P(entailment) + P(neutral)) = 0.80 / (0.80 + 0.20) = 0.80"
+    )
+    turned = {**entailment, "relation": "contradiction", "judged": "entailment", "probability": 0.8}
+    assert panel_making(turned) == panel_making(entailment)  # the panel's own verdict, as it gave it
+    contradiction = {**entailment, "relation": "contradiction", "probability": 0.1}
+    assert (
+        panel_making(contradiction) == "the panel's P(contradiction) 0.10 = c, c = specialist's P(contradiction) 0.10"
+    )
+    assert panel_making({**entailment, "judge": "cross-encoder"}) == (
+        "each judge's verdict is a factor of its own, and this one is cross-encoder's"
+    )
+    old = {name: {"relation": v["relation"], "probability": v["probability"]} for name, v in judges.items()}
+    assert panel_making({**entailment, "judges": old}) is None

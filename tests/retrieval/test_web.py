@@ -649,7 +649,7 @@ def test_without_the_web_extra_the_service_says_what_to_install(monkeypatch, tmp
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "trafilatura" else real(name, *a))
     config = PipelineConfig(service_type="google", search_url="http://127.0.0.1:9/search", cache_dir=tmp_path)
-    with pytest.raises(StageUnavailable, match=r"pip install 'fact-reasoner-offline\[web\]'"):
+    with pytest.raises(StageUnavailable, match=r"pip install -e '\.\[web\]'"):
         Stages(config).preflight(retrieve=True)
 
 

@@ -229,6 +229,29 @@ def test_a_request_past_its_deadline_gets_504_and_no_score():
     service.close()
 
 
+def test_every_request_is_accounted_for_answered_refused_or_timed_out():
+    """After six POSTs the server said "4 request(s) answered": the two refused with 422 were never
+    counted and the one that got 504 was counted as answered once its work ended (issue #60
+    item 4). Each request is counted once, by what its caller got."""
+    judge = GatedJudge(shipped_judge())
+    service = AssessmentService(server_config(), nli_backend=judge)
+    with running_server(service, ServerOptions(deadline_seconds=0.5)) as (url, app):
+        with httpx.Client(base_url=url, timeout=60) as client:
+            statuses = [
+                client.post("/v1/assess", content=b"{not json", headers={"Content-Type": "application/json"}),
+                client.post("/v1/assess", json={"input": "a question, no response"}),
+                client.post("/v1/assess", json=small_records(1)[0]),  # held by the judge: past the deadline
+            ]
+            judge.gate.set()
+            wait_until(lambda: app.state.admission.busy == 0, "the abandoned work to end")
+            statuses += [client.post("/v1/assess", json=record) for record in small_records(3)]
+            assert client.get("/healthz").status_code == 200  # not a request for work: not counted
+    service.close()
+    assert [r.status_code for r in statuses] == [422, 422, 504, 200, 200, 200]
+    admission = app.state.admission
+    assert admission.requests_line() == "6 request(s): 3 answered, 2 refused, 1 timed out"
+
+
 def test_auth_and_cors():
     service = AssessmentService(server_config(), nli_backend=shipped_judge())
     options = ServerOptions(api_key="s3cret-key", cors_origins=("https://app.example",))

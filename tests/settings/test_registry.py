@@ -6,6 +6,7 @@ from __future__ import annotations
 import doctest
 import inspect
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -23,7 +24,7 @@ from fact_reasoner.nli.factory import NLI_BACKENDS
 from fact_reasoner.retrieval import RETRIEVERS, RetrievalError, make_retriever
 from fact_reasoner.settings.cli_options import config_flags, config_from_args
 from fact_reasoner.settings.config import PipelineConfig
-from fact_reasoner.settings.registry import KINDS, Extra, Registry, UnknownName, registry
+from fact_reasoner.settings.registry import CPU_TORCH, KINDS, Extra, Registry, UnknownName, registry
 from fact_reasoner.stages import Stages
 from tests.helpers import REPO_ROOT
 
@@ -106,7 +107,8 @@ def test_a_missing_extra_is_reported_by_preflight_from_the_registry(toy_nli, tmp
     with pytest.raises(StageUnavailable) as raised:
         Stages(config).preflight(judge=True)
     assert str(raised.value) == (
-        f"--nli toy-nli needs the Python package '{MISSING_MODULE}': pip install 'fact-reasoner-offline[toy]'"
+        f"--nli toy-nli needs the Python package '{MISSING_MODULE}': `pip install -e '.[toy]'` in this project's "
+        f"checkout ({REPO_ROOT})"
     )
     Stages(config).preflight(judge=False)  # not judging: nothing to check
 
@@ -226,3 +228,22 @@ def test_installed_packages_plug_in_through_entry_points(tmp_path):
         "retrievers": True,  # the retrievers' entry-point group keeps its name
         "core_imports_metrics": False,
     }
+
+
+def test_no_install_hint_sends_a_user_to_a_package_index_for_this_project():
+    """This project's distribution is on no package index, and `fact-reasoner`, which is, is another
+    project: every hint installs an extra from the checkout (issue #60 item 1), and torch, where
+    it is needed, as the CPU build first."""
+    sources = [
+        *(REPO_ROOT / "fact_reasoner").rglob("*.py"),
+        *(REPO_ROOT / "docs").rglob("*.md"),
+        REPO_ROOT / "README.md",
+    ]
+    wrong = re.compile(r"pip install [\"']?fact-reasoner")
+    found = [f"{path.relative_to(REPO_ROOT)}: {line.strip()}" for path in sources
+             for line in path.read_text(encoding="utf-8").splitlines() if wrong.search(line)]  # fmt: skip
+    assert found == []
+    from fact_reasoner.nli.factory import CHECKER_EXTRAS
+
+    assert CHECKER_EXTRAS[0].module == "torch" and CPU_TORCH in (CHECKER_EXTRAS[0].first or "")
+    assert "--index-url https://download.pytorch.org/whl/cpu" in CPU_TORCH
