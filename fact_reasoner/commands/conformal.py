@@ -19,7 +19,7 @@ from ..conformal.calibration import (
 )
 from ..conformal.maths import error_spread, includes_false, kept
 from ..errors import ConformalError, InputError, OutputError
-from ..settings.cli_options import number
+from ..settings.cli_options import number, path_argument
 from ..settings.fields import OpenProbability
 from .base import Command, CommandParser
 
@@ -111,7 +111,7 @@ class Conformal(Command):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--gold",
-            type=Path,
+            type=path_argument,
             nargs="+",
             required=True,
             metavar="ROWS",
@@ -139,7 +139,9 @@ class Conformal(Command):
             help="plain: one threshold; adaptive (response only): a threshold that depends on the answer's "
             "number of claims and mean posterior (default: %(default)s)",
         )
-        parser.add_argument("--output", type=Path, required=True, metavar="FILE", help="the filter to write (JSON)")
+        parser.add_argument(
+            "--output", type=path_argument, required=True, metavar="FILE", help="the filter to write (JSON)"
+        )
         parser.add_argument("--quiet", action="store_true", help="print nothing but errors")
 
     def run(self, args: argparse.Namespace, parser: CommandParser) -> int:

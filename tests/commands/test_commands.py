@@ -487,13 +487,14 @@ def test_one_file_serves_several_commands(tmp_path, capsys):
 PATH_OPTIONS = {
     "assess": [
         "--input-file", "--output-dir", "--output-file", "--contexts", "--export-uai", "--cache-dir", "--nli-model",
-        "--store", "--model", "--merlin-path", "--keep-uai",
+        "--store", "--model", "--merlin-path", "--keep-uai", "--conformal",
     ],
     "correct": ["--input-file", "--output-dir", "--output-file", "--cache-dir", "--nli-model", "--store", "--model"],
     "ragas": ["--input-file", "--output", "--csv", "--cache-dir", "--nli-model", "--model"],
     "index": ["--corpus", "--store", "--embedding-model"],
     "report": ["-o", "--input-file"],
-    "serve": ["--cache-dir", "--nli-model", "--store", "--model"],
+    "serve": ["--cache-dir", "--nli-model", "--store", "--model", "--conformal"],
+    "conformal": ["--gold", "--output"],
 }  # fmt: skip
 #: a name longer than a file name may be (255 bytes), and a path longer than a path may be (4,096)
 TOO_LONG = {"name": "/tmp/" + "x" * 300 + ".jsonl", "path": "d/" * 2100 + "f.jsonl"}
