@@ -68,19 +68,23 @@ class GraphOptions(BaseModel):
     against the claim, a weak "contradiction" for it. 0.5 removes exactly those: a label the
     judge gives no more than even odds.
 
-    ``contradictions`` (``same-attribute`` or ``any``) says which atom–context contradictions
-    become factors: ``any`` (the paper) every one; ``same-attribute`` only those where some
-    sentence of the context speaks about the atom's attribute with a value or a negation that
-    can disagree (:func:`fact_reasoner.atoms.frames.same_attribute`); the others count as neutral
-    and are counted (``BuiltGraph.contradictions_other_attribute``).
+    ``contradictions`` (``same-attribute``, ``sentence`` or ``any``) says which atom–context
+    contradictions become factors: ``any`` (the paper) every one; ``same-attribute`` only those
+    where some sentence of the context speaks about the atom's attribute with a value or a
+    negation that can disagree (:func:`fact_reasoner.atoms.frames.same_attribute`); ``sentence``
+    only those whose deciding sentence, read with a parser, says something else of the claim's
+    attribute (:mod:`fact_reasoner.screening.checks`); the others count as neutral and are counted.
 
-    ``entailments`` (``same-subject`` or ``any``) says which atom–context entailments become
-    factors: ``same-subject`` only those whose passage or title names the atom's subject
-    (:func:`fact_reasoner.atoms.frames.names_subject`); the others count as neutral and are counted
-    (``BuiltGraph.entailments_other_subject``).
+    ``entailments`` (``same-subject``, ``sentence`` or ``any``) says which atom–context
+    entailments become factors: ``same-subject`` only those whose passage or title names the
+    atom's subject (:func:`fact_reasoner.atoms.frames.names_subject`); ``sentence`` only those whose
+    deciding sentence states the claim's subject, numbers, names, polarity and direction without a
+    hedge the claim drops — one that states the opposite is turned into a contradiction
+    (:mod:`fact_reasoner.screening.checks`); the others count as neutral and are counted.
 
     These three rules (the floor, ``contradictions``, ``entailments``) filter the project's own
-    judge's noise. Relations a record supplies are data: they are used as given unless
+    judge's noise; they are applied by the relation screen, a stage of its own between the judge
+    and the graph (:mod:`fact_reasoner.screening`). Relations a record supplies are data: they are used as given unless
     ``filter_supplied_relations``; a supplied entailment, contradiction or equivalence with
     p ≤ 0.5 is then an input error (:func:`fact_reasoner.graph.build.build_graph`), since both table
     families read it as evidence the other way.
@@ -122,21 +126,25 @@ class GraphOptions(BaseModel):
         "which atom-context contradictions become factors: `same-attribute` (only where a sentence of the "
         "context speaks about the atom's attribute with a conflicting value of the same kind, or negates it; "
         "e.g. 'born in Ulm in 1879' against 'born in 1880', not 'died in 1955 in Princeton' against 'born in "
-        "1879'; the others count as neutral: counters.contradictions_other_attribute) or `any` (every one, as "
-        "the paper)",
+        "1879'; the others count as neutral: counters.contradictions_other_attribute), `sentence` (the same "
+        "question read with an English parser on the passage's deciding sentence, e.g. 'won the Nobel Prize in "
+        "1925' against 'received the 1921 Nobel Prize'; docs/judges.md, 'The relation screen') or `any` (every "
+        "one, as the paper)",
     )
     entailments: EntailmentRule = option(
         "same-subject",
         "which atom-context entailments become factors: `same-subject` (only where the passage or its title names "
         "the atom's subject, e.g. not 'Penicillin was discovered by Alexander Fleming' for 'Marie Curie discovered "
-        "penicillin'; the others count as neutral: counters.entailments_other_subject) or `any` (every one, as the "
+        "penicillin'; the others count as neutral: counters.entailments_other_subject), `sentence` (only where the "
+        "passage's deciding sentence, read with an English parser, states the claim's subject, numbers, names, "
+        "polarity and direction without a hedge the claim drops; one that states the opposite, 'lower' for "
+        "'higher', becomes a contradiction; docs/judges.md, 'The relation screen') or `any` (every one, as the "
         "paper)",
     )
     filter_supplied_relations: bool = option(
         False,
-        "also apply the rules for the judge's noise (--min-relation-probability, --contradictions same-attribute, "
-        "--entailments same-subject) to the relations a record supplies; by default supplied relations are data, "
-        "used as given",
+        "also apply the rules for the judge's noise (--min-relation-probability, --contradictions, --entailments) "
+        "to the relations a record supplies; by default supplied relations are data, used as given",
         omit_default=True,
     )
     preset: GraphPreset = option(
