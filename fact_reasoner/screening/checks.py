@@ -87,11 +87,6 @@ class Finding:
     reason: str
 
 
-def _short(text: str, limit: int = 70) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def deciding_window(claim: Claim, sentences: Sequence[Statement]) -> Statement | None:
     """The passage sentence (or pair of adjacent sentences) that holds the largest share of the
     claim's content — its words (C: lemmas, and the words of its names, its subject's among

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from spacy.language import Language
     from spacy.tokens import Doc
 
-__all__ = ["PARSER_PACKAGE", "PARSER_DISTRIBUTION", "parse", "parser_identity", "require_parser"]
+__all__ = ["PARSER_PACKAGE", "PARSER_DISTRIBUTION", "parse", "require_parser"]
 
 logger = logging.getLogger(__name__)
 
@@ -55,12 +55,6 @@ def _pipeline() -> "Language":
     logger.info("loading the English parser (%s) …", PARSER_PACKAGE)
     module = importlib.import_module(PARSER_PACKAGE)
     return module.load()
-
-
-def parser_identity() -> str:
-    """``en_core_web_sm 3.8.0``: the pipeline's name and version, for the output's settings."""
-    nlp = _pipeline()
-    return f"{nlp.meta.get('lang', 'en')}_{nlp.meta.get('name', '?')} {nlp.meta.get('version', '?')}"
 
 
 @lru_cache(maxsize=8192)

@@ -200,12 +200,7 @@ class _Screen:
             finding = check_entailment(claim, window, passage, context.title, self.skip)
         else:
             finding = check_contradiction(claim, window, passage, context.title)
-        if finding is None or (finding.action == "kept" and not entailment and finding.check == "subject"):
-            self.counts[f"screen_{kind}_kept"] += 1
-            relation = relation.model_copy(update={"sentence": sentence})
-            self.note(relation, RelationNote(sentence))
-            return relation
-        if finding.action == "set aside":
+        if finding is not None and finding.action == "set aside":
             self.counts[f"screen_{kind}_set_aside"] += 1
             self.counts[f"screen_{kind}_set_aside_{finding.check}"] += 1
             return self.set_aside(relation, finding.reason, setting, sentence)
@@ -215,8 +210,8 @@ class _Screen:
         # contradiction the parser confirms on the claim's doer ("born in 1906" / "born in 1910"),
         # or by polarity or an opposite word, is as sure as a turned entailment.
         weak = relation.probability <= self.options.min_relation_probability
-        polarity = finding.check == "negation"
-        if finding.action == "turned" and (polarity or not weak):
+        polarity = finding is not None and finding.check == "negation"
+        if finding is not None and finding.action == "turned" and (polarity or not weak):
             self.counts[f"screen_{kind}_turned"] += 1
             self.counts[f"screen_{kind}_turned_{finding.check}"] += 1
             turned = relation.model_copy(
@@ -224,11 +219,14 @@ class _Screen:
             )
             self.note(turned, RelationNote(sentence, relation.relation, finding.reason))
             return turned
+        # kept: as the judge gave it (the floor still applies), or a contradiction with what the
+        # sentence says against the claim
         self.counts[f"screen_{kind}_kept"] += 1
-        confirmed = not entailment and finding.check in ("negation", "direction", "numbers")
+        said = finding.reason if finding is not None and not entailment else None
+        confirmed = said is not None and finding is not None and finding.check in ("negation", "direction", "numbers")
         probability = max(relation.probability, _decides(relation)) if confirmed else relation.probability
         kept = relation.model_copy(update={"probability": probability, "sentence": sentence})
-        self.note(kept, RelationNote(sentence, None, finding.reason if not entailment else None))
+        self.note(kept, RelationNote(sentence, None, said))
         return kept
 
     # -- decisions ---------------------------------------------------------------------------
