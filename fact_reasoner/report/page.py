@@ -245,6 +245,11 @@ def _evidence_html(
             if link.get("agreed") is False:  # a panel whose judges disagreed on this passage
                 making = panel_making(link)  # and how the panel's figure is made of their verdicts
                 entry["disagreement"] = judges_said(link.get("judges") or {}) + (f"; {making}" if making else "")
+            if link.get("sentence"):  # the relation screen's deciding sentence
+                entry["sentence"] = str(link["sentence"])
+            if link.get("screen"):
+                said = "the judge read an entailment, but " if link.get("judged") == "entailment" else ""
+                entry["screen"] = said + str(link["screen"])
     if not merged:
         return '<span class="note">no context entails or contradicts it</span>'
     entries = sorted(merged.values(), key=lambda e: -e["probability"])
@@ -257,9 +262,15 @@ def _evidence_html(
             anchor = anchors.get(text)
             where = f'<a href="#{esc(anchor)}">{esc(entry["context"])}</a>' if anchor else esc(entry["context"])
             title = f" <i>{esc(info.get('title'))}</i>" if info.get("title") else ""
-            body = f"{where}{title}: {esc(snippet)}"
+            # the sentence the relation screen found deciding, where it read one
+            shown = f"<mark>{esc(entry['sentence'])}</mark>" if entry.get("sentence") else esc(snippet)
+            body = f"{where}{title}: {shown}"
         else:
             body = esc(entry["context"])
+            if entry.get("sentence"):  # the row carries the deciding sentence, even without the passages
+                body += f": <mark>{esc(entry['sentence'])}</mark>"
+        if entry.get("screen"):
+            body += f' <span class="note">({esc(entry["screen"])})</span>'
         by = "all" if len(entry["by"]) == len(all_names) else ", ".join(entry["by"])
         disagreement = (
             f' <span class="disagree">judges disagree: {esc(entry["disagreement"])}</span>'

@@ -112,11 +112,8 @@ def test_the_word_rules_count_from_zero_and_the_sentence_screen_counts_its_own()
     }
 
 
-def test_the_row_and_the_terminal_show_the_sentence_and_what_the_screen_read(tmp_path):
-    from fact_reasoner import FactReasoner, PipelineConfig
-    from fact_reasoner.report.terminal import claim_lines
-
-    record = {
+def _screened_record() -> dict:
+    return {
         "input": "Tell me about the planets.",
         "output": "Mercury is larger than Mars. Guglielmo Marconi built the first practical radio telescope.",
         "atoms": [
@@ -134,7 +131,12 @@ def test_the_row_and_the_terminal_show_the_sentence_and_what_the_screen_read(tmp
             {"source": "c1", "target": "a1", "relation": "entailment", "probability": 0.88},
         ],
     }
-    config = PipelineConfig(
+
+
+def _screened_config():
+    from fact_reasoner import PipelineConfig
+
+    return PipelineConfig(
         version=2,
         nli="precomputed",
         entailments="sentence",
@@ -142,7 +144,14 @@ def test_the_row_and_the_terminal_show_the_sentence_and_what_the_screen_read(tmp
         filter_supplied_relations=True,
         use_cache=False,
     )
-    row = json.loads(FactReasoner(config).assess(record).model_dump_json())
+
+
+def test_the_row_and_the_terminal_show_the_sentence_and_what_the_screen_read():
+    from fact_reasoner import FactReasoner
+    from fact_reasoner.report.terminal import claim_lines
+
+    record = _screened_record()
+    row = json.loads(FactReasoner(_screened_config()).assess(record).model_dump_json())
     texts = {c["id"]: c["text"] for c in record["contexts"]}.get
     lines = claim_lines(row | {"source_line": 1}, texts)
     atoms = {a["id"]: a for a in row["atoms"]}
@@ -166,6 +175,19 @@ def test_the_row_and_the_terminal_show_the_sentence_and_what_the_screen_read(tmp
         "(0.88), not used: the sentence names Karl Jansky, not Guglielmo Marconi (--entailments sentence)"
     )
     assert row["settings"]["graph"]["entailments"] == "sentence"
+
+
+def test_the_html_report_quotes_the_deciding_sentence_and_what_the_screen_read(tmp_path):
+    from fact_reasoner import FactReasoner
+    from fact_reasoner.report.page import build_report
+
+    record = _screened_record()
+    row = FactReasoner(_screened_config()).assess(record)
+    results = tmp_path / "rows.jsonl"
+    results.write_text(row.model_dump_json() + "\n", encoding="utf-8")
+    page = build_report([results])  # no input file: the row itself carries the sentence
+    assert "<mark>Mercury is smaller than Mars.</mark>" in page
+    assert "(the judge read an entailment, but the sentence says smaller, not larger)" in page
 
 
 def test_the_start_up_checks_refuse_the_sentence_screen_without_its_parser(monkeypatch):

@@ -146,13 +146,19 @@ function showAtoms(row) {
   });
 }
 
-function highlighted(text, atomText, relation) {
-  // the passage's sentence(s) sharing most words with the claim (the judge scores the window
-  // sharing most words with it), marked in the relation's colour, shared words in bold
+function highlighted(text, atomText, relation, deciding) {
+  // the sentence the relation screen found deciding (--entailments sentence), else the passage's
+  // sentence(s) sharing most words with the claim (the judge scores the window sharing most words
+  // with it), marked in the relation's colour, shared words in bold
   const fragment = document.createDocumentFragment();
   const wanted = new Set(words(atomText));
-  const spans = sentences(text);
-  const overlap = spans.map((s) => words(text.slice(s.start, s.end)).filter((w) => wanted.has(w)).length);
+  const at0 = deciding ? text.indexOf(deciding) : -1;
+  const spans = at0 >= 0
+    ? [{ start: at0, end: at0 + deciding.length }]
+    : sentences(text);
+  const overlap = at0 >= 0
+    ? [1]
+    : spans.map((s) => words(text.slice(s.start, s.end)).filter((w) => wanted.has(w)).length);
   const best = Math.max(0, ...overlap);
   let at = 0;
   spans.forEach((s, i) => {
@@ -207,7 +213,9 @@ function showEvidence(index) {
     const relation = document.createElement("span");
     relation.className = "relation";
     relation.textContent = link
-      ? `${verb(link.relation)} (p = ${link.probability.toFixed(3)})`
+      ? `${verb(link.relation)} (p = ${link.probability.toFixed(3)})` +
+        (link.judged ? `: the judge read ${link.judged === "entailment" ? "an entailment" : "a contradiction"}, but ${link.screen}`
+          : link.screen ? `: ${link.screen}` : "")
       : left
         ? `not used: the judge says it ${left.relation === "entailment" ? "entails" : "contradicts"} (p = ${left.probability.toFixed(3)}), ${left.reason}`
         : "the judge: neutral (no factor)";
@@ -224,7 +232,8 @@ function showEvidence(index) {
     }
     const body = document.createElement("p");
     const context = known.get(id);
-    if (context) body.append(highlighted(context.text, atom.text, link ? link.relation : left ? "unused" : null));
+    const deciding = (link && link.sentence) || (left && left.sentence) || null;
+    if (context) body.append(highlighted(context.text, atom.text, link ? link.relation : left ? "unused" : null, deciding));
     else body.textContent = "(retrieved: its text is not part of the row)";
     li.append(head, body);
     list.append(li);
