@@ -138,12 +138,20 @@ class _Screen:
         if rule == "sentence":
             relation = self.sentence_rule(relation, atom, context)
             return self.floor(relation) if relation.relation in _SCREENED else relation
+        # the word rules read no sentence, but the row quotes the one the relation rests on
+        from .words import deciding_sentence
+
+        relation = relation.model_copy(update={"sentence": deciding_sentence(atom.text, context.text)})
         relation = self.floor(relation)
         if relation.relation not in _SCREENED:
             return relation
         if relation.relation == RelationType.ENTAILMENT:
-            return self.entailment(relation, atom, context)
-        return self.contradiction(relation, atom, context)
+            relation = self.entailment(relation, atom, context)
+        else:
+            relation = self.contradiction(relation, atom, context)
+        if relation.relation in _SCREENED:  # a factor
+            self.note(relation, RelationNote(relation.sentence))
+        return relation
 
     def floor(self, relation: Relation) -> Relation:
         """The relation floor: a label with p ≤ ``min_relation_probability`` is set aside."""
@@ -165,7 +173,9 @@ class _Screen:
         self.counts[f"entailments_subject_{'unknown' if source == 'none' else 'from_' + source}"] += 1
         self.counts["entailments_other_subject" if other else "entailments_same_subject"] += 1
         if other:
-            return self.set_aside(relation, f"the passage never names {subject}", "--entailments same-subject")
+            return self.set_aside(
+                relation, f"the passage never names {subject}", "--entailments same-subject", relation.sentence
+            )
         return relation
 
     def contradiction(self, relation: Relation, atom: Atom, context: Context) -> Relation:
@@ -177,7 +187,7 @@ class _Screen:
         other = another_attribute(atom, context)
         self.counts["contradictions_other_attribute" if other else "contradictions_same_attribute"] += 1
         if other:
-            return self.set_aside(relation, "another attribute", "--contradictions same-attribute")
+            return self.set_aside(relation, "another attribute", "--contradictions same-attribute", relation.sentence)
         return relation
 
     def sentence_rule(self, relation: Relation, atom: Atom, context: Context) -> Relation:

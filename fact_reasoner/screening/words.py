@@ -11,10 +11,45 @@ that can disagree (:func:`~fact_reasoner.atoms.frames.same_attribute`). The sent
 
 from __future__ import annotations
 
-from ..atoms.frames import SUBJECT_SOURCES, atom_subject, passage_names, same_attribute
-from ..schema import Atom, Context
+from functools import lru_cache
 
-__all__ = ["SUBJECT_SOURCES", "another_attribute", "another_subject"]
+from ..atoms.frames import SUBJECT_SOURCES, atom_subject, passage_names, same_attribute
+from ..nli.alignment_features import content_stems
+from ..schema import Atom, Context
+from ..text.sentences import passage_sentences
+
+__all__ = ["SUBJECT_SOURCES", "another_attribute", "another_subject", "deciding_sentence"]
+
+
+@lru_cache(maxsize=8192)
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(content_stems(text))
+
+
+def deciding_sentence(atom_text: str, passage_text: str) -> str | None:
+    """The passage sentence — or two adjacent ones, when they hold more — with the largest share
+    of the atom's content words but its subject's (stems; the first on ties): what the row and the
+    terminal quote under the word rules, found without a parser (the sentence screen finds its
+    own with one).
+
+    >>> deciding_sentence("Marie Curie was born in Warsaw.", "Marie Curie was a physicist. She was born in Warsaw.")
+    'She was born in Warsaw.'
+    """
+    sentences = [s for s in passage_sentences(passage_text) if s.strip()]
+    if not sentences:
+        return None
+    # the subject's words left out: a passage names its subject in one sentence and says "she"
+    # in the next, which is the one that states the fact ("She was born in Warsaw.")
+    subject = _stems(" ".join(atom_subject(atom_text)[0]))
+    content = _stems(atom_text) - subject or _stems(atom_text)
+    if not content:
+        return sentences[0]
+    best, best_score = sentences[0], -1
+    for window in sentences + [f"{a} {b}" for a, b in zip(sentences, sentences[1:])]:
+        score = len(content & _stems(window))
+        if score > best_score:
+            best, best_score = window, score
+    return best
 
 
 def another_attribute(atom: Atom, context: Context) -> bool:

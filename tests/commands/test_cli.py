@@ -361,11 +361,9 @@ def test_a_relation_the_graph_set_aside_reads_as_the_judges_reading_with_its_rul
     assert main([*argv, "--engine", "brute-force"]) == 0
     (row,) = read_jsonl(tmp_path / "pasteur.fr3.jsonl")
     reason = "the passage never names Louis Pasteur (--entailments same-subject)"
+    sentence = "Penicillin was discovered in 1928 by Alexander Fleming, a Scottish physician."
     assert row["atoms"][0]["unused_evidence"] == [
-        {"context": "c0", "relation": "entailment", "probability": 0.88, "reason": reason}
+        {"context": "c0", "relation": "entailment", "probability": 0.88, "reason": reason, "sentence": sentence}
     ]
     shown = capsys.readouterr().out.splitlines()
-    assert shown[2].strip() == (
-        'no evidence; the judge says c0 "Penicillin was discovered in 1928 by Alexander Fleming, a…" '
-        f"entails it (0.88), not used: {reason}"
-    )
+    assert shown[2].strip() == f'no evidence; the judge says c0 "{sentence}" entails it (0.88), not used: {reason}'

@@ -171,7 +171,13 @@ def test_a_supplied_label_with_probability_at_most_half_is_an_input_error():
         assert built.graph.num_factors == 1
         assert built.unused_relations == (
             UnusedRelation(
-                "c2", "a1", RelationType.CONTRADICTION, 0.4, "below the floor", rule="--min-relation-probability"
+                "c2",
+                "a1",
+                RelationType.CONTRADICTION,
+                0.4,
+                "below the floor",
+                rule="--min-relation-probability",
+                sentence="second",
             ),
         )
         assert built.rule_counters()["relations_below_floor"] == 1
@@ -201,6 +207,7 @@ def test_an_entailment_from_a_passage_about_someone_else_adds_no_factor():
             0.88,
             "the passage never names Marie Curie",
             rule="--entailments same-subject",
+            sentence="Penicillin was discovered in 1928 by the Scottish physician Alexander Fleming.",
         ),
     )
     counters = built.rule_counters()
