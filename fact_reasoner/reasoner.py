@@ -30,7 +30,7 @@ from .errors import NoEvidence
 from .graph.build import build_graph, ignored_relations, plan_graph
 from .graph.coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs
 from .graph.coherence_pairs import plan_atom_pairs
-from .graph.factor_graph import BuiltGraph, GraphPlan, unused_reason
+from .graph.factor_graph import BuiltGraph, GraphPlan
 from .graph.pair_selection import (
     GATE_DEFAULT_THRESHOLDS,
     PairSelection,
@@ -57,6 +57,7 @@ from .schema import (
     UnusedEvidence,
 )
 from .scores import assessment_row, factual_precision, is_supported, length_penalty, predict_label
+from .screening.relations import unused_reason
 from .settings.config import PipelineConfig
 from .stages import JudgedPlan, Stages, judge_and_build, judge_and_infer, require_evidence, tidy_count, timed
 from .text.sentences import response_sentences

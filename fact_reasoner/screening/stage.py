@@ -23,16 +23,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..schema import Atom, Context, Relation, RelationType
+from .relations import UnusedRelation
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..graph.factor_graph import GraphPlan, UnusedRelation
     from ..settings.graph_options import GraphOptions
     from .reading import Claim, Statement
 
-__all__ = ["RelationNote", "Screening", "screen_relations", "uses_parser"]
+__all__ = ["PlannedPairs", "RelationNote", "Screening", "screen_relations", "uses_parser"]
 
 
 def _decides(relation: Relation) -> float:
@@ -79,13 +79,32 @@ class Screening:
     counters: dict[str, int] = field(default_factory=dict)
 
 
+class PlannedPairs(Protocol):
+    """What the screen reads of a graph's plan (:class:`~fact_reasoner.graph.factor_graph.GraphPlan`
+    is one): the atoms and contexts, the duplicates dropped for them, the record's topic and the
+    response's sentences."""
+
+    @property
+    def atoms(self) -> tuple[Atom, ...]: ...
+    @property
+    def contexts(self) -> tuple[Context, ...]: ...
+    @property
+    def atom_duplicates(self) -> dict[str, str]: ...
+    @property
+    def context_duplicates(self) -> dict[str, str]: ...
+    @property
+    def topic(self) -> str | None: ...
+    @property
+    def sentences(self) -> tuple[str, ...]: ...
+
+
 def uses_parser(options: "GraphOptions") -> bool:
     """Whether these settings read passages with the parser (``sentence`` for either rule)."""
     return "sentence" in (options.entailments, options.contradictions)
 
 
 def screen_relations(
-    plan: "GraphPlan", relations: Iterable[Relation], options: "GraphOptions", *, supplied: bool = False
+    plan: "PlannedPairs", relations: Iterable[Relation], options: "GraphOptions", *, supplied: bool = False
 ) -> Screening:
     """Screen the judge's relations of ``plan`` by ``options``'s rules (module docstring).
     ``supplied``: the relations came with the record; they pass through unless
@@ -101,7 +120,7 @@ class _Screen:
     #: by setting this: ``experiments/screen_ablation.py``)
     skip: tuple[str, ...] = ()
 
-    def __init__(self, plan: "GraphPlan", options: "GraphOptions") -> None:
+    def __init__(self, plan: "PlannedPairs", options: "GraphOptions") -> None:
         self.plan = plan
         self.options = options
         self.atoms = {a.id: a for a in plan.atoms}
@@ -242,8 +261,6 @@ class _Screen:
     # -- decisions ---------------------------------------------------------------------------
 
     def set_aside(self, relation: Relation, reason: str, rule: str, sentence: str | None = None) -> Relation:
-        from ..graph.factor_graph import UnusedRelation
-
         self.unused.append(
             UnusedRelation(
                 relation.source,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 
 from fact_reasoner.cli import main
-from fact_reasoner.graph.factor_graph import unused_reason
 from fact_reasoner.report.terminal import SHOW_AT_MOST, claim_lines, excerpt, verdict_counts_line
+from fact_reasoner.screening.relations import unused_reason
 from tests.helpers import REPO_ROOT
 
 EXAMPLE = REPO_ROOT / "fact_reasoner" / "examples" / "bios_with_relations.jsonl"

@@ -5,9 +5,9 @@ what each keeps as a factor, sets aside and counts, and how supplied relations p
 import pytest
 
 from fact_reasoner.graph.build import plan_graph
-from fact_reasoner.graph.factor_graph import UnusedRelation
 from fact_reasoner.inference import brute_force_marginals
 from fact_reasoner.schema import Atom, Context, Relation, RelationType
+from fact_reasoner.screening.relations import UnusedRelation
 from fact_reasoner.settings.graph_options import GraphOptions
 from fact_reasoner.stages import screen_and_build
 
