@@ -27,7 +27,7 @@ from .atoms.grounding import FRAGMENT_FIELD, UNGROUNDED_FIELD, CheckedAtoms, ato
 from .atoms.reviser import ReviserBackend
 from .conformal import LoadedFilter, load_filter
 from .errors import NoEvidence
-from .graph.build import build_graph, ignored_relations, plan_graph
+from .graph.build import ignored_relations, plan_graph
 from .graph.coherence import check_coherence_judged, coherence_counters, coherence_score, contradicting_pairs
 from .graph.coherence_pairs import plan_atom_pairs
 from .graph.factor_graph import BuiltGraph, GraphPlan
@@ -59,7 +59,16 @@ from .schema import (
 from .scores import assessment_row, factual_precision, is_supported, length_penalty, predict_label
 from .screening.relations import unused_reason
 from .settings.config import PipelineConfig
-from .stages import JudgedPlan, Stages, judge_and_build, judge_and_infer, require_evidence, tidy_count, timed
+from .stages import (
+    JudgedPlan,
+    Stages,
+    judge_and_build,
+    judge_and_infer,
+    require_evidence,
+    screen_and_build,
+    tidy_count,
+    timed,
+)
 from .text.sentences import response_sentences
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -502,7 +511,7 @@ class FactReasoner:
         every atom's P(true) in the row's atom order (what the summary sets beside the panel's)."""
         out: dict[str, dict[str, Any]] = {}
         for name in judge_names(judged.relations):
-            alone = build_graph(built.plan, judge_alone(judged.relations, name), self.config.graph)
+            alone = screen_and_build(built.plan, judge_alone(judged.relations, name), self.config.graph)
             marginals = self.engine.infer(alone.graph).marginals
             probabilities = [float(marginals[a.id]) for a in built.plan.atoms]
             scored = [
