@@ -28,6 +28,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import ConformalError
+from ..settings.fields import dotted
 from ..version import __version__
 from .maths import (
     ADAPTIVE_FEATURES,
@@ -79,19 +80,10 @@ def posterior_settings(settings: Mapping[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def _flat(value: Any, prefix: str = "") -> dict[str, Any]:
-    if isinstance(value, dict):
-        out: dict[str, Any] = {}
-        for key, item in value.items():
-            out |= _flat(item, f"{prefix}{key}.")
-        return out
-    return {prefix.rstrip("."): value}
-
-
 def settings_differences(here: Mapping[str, Any], there: Mapping[str, Any]) -> list[str]:
     """``graph.version: 2 here, 3 in the calibration rows`` for each setting that differs
     between two :func:`posterior_settings` (sorted by name; "unset" where one has none)."""
-    mine, theirs = _flat(dict(here)), _flat(dict(there))
+    mine, theirs = dotted(here), dotted(there)
     shown = []
     for key in sorted(set(mine) | set(theirs)):
         if mine.get(key, _UNSET) != theirs.get(key, _UNSET):

@@ -16,6 +16,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import RawRow, RecordError, read_json_values
+from ..settings.fields import dotted
 
 
 def assessor_name(row: dict[str, Any]) -> str:
@@ -136,17 +137,7 @@ def panel_making(evidence: Mapping[str, Any]) -> str | None:
 
 
 def _flat_settings(row: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-
-    def walk(value: Any, prefix: str) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                walk(item, f"{prefix}{key}.")
-        else:
-            out[prefix.rstrip(".")] = value
-
-    walk(row.get("settings") or {}, "")
-    out = {key: value for key, value in out.items() if key not in _JUDGE_KEYS}
+    out = {key: value for key, value in dotted(row.get("settings") or {}).items() if key not in _JUDGE_KEYS}
     out["judge"] = judge_of(row)
     return out
 

@@ -44,15 +44,13 @@ from collections.abc import Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from ..errors import RecordFailed, SettingsMismatch, SetupError
 from ..executors import Executor, Job, LocalExecutor, describe_error
 from ..interrupts import deferred, stop_on_signals
 from ..io import InOrderWriter, RecordError, ResultWriter, dumps_line, write_errors
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
+from ..settings.fields import dotted
 
 log = logging.getLogger(__package__)  # one logger for the whole run: fact_reasoner.runner
 
@@ -462,15 +460,7 @@ def settings_difference(before: Any, now: Any, limit: int = 6) -> str:
     """The settings that differ, as ``group.field: <before> in the file, <now> now`` (at most
     ``limit`` of them, then how many more)."""
 
-    def flat(value: Any, prefix: str = "") -> dict[str, Any]:
-        if isinstance(value, dict):
-            out: dict[str, Any] = {}
-            for key, item in value.items():
-                out |= flat(item, f"{prefix}{key}.")
-            return out
-        return {prefix.rstrip("."): value}
-
-    old, new = flat(before), flat(now)
+    old, new = dotted(before), dotted(now)
     changes = [
         f"{key}: {json.dumps(old.get(key))} in the file, {json.dumps(new.get(key))} now"
         for key in sorted(old.keys() | new.keys())

@@ -48,6 +48,7 @@ __all__ = [
     "checked",
     "closed_to",
     "describe_problem",
+    "dotted",
     "field_dest",
     "omitted",
     "one_of",
@@ -166,6 +167,17 @@ PathName = Annotated[Path, AfterValidator(_checked_path)]
 PathText = Annotated[str, AfterValidator(_checked_path)]
 _BOUND_WORDS = {"greater_than": ">", "greater_than_equal": "≥", "less_than": "<", "less_than_equal": "≤"}
 _BOUND_KEYS = {"greater_than": "gt", "greater_than_equal": "ge", "less_than": "lt", "less_than_equal": "le"}
+
+
+def dotted(settings: Any, prefix: str = "") -> dict[str, Any]:
+    """Nested settings (an output's ``settings``, a fingerprint) as ``{"group.field": value}``,
+    the names the docs, the messages and the comparisons of two runs' settings use."""
+    if isinstance(settings, Mapping):
+        out: dict[str, Any] = {}
+        for key, item in settings.items():
+            out |= dotted(item, f"{prefix}{key}.")
+        return out
+    return {prefix.rstrip("."): settings}
 
 
 def shown_number(value: Any) -> str:

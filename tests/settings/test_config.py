@@ -318,3 +318,22 @@ def test_building_a_default_configuration_loads_no_backend_and_no_model_runtime(
     runtimes = {"onnxruntime", "tokenizers", "torch", "transformers", "xllamacpp", "chromadb", "ray", "pgmpy", "httpx"}
     assert "fact_reasoner.settings.config" in loaded
     assert loaded & (backends | runtimes) == set()
+
+
+def test_dotted_names_every_setting_of_a_real_fingerprint_by_group_and_field():
+    from fact_reasoner.settings.fields import dotted
+
+    settings = PipelineConfig(engine="merlin").settings()
+    flat = dotted(settings)
+    # every leaf is reachable by its dotted name, and nothing nested is left
+    for name, value in flat.items():
+        node = settings
+        for part in name.split("."):
+            node = node[part]
+        assert node == value
+        assert not isinstance(value, dict)
+    assert dotted({"graph": {"version": 3, "merlin": {"order": "min-fill"}}, "seed": 1}) == {
+        "graph.version": 3,
+        "graph.merlin.order": "min-fill",
+        "seed": 1,
+    }
