@@ -235,6 +235,7 @@ def test_reviser_v2_sends_only_the_atoms_that_need_it():
         "merged": 0,
         "second_pass": 0,
         "splits": 0,
+        "by_topic": 0,
     }
 
 
@@ -310,3 +311,72 @@ def test_each_atom_records_the_sentence_it_was_made_from_and_the_reviser_keeps_i
     ]
     assert [(a.sentence, a.text) for a in revised][1] == (1, "Ada Lovelace was a mathematician.")
     assert [a.sentence for a in revised] == [0, 1, 2, 2]
+
+
+def test_reviser_v4_numbers_the_sentences_instead_of_repeating_them():
+    """v4 shows each sentence once, numbered, and each fact with its sentence's number; the
+    text ends at the last sentence a fact comes from; a rewrite that copies the number drops it."""
+    atoms = [
+        Atom(id="a0", text="They had four sons.", sentence=2),
+        Atom(id="a1", text="There he taught at Princeton.", sentence=3),
+    ]
+    reply = json.dumps({"atoms": ["[3] Albert Stern and his wife had four sons.", "At Princeton he taught."]})
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), prompt_version="v4")
+        revised = reviser.revise(atoms, EMIGRE, topic="Albert Stern")
+        prompt = server.requests[0]["body"]["messages"][-1]["content"]
+    assert "[1] Albert Stern was a German-born physicist.\n[2] He studied in Munich." in prompt
+    assert "[4] There he taught at Princeton." in prompt and "[5]" not in prompt  # ends at the last fact's
+    assert "1. [3] They had four sons.\n2. [4] There he taught at Princeton." in prompt
+    assert "(from:" not in prompt
+    assert revised[0].text == "Albert Stern and his wife had four sons."  # the copied "[3] " dropped
+
+
+def test_the_topic_rule_resolves_he_and_she_without_the_model():
+    """Issue 59: "He …" → "<topic> …" was the reviser's most common rewrite; in a response that
+    calls its topic "he" the rule writes the name, and only what it cannot resolve goes to the
+    model; ``topic_pronouns=False`` sends everything as before."""
+    atoms = [
+        Atom(id="a0", text="He studied in Munich.", sentence=1),
+        Atom(id="a1", text="In 1933 he moved to the United States.", sentence=2),
+        Atom(id="a2", text="There he taught at Princeton.", sentence=3),
+        Atom(id="a3", text="His wife was a painter.", sentence=4),
+        Atom(id="a4", text="Stern won the Franklin Medal.", sentence=6),
+    ]
+    male_only = EMIGRE.replace("She founded a school in Trenton. ", "")
+
+    def reply(body: dict) -> str:
+        return json.dumps({"atoms": [f.replace("There Albert Stern", "Albert Stern") for f in asked_facts(body)]})
+
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        revised = reviser.revise(atoms, male_only, topic="Albert Stern")
+        asked = [asked_facts(r["body"]) for r in server.requests]
+    assert [a.text for a in revised] == [
+        "Albert Stern studied in Munich.",
+        "In 1933 Albert Stern moved to the United States.",
+        "Albert Stern taught at Princeton.",
+        "Albert Stern's wife was a painter.",
+        "Albert Stern won the Franklin Medal.",
+    ]
+    assert asked == [["There Albert Stern taught at Princeton."]]  # "There" is left for the model
+    assert [a.original for a in revised] == [a.text for a in atoms]
+    assert reviser.stats()["by_topic"] == 5
+
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), topic_pronouns=False)
+        reviser.revise(atoms, male_only, topic="Albert Stern")
+        assert len(asked_facts(server.requests[0]["body"])) == 5
+    assert reviser.stats()["by_topic"] == 0
+
+
+def test_the_topic_rule_keeps_out_of_answers_with_both_genders_or_no_topic():
+    """She and he both in the answer (whose "he"?), or no topic: every atom goes to the model."""
+    atoms = [Atom(id="a0", text="He studied in Munich.", sentence=1)]
+    for response, topic in ((EMIGRE, "Albert Stern"), (EMIGRE.replace("She founded a school in Trenton. ", ""), None)):
+        reply = json.dumps({"atoms": ["Albert Stern studied in Munich."]})
+        with ScriptedServer([reply]) as server:
+            reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+            [atom] = reviser.revise(atoms, response, topic=topic)
+            assert len(server.requests) == 1
+        assert atom.text == "Albert Stern studied in Munich." and reviser.stats()["by_topic"] == 0
