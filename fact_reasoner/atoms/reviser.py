@@ -83,7 +83,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import RecordFailed
-from ..llm.base import LLMBackend
+from ..llm.base import ChatRequest, LLMBackend
 from ..llm.structured import AskFewer, InvalidOutput, StructuredCaller, StructuredFailure, StructuredResult
 from ..progress import stage_progress
 from ..schema import Atom
@@ -531,6 +531,15 @@ class Reviser:
                 self._counters["changed"] += int(text != atom.text)
             revised.append(atom.model_copy(update=update))
         return revised
+
+    def prefill_prompt(self) -> None:
+        """Have the model read this stage's instructions and worked example now (a server at
+        start): the first response's text and facts are then all it reads; a backend without a
+        prompt cache does nothing (:meth:`~fact_reasoner.llm.base.ChatBackend.prefill`)."""
+        prefill = getattr(self.llm, "prefill", None)
+        if prefill is not None:
+            messages = build_messages("Ready.", ["Ready."], self.prompt_version)
+            prefill(ChatRequest.of(messages, f"reviser/{self.prompt_version}", max_tokens=1))
 
     def stats(self) -> dict[str, float]:
         """This stage's counters (atoms sent to the model, failures: atoms that failed alone,

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from ..errors import FactReasonerError, NoEvidence, RecordFailed, SetupError
 from ..io import NumberedRecord, describe_validation_error, numbered_keys
 from ..nli.base import describe_judge
 from ..nli.cache import CachedNLI
+from ..nli.factory import NLI_BACKENDS
 from ..settings.config import PipelineConfig
 from ..stages import Stages
 from ..version import __version__
@@ -144,6 +146,57 @@ def stage_error(error: BaseException, default: str) -> ApiError:
     return ApiError(500, "stage_failed", message, stage=stage)
 
 
+# -- the language model, loaded at start ------------------------------------------------------------
+
+#: seconds a caller is told to wait while the language model loads (a poll, not an estimate)
+LOADING_RETRY_SECONDS = 5
+
+
+class LanguageModelLoad:
+    """The language model loading on a thread from the server's start: ``state`` is
+    ``loading``, then ``ready`` or ``failed`` (``error`` says why; a request that needs the
+    model then meets that error itself); ``seconds`` how long it took."""
+
+    def __init__(self, load: Callable[[], None]) -> None:
+        self.state = "loading"
+        self.error: str | None = None
+        self.seconds: float | None = None
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._run, args=(load,), name="fact-reasoner-load-llm", daemon=True)
+        self._thread.start()
+
+    def _run(self, load: Callable[[], None]) -> None:
+        try:
+            load()
+        except Exception as error:  # reported by /healthz and met again by the requests that need it
+            self.error = f"{type(error).__name__}: {error}"
+            self.state = "failed"
+            log.warning("the language model could not be loaded: %s", self.error)
+        else:
+            self.state = "ready"
+            log.info("the language model is ready (%.1f s)", time.monotonic() - self._started)
+        finally:
+            self.seconds = time.monotonic() - self._started
+
+    def elapsed(self) -> float:
+        return self.seconds if self.seconds is not None else time.monotonic() - self._started
+
+    def retry_after(self) -> int:
+        return LOADING_RETRY_SECONDS
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the load has ended (tests, and a server that must not answer before)."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def describe(self) -> dict[str, Any]:
+        """What ``/healthz`` says of it."""
+        out: dict[str, Any] = {"state": self.state, "seconds": round(self.elapsed(), 1)}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
 # -- the service ------------------------------------------------------------------------------------
 
 
@@ -163,6 +216,10 @@ class AssessmentService:
     ragas_atomizer:
         ``auto``, ``llm`` or ``sentence``: how ``/v1/ragas`` splits texts into claims (as
         ``fact-reasoner ragas --atomizer``).
+    load_language_model:
+        Load the language model now, on a thread (:class:`LanguageModelLoad`): the server
+        listens meanwhile, ``/healthz`` and a request that needs the model answer 503 with
+        ``Retry-After`` until it is ready. False: it loads at the first request that needs it.
     """
 
     def __init__(
@@ -174,6 +231,7 @@ class AssessmentService:
         batch_wait_seconds: float = BATCH_WAIT_SECONDS,
         batch_max_pairs: int = 512,
         ragas_atomizer: str = "auto",
+        load_language_model: bool = False,
     ) -> None:
         self.config = config
         self.limits = limits
@@ -210,6 +268,45 @@ class AssessmentService:
         self._checked: set[tuple[bool, bool]] = set()
         self._notes: set[str] = set()
         self._check_lock = threading.Lock()
+        self.judge_uses_llm = (
+            nli_backend is not None
+            and config.models.nli_choice.model is not None
+            and any("llm" in NLI_BACKENDS.entry(member.name).uses for member in config.models.nli_choice.judges)
+        )
+        self.language_model = LanguageModelLoad(self._load_language_model) if load_language_model else None
+
+    def _load_language_model(self) -> None:
+        """What :class:`LanguageModelLoad` runs: the language model loaded and the atomizer's and
+        the reviser's instructions and worked examples read into its prompt cache, so that the
+        first request reads only its own text."""
+        self.base.preflight(atomize=True)
+        self.stages["llm"].target().load()
+        self.stages["atomizer"].target().prefill_prompt()
+        if self.config.models.revise:
+            self.stages["reviser"].target().prefill_prompt()
+
+    def refuse_while_loading(self, needs_language_model: bool) -> None:
+        """503 ``loading`` with ``retry_after`` for a request that needs the language model while
+        it loads; nothing otherwise (a load that failed lets the request meet its own error)."""
+        load = self.language_model
+        if needs_language_model and load is not None and load.state == "loading":
+            raise ApiError(
+                503,
+                "loading",
+                f"the language model is loading ({load.elapsed():.0f} s so far); retry after {load.retry_after()} s",
+                stage="llm",
+                retry_after=load.retry_after(),
+            )
+
+    def record_needs_language_model(self, item: NumberedRecord) -> bool:
+        """Whether ``/v1/assess`` of this record asks the language model: its atoms are made here
+        (atomize, revise), or the judge is the LLM judge."""
+        return item.record.atoms is None or self.judge_uses_llm
+
+    def sample_needs_language_model(self) -> bool:
+        """Whether ``/v1/ragas`` may ask the language model: claims from the LLM atomizer, or the
+        LLM judge."""
+        return self.ragas_atomizer != "sentence" or self.judge_uses_llm
 
     def close(self, wait_seconds: float = 30.0) -> None:
         """Stop the batcher's thread (waiting at most ``wait_seconds`` for the batch in hand)."""
