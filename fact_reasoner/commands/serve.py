@@ -20,8 +20,9 @@ from .base import Command, CommandParser
 DESCRIPTION = """\
 Serve factuality checks over HTTP (POST /v1/assess, POST /v1/ragas, a page at /), on this
 machine only unless --host says otherwise: the judge and the language model are loaded once, at
-start (the language model on a thread: /healthz says "loading" until it is ready), and each
-request gets the row the command line writes for the same record and settings.
+start (the language model's instructions are then read while it listens: /healthz says
+"loading" until it is ready), and each request gets the row the command line writes for the
+same record and settings.
 
   POST /v1/assess    one input record (a line of the input file) -> its output row
   POST /v1/ragas     one RAG sample -> its metrics (?metrics=faithfulness,context_recall)

@@ -153,9 +153,9 @@ LOADING_RETRY_SECONDS = 5
 
 
 class LanguageModelLoad:
-    """The language model loading on a thread from the server's start: ``state`` is
-    ``loading``, then ``ready`` or ``failed`` (``error`` says why; a request that needs the
-    model then meets that error itself); ``seconds`` how long it took."""
+    """The language model made ready on a thread from the server's start (its prompts read):
+    ``state`` is ``loading``, then ``ready`` or ``failed`` (``error`` says why; a request that
+    needs the model then meets that error itself); ``seconds`` how long it took."""
 
     def __init__(self, load: Callable[[], None]) -> None:
         self.state = "loading"
@@ -164,6 +164,15 @@ class LanguageModelLoad:
         self._started = time.monotonic()
         self._thread = threading.Thread(target=self._run, args=(load,), name="fact-reasoner-load-llm", daemon=True)
         self._thread.start()
+
+    @classmethod
+    def failed(cls, error: BaseException) -> "LanguageModelLoad":
+        """A load that failed before any thread started (the model could not be read)."""
+
+        def fail() -> None:
+            raise error
+
+        return cls(fail)
 
     def _run(self, load: Callable[[], None]) -> None:
         try:
@@ -217,9 +226,10 @@ class AssessmentService:
         ``auto``, ``llm`` or ``sentence``: how ``/v1/ragas`` splits texts into claims (as
         ``fact-reasoner ragas --atomizer``).
     load_language_model:
-        Load the language model now, on a thread (:class:`LanguageModelLoad`): the server
-        listens meanwhile, ``/healthz`` and a request that needs the model answer 503 with
-        ``Retry-After`` until it is ready. False: it loads at the first request that needs it.
+        Load the language model now, and read the atomizer's and reviser's instructions into its
+        prompt cache on a thread (:class:`LanguageModelLoad`): the server listens meanwhile,
+        ``/healthz`` and a request that needs the model answer 503 with ``Retry-After`` until it
+        is ready. False: it loads at the first request that needs it.
     """
 
     def __init__(
@@ -273,14 +283,27 @@ class AssessmentService:
             and config.models.nli_choice.model is not None
             and any("llm" in NLI_BACKENDS.entry(member.name).uses for member in config.models.nli_choice.judges)
         )
-        self.language_model = LanguageModelLoad(self._load_language_model) if load_language_model else None
+        self.language_model: LanguageModelLoad | None = None
+        if load_language_model:
+            try:
+                self._load_model()
+            except Exception as error:  # reported by /healthz; a request that needs it meets it again
+                self.language_model = LanguageModelLoad.failed(error)
+            else:
+                self.language_model = LanguageModelLoad(self._read_prompts)
 
-    def _load_language_model(self) -> None:
-        """What :class:`LanguageModelLoad` runs: the language model loaded and the atomizer's and
-        the reviser's instructions and worked examples read into its prompt cache, so that the
-        first request reads only its own text."""
+    def _load_model(self) -> None:
+        """The language model loaded now, before the server listens: llama.cpp holds Python's
+        lock while it reads the model (measured: no other thread ran for the 19 s of a load at
+        load average 11), so a server loading it on a thread could not answer meanwhile."""
         self.base.preflight(atomize=True)
         self.stages["llm"].target().load()
+
+    def _read_prompts(self) -> None:
+        """What :class:`LanguageModelLoad` runs on its thread while the server listens: the
+        atomizer's and the reviser's instructions and worked examples read into the model's
+        prompt cache (llama.cpp lets other threads run meanwhile), so that the first request
+        reads only its own text."""
         self.stages["atomizer"].target().prefill_prompt()
         if self.config.models.revise:
             self.stages["reviser"].target().prefill_prompt()

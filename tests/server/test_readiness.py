@@ -22,15 +22,18 @@ from .serving import GatedJudge, comparable, running_server, server_config, ship
 
 
 class SlowLoad(AssessmentService):
-    """The server's service, whose language model loads until the test lets it finish (the
-    load itself stands in for minutes of reading a 1.1 GB model on busy cores)."""
+    """The server's service, whose language model reads its prompts until the test lets it
+    finish (standing in for a minute of reading 750 prompt tokens on busy cores)."""
 
     def __init__(self, *args, **kwargs) -> None:
         self.loaded = threading.Event()
         self.load_calls = 0
         super().__init__(*args, **kwargs)
 
-    def _load_language_model(self) -> None:
+    def _load_model(self) -> None:
+        pass
+
+    def _read_prompts(self) -> None:
         self.load_calls += 1
         if not self.loaded.wait(120):
             raise TimeoutError("the test never let the model load")
@@ -64,7 +67,7 @@ def test_healthz_and_requests_that_need_the_language_model_wait_for_its_load():
 
 def test_a_failed_load_is_reported_and_the_server_stays_up():
     class FailingLoad(AssessmentService):
-        def _load_language_model(self) -> None:
+        def _load_model(self) -> None:
             raise RuntimeError("no model here")
 
     service = FailingLoad(server_config(), nli_backend=shipped_judge(), load_language_model=True)
