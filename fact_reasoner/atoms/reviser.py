@@ -42,7 +42,7 @@ Prompt versions (part of the cache key):
   pronoun after its chunk (the model often returns a chunk unchanged) is asked about once
   more, alone (counted ``second_pass``).
 - ``v1``: every atom is sent; the worked example is about Grace Hopper.
-- ``v3``: as v2, and each fact is shown with the response sentence it was made
+- ``v3`` (the default): as v2, and each fact is shown with the response sentence it was made
   from, the record's topic ("Topic: Lise Meitner") before the text, and the prompt names the
   references of a long answer besides pronouns: "there", "together", "both", "did so", a
   description ("the discovery", "the flight"); its worked example resolves each of these. Why:
@@ -57,14 +57,6 @@ Prompt versions (part of the cache key):
   v3 when the atom's sentence is known ("She moved to Paris in 1891." → "Pierre Curie moved …",
   Pierre Curie first named in the next sentence; :func:`~fact_reasoner.atoms.grounding.names_from_later`).
   ``revise(…, topic=…)`` gives the topic; without one the line is left out.
-- ``v4`` (the default): as v3, but the text's sentences are numbered and each fact carries its
-  sentence's number ("3. [4] Together they designed …") instead of the sentence itself, the
-  text ends at the last sentence a fact of the chunk comes from, and the instructions are
-  shorter. Why: v3 repeated a sentence beside every fact made from it (four times for "He was
-  born in a log cabin in Hodgenville, Kentucky, in 1809."): 28 prompt tokens a fact against 12,
-  and on 2 busy cores a prompt token costs about as much as a generated one (issue 59,
-  ``experiments/results/llm_speed_2026-11-29.md``).
-
 Before any of it (v2 and later, ``topic_pronouns``, ``--no-topic-pronouns`` to turn it off):
 where the response refers to its topic with one gender's pronouns, a rule writes the topic's
 name for "he"/"she"/"his"/"her"/"him" and for a part of the name, without the model
@@ -77,7 +69,6 @@ call costs its fixed prompt, the text and the whole fact again in generated toke
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -101,8 +92,8 @@ from .grounding import (
 if TYPE_CHECKING:
     from ..settings.config import PipelineConfig
 
-PROMPT_VERSIONS = ("v1", "v2", "v3", "v4")
-DEFAULT_PROMPT_VERSION = "v4"
+PROMPT_VERSIONS = ("v1", "v2", "v3")
+DEFAULT_PROMPT_VERSION = "v3"
 
 _SYSTEM = (
     "You rewrite facts extracted from a text so that each one can be understood on its own. "
@@ -197,19 +188,10 @@ _EXAMPLE_OUT_V3 = [
     "The collapse of the Oskel Bridge was blamed on the steel of the Oskel Bridge.",
     "Ilse Marrow taught at Tovik until her death.",
 ]
-_SYSTEM_V4 = (
-    "Rewrite each fact so that it can be understood on its own. A fact may point to something it does "
-    "not name: a pronoun (he, she, it, they, his, her, its, their …), there, together, both, 'did so', "
-    "a description (the company, the discovery …) or a partial name. Replace it with the full name the "
-    "text uses, found in the fact's sentence [n] or the sentences before it; he or she is usually the "
-    "person of the topic. Change nothing else: do not add, drop or correct information. Reply with JSON "
-    '{"atoms": [...]}: one rewritten fact per fact, in the same order.'
-)
 _PROMPTS = {
     "v1": (_SYSTEM, _EXAMPLE_TEXT, _EXAMPLE_IN, _EXAMPLE_OUT),
     "v2": (_SYSTEM_V2, _EXAMPLE_TEXT_V2, _EXAMPLE_IN_V2, _EXAMPLE_OUT_V2),
     "v3": (_SYSTEM_V3, _EXAMPLE_TEXT_V3, _EXAMPLE_IN_V3, _EXAMPLE_OUT_V3),
-    "v4": (_SYSTEM_V4, _EXAMPLE_TEXT_V3, _EXAMPLE_IN_V3, _EXAMPLE_OUT_V3),
 }
 
 
@@ -226,51 +208,19 @@ def _user(text: str, atoms: list[str], sources: list[str] | None = None, topic: 
     return f"{head}Text: {text}\n\nFacts ({len(atoms)}):\n{numbered}\n\nRewritten facts as JSON:"
 
 
-def _read_up_to(response: str, numbers: list[int | None] | None) -> list[str]:
-    """v4: the response's sentences up to the last one a fact of the chunk comes from (a
-    reference points back: a name met later is not used anyway, :func:`names_from_later`);
-    all of them when a fact's sentence is not known."""
-    sentences = response_sentences(response)
-    if not numbers or any(n is None for n in numbers):
-        return sentences
-    return sentences[: max(n for n in numbers if n is not None) + 1]
-
-
-def _user_v4(sentences: list[str], atoms: list[str], numbers: list[int | None], topic: str | None) -> str:
-    """v4's user turn: the text's sentences numbered, each fact with its sentence's number (each
-    sentence is read once, where v3 repeated it beside every fact made from it)."""
-    head = f"Topic: {topic}\n" if topic else ""
-    text = "\n".join(f"[{i + 1}] {sentence}" for i, sentence in enumerate(sentences))
-    facts = "\n".join(
-        f"{i + 1}. [{n + 1}] {atom}" if n is not None else f"{i + 1}. {atom}"
-        for i, (atom, n) in enumerate(zip(atoms, numbers))
-    )
-    return f"{head}Text:\n{text}\n\nFacts ({len(atoms)}):\n{facts}\n\nRewritten facts as JSON:"
-
-
 def build_messages(
     response: str,
     atoms: list[str],
     version: str = DEFAULT_PROMPT_VERSION,
     *,
     sources: list[str] | None = None,
-    numbers: list[int | None] | None = None,
     topic: str | None = None,
 ) -> list[tuple[str, str]]:
     """The conversation for one chunk of facts; v3 shows each fact's sentence (``sources``, ""
-    where unknown), v4 its index in the response's sentences (``numbers``, None where unknown),
-    both the record's ``topic``."""
+    where unknown) and the record's ``topic``."""
     if version not in PROMPT_VERSIONS:
         raise ValueError(f"unknown reviser prompt version {version!r}: use one of {PROMPT_VERSIONS}")
     system, example_text, example_in, example_out = _PROMPTS[version]
-    if version == "v4":
-        example_numbers: list[int | None] = list(_EXAMPLE_SENTENCES_V3)
-        return [
-            ("system", system),
-            ("user", _user_v4(response_sentences(example_text), example_in, example_numbers, _EXAMPLE_TOPIC_V3)),
-            ("assistant", json.dumps({"atoms": example_out})),
-            ("user", _user_v4(_read_up_to(response, numbers), atoms, numbers or [None] * len(atoms), topic)),
-        ]
     if version != "v3":
         return [
             ("system", system),
@@ -313,13 +263,9 @@ def make_check(n: int):
             raise (AskFewer if n > 1 else InvalidOutput)(f"expected exactly {n} facts, got {len(atoms)}")
         if not all(isinstance(a, str) and a.strip() for a in atoms):
             raise InvalidOutput("every fact must be a non-empty string")
-        # v4 numbers each fact's sentence ("[3] She …"); a rewrite that copies the number drops it
-        return [_SENTENCE_NUMBER.sub("", " ".join(a.split())) for a in atoms]
+        return [" ".join(a.split()) for a in atoms]
 
     return check
-
-
-_SENTENCE_NUMBER = re.compile(r"^\[\d+\]\s*")
 
 
 @runtime_checkable
@@ -477,9 +423,6 @@ class Reviser:
         def source(atom: Atom) -> str:
             return sentences[atom.sentence] if atom.sentence is not None and atom.sentence < len(sentences) else ""
 
-        def number(atom: Atom) -> int | None:
-            return atom.sentence if atom.sentence is not None and atom.sentence < len(said) else None
-
         texts = [[atoms[i].text for i in chunk] for chunk in chunks]
         results = self._caller.ask_many(
             [
@@ -488,7 +431,6 @@ class Reviser:
                     t,
                     self.prompt_version,
                     sources=[source(atoms[i]) for i in chunk],
-                    numbers=[number(atoms[i]) for i in chunk],
                     topic=topic,
                 )
                 for t, chunk in zip(texts, chunks)

@@ -441,10 +441,9 @@ class _ModelOptions(_ModelRules):
         "prompt of the atomizer: v3 (worked examples about things that do not exist, nothing added "
         "from the model's knowledge), v1 (the earlier default) or v2 (atoms made self-contained)",
     )
-    reviser_prompt_version: Literal["v1", "v2", "v3", "v4"] = option(
-        "v4",
-        "prompt of the reviser: v4 (as v3, the text's sentences numbered and each atom with its sentence's "
-        "number: shorter), v3 (as v2, each atom shown with its sentence and the record's topic, and "
+    reviser_prompt_version: Literal["v1", "v2", "v3"] = option(
+        "v3",
+        "prompt of the reviser: v3 (as v2, each atom shown with its sentence and the record's topic, and "
         "'there', 'together', 'both', 'did so' and descriptions resolved too), v2 (only atoms with a "
         "pronoun, a partial name or no name are revised) or v1 (every atom)",
     )

@@ -313,25 +313,6 @@ def test_each_atom_records_the_sentence_it_was_made_from_and_the_reviser_keeps_i
     assert [a.sentence for a in revised] == [0, 1, 2, 2]
 
 
-def test_reviser_v4_numbers_the_sentences_instead_of_repeating_them():
-    """v4 shows each sentence once, numbered, and each fact with its sentence's number; the
-    text ends at the last sentence a fact comes from; a rewrite that copies the number drops it."""
-    atoms = [
-        Atom(id="a0", text="They had four sons.", sentence=2),
-        Atom(id="a1", text="There he taught at Princeton.", sentence=3),
-    ]
-    reply = json.dumps({"atoms": ["[3] Albert Stern and his wife had four sons.", "At Princeton he taught."]})
-    with ScriptedServer([reply]) as server:
-        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), prompt_version="v4")
-        revised = reviser.revise(atoms, EMIGRE, topic="Albert Stern")
-        prompt = server.requests[0]["body"]["messages"][-1]["content"]
-    assert "[1] Albert Stern was a German-born physicist.\n[2] He studied in Munich." in prompt
-    assert "[4] There he taught at Princeton." in prompt and "[5]" not in prompt  # ends at the last fact's
-    assert "1. [3] They had four sons.\n2. [4] There he taught at Princeton." in prompt
-    assert "(from:" not in prompt
-    assert revised[0].text == "Albert Stern and his wife had four sons."  # the copied "[3] " dropped
-
-
 def test_the_topic_rule_resolves_he_and_she_without_the_model():
     """Issue 59: "He …" → "<topic> …" was the reviser's most common rewrite; in a response that
     calls its topic "he" the rule writes the name, and only what it cannot resolve goes to the
