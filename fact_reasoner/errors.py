@@ -35,6 +35,7 @@ one; ``exit`` is the command's exit status when the error ends it)::
     │           └── MerlinVariableMismatchError
     ├── LLMError (RuntimeError)               [llm.base] a model call failed for good
     ├── InvalidOutput (ValueError)            [llm.structured] a reply that fails the stage's check
+    │   └── AskFewer                          a reply with the wrong number of items: ask about fewer
     ├── JudgeError (RuntimeError)             [metrics.llm_json] a metric's reply is not its JSON
     ├── RewriteFailed (RuntimeError)          [correction_rewrite] a rewrite the model could not give in usable form
     ├── RetrievalError (RuntimeError)         [retrieval.base] a retriever cannot answer

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..errors import RecordFailed
-from ..llm.base import LLMBackend
+from ..llm.base import ChatRequest, LLMBackend
 from ..llm.structured import InvalidOutput, StructuredCaller, StructuredFailure
 from ..progress import stage_progress
 from ..schema import Atom
@@ -294,6 +294,15 @@ class Atomizer:
                 atoms.append(Atom(id=f"a{len(atoms)}", text=text, original=text, sentence=index))
         self._counters["atoms"] += len(atoms)
         return atoms
+
+    def prefill_prompt(self) -> None:
+        """Have the model read this stage's instructions and worked examples now (a server at
+        start), so that the first response's sentences are all it reads then; a backend without
+        a prompt cache does nothing (:meth:`~fact_reasoner.llm.base.ChatBackend.prefill`)."""
+        prefill = getattr(self.llm, "prefill", None)
+        if prefill is not None:
+            messages = build_messages(self.prompt_version, "Ready.")
+            prefill(ChatRequest.of(messages, f"atomizer/{self.prompt_version}", max_tokens=1))
 
     def stats(self) -> dict[str, float]:
         """This stage's counters (sentences, atoms, failures, repairs, completed: pieces such as

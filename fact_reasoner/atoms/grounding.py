@@ -40,6 +40,15 @@ Standing alone (:func:`unresolved_reference`)
     anywhere, those that open with a description or name nothing, and those whose name is
     part of a longer name in the response ("Curie" where the response says "Marie Curie").
 
+The topic's pronouns (:func:`topic_reference`, :func:`resolve_by_topic`)
+    A biography calls its subject "he" or "she" in most sentences, and the reviser's most common
+    rewrite is the topic's name for that pronoun ("He was born in 1809." → "Abraham Lincoln was
+    born in 1809."). Where the response refers to the topic with one gender's pronouns only and
+    a sentence that opens with the topic's name is followed by one whose subject is such a
+    pronoun, the rule writes the name for them without a model call, and the full name for a
+    part of it ("Lincoln" → "Abraham Lincoln"); what it cannot resolve ("they", "there", "the
+    film") still goes to the reviser.
+
 Not an atom (:func:`claimless_clause`)
     A passive whose participle needs a complement and has none ("The Great Wall of China was
     built.", "… was built mainly.") states no fact; judged, it is "supported" by any passage
@@ -71,8 +80,11 @@ __all__ = [
     "complete_pieces",
     "name_runs",
     "needs_revision",
+    "resolve_by_topic",
     "resolve_in_place",
     "sentence_piece",
+    "TopicReference",
+    "topic_reference",
     "unfaithful_revision",
     "ungrounded_terms",
     "unresolved_reference",
@@ -627,6 +639,144 @@ def resolve_in_place(original: str, rewrite: str) -> str | None:
         end += 1
     phrase = rewrite[words[new[0]].start() : words[end].end()]
     return original[: target.start()] + phrase + original[target.end() :]
+
+
+#: the pronouns that stand for one person, by gender
+_GENDERED = (frozenset("he him his himself".split()), frozenset("she her hers herself".split()))
+#: words after which "her" is an object, not a possessive ("gave her an award", "with her in 1990")
+_AFTER_OBJECT_HER = frozenset(
+    """a an the and or but to in on at by for from of with as into than that this these those
+    when while after before since until because if""".split()
+)
+
+
+@dataclass(frozen=True)
+class TopicReference:
+    """What the response calls its topic: its ``name`` as the response writes it, the ``pronouns``
+    (of one gender) it uses for it, and the ``first_sentence`` that names it."""
+
+    name: str
+    pronouns: frozenset[str]
+    first_sentence: int
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        return tuple(_WORD.findall(self.name))
+
+
+def _topic_name(topic: str) -> str:
+    """The topic's name without a description in brackets or after a comma: "Owen Wright" for
+    "Owen Wright (surfer)", "Rennie Fritchie" for "Rennie Fritchie, Baroness Fritchie"."""
+    return re.sub(r"\s*\(.*?\)\s*", " ", topic).split(",")[0].strip()
+
+
+def _subject_pronoun(sentence: str) -> str | None:
+    """The "he" or "she" that is the subject of ``sentence``: its first one, before any name."""
+    for word in _WORD.findall(sentence):
+        if _fold(word) in ("he", "she"):
+            return _fold(word)
+        if _is_name(word):
+            return None
+    return None
+
+
+def topic_reference(sentences: Sequence[str], topic: str | None) -> TopicReference | None:
+    """How the response refers to its ``topic``, when a rule may write the topic's name for its
+    pronouns, else None. All must hold: the response writes the topic's name (brackets and what
+    follows a comma left out); it uses the pronouns of one gender only (he/him/his or
+    she/her/hers); and a sentence whose first name contains the topic's name is followed by a
+    sentence whose subject is such a pronoun before any name ("Abraham Lincoln was a lawyer.
+    He was born in 1809."): then the pronoun is the topic's, not someone else's the response
+    names ("The bridge … was designed by Joseph Strauss. He …" never qualifies).
+
+    >>> ref = topic_reference(["Ada Lovelace was a mathematician.", "In 1835 she married William King."], "Ada Lovelace")
+    >>> ref.name, sorted(ref.pronouns), ref.first_sentence
+    ('Ada Lovelace', ['her', 'hers', 'herself', 'she'], 0)
+    >>> topic_reference(["The bridge opened in 1937.", "It was designed by Joseph Strauss.", "He died in 1938."], "Golden Gate Bridge") is None
+    True
+    """
+    if not topic:
+        return None
+    name = _topic_name(topic)
+    words = tuple(_fold(w) for w in _WORD.findall(name))
+    if not words:
+        return None
+    used = {_fold(w) for sentence in sentences for w in _WORD.findall(sentence)}
+    genders = [g for g in _GENDERED if used & g]
+    if len(genders) != 1:
+        return None
+    first = next((i for i, sentence in enumerate(sentences) if name in sentence), None)
+    if first is None:
+        return None
+    for i in range(first, len(sentences) - 1):
+        runs = name_runs(sentences[i])
+        opens = bool(runs) and _contains(tuple(_fold(w) for w in runs[0]), words)
+        pronoun = _subject_pronoun(sentences[i + 1])
+        if opens and pronoun is not None and pronoun in genders[0]:
+            return TopicReference(name, genders[0], first)
+    return None
+
+
+def resolve_by_topic(atom: str, topic: TopicReference) -> str:
+    """``atom`` with the topic's name written for its pronouns and for a part of its name: "he",
+    "she", "him" or an object "her" where the atom has not named the topic before it ("In 1842
+    he", "During the Civil War, he" → "During the Civil War, Abraham Lincoln"), a possessive
+    before any name ("His father" → "Abraham Lincoln's father"), and a name that is part of the
+    topic's ("Lincoln served …" → "Abraham Lincoln served …"). Reflexives ("himself"), a
+    pronoun after the topic's name ("Abraham Lincoln married his …") and a possessive after
+    another name ("During the Civil War, his army …": whose?) stay.
+
+    >>> ref = TopicReference("Abraham Lincoln", frozenset("he him his himself".split()), 0)
+    >>> resolve_by_topic("In 1842 he married Mary Todd.", ref), resolve_by_topic("His father was a farmer.", ref)
+    ('In 1842 Abraham Lincoln married Mary Todd.', "Abraham Lincoln's father was a farmer.")
+    >>> resolve_by_topic("Lincoln served one term.", ref), resolve_by_topic("They had four sons.", ref)
+    ('Abraham Lincoln served one term.', 'They had four sons.')
+    >>> resolve_by_topic("Abraham Lincoln and his wife sang.", ref)
+    'Abraham Lincoln and his wife sang.'
+    >>> resolve_by_topic("During the Civil War, he issued it.", ref), resolve_by_topic("In 1861 his army won.", ref)
+    ('During the Civil War, Abraham Lincoln issued it.', "In 1861 Abraham Lincoln's army won.")
+    >>> resolve_by_topic("During the Civil War, his army won.", ref)
+    'During the Civil War, his army won.'
+    """
+    words = list(_WORD.finditer(atom))
+    topic_words = tuple(_fold(w) for w in topic.words)
+    pieces: list[str] = []
+    position = 0
+    named = topic_named = False
+    index = 0
+    while index < len(words):
+        match = words[index]
+        word, folded = match.group(), _fold(match.group())
+        replacement: str | None = None
+        end = index + 1
+        if folded in topic.pronouns and folded not in ("himself", "herself"):
+            following = words[index + 1].group() if index + 1 < len(words) else ""
+            possessive = folded in ("his", "hers") or (
+                folded == "her"
+                and following[:1].islower()
+                and _fold(following) not in _AFTER_OBJECT_HER
+                and atom[match.end() : words[index + 1].start()].strip() == ""
+            )
+            if (not possessive and not topic_named) or not named:
+                replacement = f"{topic.name}'s" if possessive else topic.name
+        elif _is_name(word):
+            # the longest run of names here that is a strict part of the topic's name
+            run_end = index
+            while run_end + 1 < len(words) and _is_name(words[run_end + 1].group()):
+                run_end += 1
+            run = tuple(_fold(w.group()) for w in words[index : run_end + 1])
+            if len(run) < len(topic_words) and _contains(topic_words, run):
+                replacement = topic.name
+            end = run_end + 1
+            named = True
+            topic_named = topic_named or _contains(run, topic_words) or replacement is not None
+        if replacement is not None:
+            pieces.append(atom[position : match.start()] + replacement)
+            position = words[end - 1].end()
+            named = topic_named = True
+        index = end
+    pieces.append(atom[position:])
+    return "".join(pieces)
 
 
 #: an atom that opens with a description instead of a name ("The film …", "This album …")

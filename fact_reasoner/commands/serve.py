@@ -20,14 +20,15 @@ from .base import Command, CommandParser
 
 DESCRIPTION = """\
 Serve factuality checks over HTTP (POST /v1/assess, POST /v1/ragas, a page at /), on this
-machine only unless --host says otherwise: the judge is loaded once (the language model only
-when a request needs atomizing), and each request gets the row the command line writes for the
+machine only unless --host says otherwise: the judge and the language model are loaded once, at
+start (the language model's instructions are then read while it listens: /healthz says
+"loading" until it is ready), and each request gets the row the command line writes for the
 same record and settings.
 
   POST /v1/assess    one input record (a line of the input file) -> its output row
   POST /v1/ragas     one RAG sample -> its metrics (?metrics=faithfulness,context_recall)
   GET  /v1/info      version, judge, engine, the settings a request may change
-  GET  /healthz      liveness
+  GET  /healthz      ready (200), or 503 with Retry-After while the language model loads
   GET  /             a page: paste an answer and its passages, see each claim's verdict
   GET  /docs         the OpenAPI documentation
 
@@ -36,7 +37,8 @@ paths, models and the cache are the server's own. Safe by default: only this mac
 connect unless --host says otherwise, and then an API key (--api-key, or the environment's
 FACT_REASONER_API_KEY) or an explicit --no-auth is needed. Bodies over --max-body-bytes get
 413, records over --max-atoms / --max-contexts 422, a full queue 503 with Retry-After, a
-request past --deadline 504: never a partial score. SIGTERM or Ctrl-C: the requests in flight
+request past --deadline 504: never a partial score; its work goes on, and the same request sent
+again waits for it and gets its row. SIGTERM or Ctrl-C: the requests in flight
 are finished (for up to --drain-seconds), new ones refused.
 """
 
@@ -167,6 +169,13 @@ class Serve(Command):
             choices=("auto", "llm", "sentence"),
             help="/v1/ragas: claims from the LLM atomizer, or one per sentence (default: auto, as `ragas`)",
         )
+        work.add_argument(
+            "--llm-at-first-use",
+            action="store_true",
+            help="load the language model at the first request that needs it, not at start (default: at start, "
+            "while /healthz and such requests answer 503 with Retry-After; a server whose records carry "
+            "their atoms and whose judge is no language model never needs it)",
+        )
         limits.add_argument(
             "--allow-install",
             action="store_true",
@@ -217,6 +226,7 @@ def serve(args: argparse.Namespace, config: Any, sock: Any, api_key: str | None,
         nli_backend=nli_backend,
         batch_wait_seconds=args.batch_wait_ms / 1000,
         ragas_atomizer=args.atomizer,
+        load_language_model=not args.llm_at_first_use,
     )
     options = ServerOptions(
         api_key=api_key,

@@ -260,6 +260,15 @@ class ChatBackend:
             out.update({"cache_hits": 0, "cache_misses": 0, "cache_writes": 0})
         return out
 
+    def load(self) -> None:
+        """Load the model now rather than at the first call (``fact-reasoner serve`` at start);
+        nothing to load for a model behind a server."""
+
+    def prefill(self, request: ChatRequest) -> None:
+        """Read ``request``'s prompt into the model's prompt cache without keeping a reply (no
+        model-call cache): a later prompt that starts the same way reads only the rest. Nothing
+        for a model behind a server."""
+
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()

@@ -36,7 +36,7 @@ from typing import Any
 from ..cache import ModelCache
 from ..interrupts import ends_at_once
 from ..settings.registry import install_hint
-from .base import ChatBackend, LLMError
+from .base import ChatBackend, ChatRequest, LLMError
 from .models import ModelUnavailable, resolve_local_model
 
 logger = logging.getLogger(__name__)
@@ -246,6 +246,18 @@ class LocalLLM(ChatBackend):
         reused, computed = int(timings.get("cache_n", 0) or 0), int(timings.get("prompt_n", 0) or 0)
         if reused < computed:
             self._slot_action(server, stage, "save")
+
+    def load(self) -> None:
+        """Load the model now (otherwise its first call does)."""
+        self.server  # noqa: B018 - the property loads it
+
+    def prefill(self, request: ChatRequest) -> None:
+        """Read ``request``'s prompt into its stage's slot (one token generated, no call cached,
+        no counter): the stage's next call reads only what follows the shared prefix, and a
+        stage's first call of the process saves the slot for the next process."""
+        body = request.payload(self.model) | {"max_tokens": 1}
+        body.pop("response_format", None)  # the grammar is for replies, not for reading a prompt
+        self._complete(body, request.prompt_version)
 
     def close(self) -> None:
         self._server = None  # the binding stops the server when the object is released

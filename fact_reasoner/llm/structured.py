@@ -9,6 +9,10 @@ Policy (shared by the Atomizer and the Reviser):
    seeds (at temperature 0 a retry would only repeat the same answer);
 4. if everything failed, return a :class:`StructuredFailure` with the reasons — the caller
    records it; nothing is silently dropped.
+
+A check that raises :class:`AskFewer` (a reply of the wrong size for its request: the reviser's
+"expected exactly 8 facts, got 4") ends the attempts at once, without the repair round and the
+retries: the caller asks about fewer items instead.
 """
 
 from __future__ import annotations
@@ -26,6 +30,14 @@ T = TypeVar("T")
 
 class InvalidOutput(FactReasonerError, ValueError):
     """The reply parsed as JSON but does not satisfy the stage's check."""
+
+
+class AskFewer(InvalidOutput):
+    """The reply is well formed but has the wrong number of items for a request about several
+    (the reviser's "expected exactly 8 facts, got 4"). No repair round and no retry follow: the
+    1.5B model gave 4 facts for 8 at the attempt, the repair and the retry alike (issue 59), and a
+    repair costs as much generation as asking about each half. The caller asks about fewer items
+    instead (:class:`~fact_reasoner.atoms.reviser.Reviser` splits the chunk)."""
 
 
 @dataclass
@@ -95,26 +107,31 @@ class StructuredCaller:
             results.append(self._finish(messages, schema, check, reply))
         return results
 
-    def _try(self, reply: Any, check: Callable[[Any], T]) -> tuple[T | None, str | None, str]:
+    def _try(self, reply: Any, check: Callable[[Any], T]) -> tuple[T | None, str | None, str, bool]:
+        """(value, problem, reply text, whether to stop asking: :class:`AskFewer`)."""
         if isinstance(reply, LLMError):
-            return None, f"model call failed: {reply}", ""
+            return None, f"model call failed: {reply}", "", False
         text = reply.text
         if reply.choices[0].finish_reason == "length":
-            return None, "reply cut off at the token limit", text
+            return None, "reply cut off at the token limit", text, False
         try:
-            return check(parse_json_reply(text)), None, text
+            return check(parse_json_reply(text)), None, text, False
+        except AskFewer as error:
+            return None, f"{type(error).__name__}: {error}", text, True
         except (ValueError, InvalidOutput, TypeError, KeyError) as error:
-            return None, f"{type(error).__name__}: {error}", text
+            return None, f"{type(error).__name__}: {error}", text, False
 
     def _finish(self, messages, schema, check, reply) -> StructuredResult[T] | StructuredFailure:
         if isinstance(reply, LLMError):
             # The backend has already retried the call: asking again here would only wait
             # through its retries once more. The model could not be asked at all.
             return StructuredFailure([f"model call failed: {reply}"], transport=True, unreachable=reply.unreachable)
-        value, problem, text = self._try(reply, check)
+        value, problem, text, stop = self._try(reply, check)
         if problem is None:
             return StructuredResult(value, 1, False)  # type: ignore[arg-type]
         failure = StructuredFailure([f"attempt 1: {problem}"])
+        if stop:
+            return failure
         attempts = 1
         if text:  # a reply to repair (not a transport failure)
             repair = [
@@ -134,7 +151,7 @@ class StructuredCaller:
                     )
                 ]
             )[0]
-            value, problem, text = self._try(reply, check)
+            value, problem, text, _ = self._try(reply, check)
             if problem is None:
                 return StructuredResult(value, attempts, True)  # type: ignore[arg-type]
             failure.reasons.append(f"repair: {problem}")
@@ -152,7 +169,7 @@ class StructuredCaller:
                     )
                 ]
             )[0]
-            value, problem, text = self._try(reply, check)
+            value, problem, text, _ = self._try(reply, check)
             if problem is None:
                 return StructuredResult(value, attempts, False)  # type: ignore[arg-type]
             failure.reasons.append(f"retry {k + 1}: {problem}")

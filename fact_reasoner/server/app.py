@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -141,7 +142,54 @@ class _Admission:
 
 
 def _error_response(error: ApiError, headers: dict[str, str] | None = None) -> Any:
+    """The error's JSON; an error that says when to ask again (``retry_after``) says it in a
+    ``Retry-After`` header too."""
+    if "retry_after" in error.fields:
+        headers = {"Retry-After": str(error.fields["retry_after"]), **(headers or {})}
     return JSONResponse(error.body(), status_code=error.status, headers=headers)
+
+
+#: how long the row of a request that missed its deadline is kept for the same request asked again
+KEPT_SECONDS = 600.0
+
+
+@dataclass
+class _Work:
+    """One request's work: its future, when it started and (once done) when it ended."""
+
+    future: Future[Any]
+    started: float
+    ended: float | None = None
+
+
+class _Abandoned:
+    """The work of requests that missed their deadline, by request (path, body and settings):
+    the same request asked again waits for that work instead of starting it again, and gets its
+    row — or its error — for :data:`KEPT_SECONDS` after it ended (on the event loop's thread only)."""
+
+    def __init__(self) -> None:
+        self._work: dict[str, _Work] = {}
+
+    def get(self, key: str) -> _Work | None:
+        self._forget_old()
+        return self._work.get(key)
+
+    def keep(self, key: str, work: _Work) -> None:
+        self._forget_old()
+        self._work[key] = work
+
+    def _forget_old(self) -> None:
+        now = time.perf_counter()
+        for key, work in list(self._work.items()):
+            if work.ended is not None and now - work.ended > KEPT_SECONDS:
+                del self._work[key]
+
+
+def request_key(path: str, body: Any, values: dict[str, str]) -> str:
+    """One request's identity: its path, its body and its settings, as canonical JSON hashed."""
+    from ..hashing import json_sha256
+
+    return json_sha256({"path": path, "body": body, "settings": values})
 
 
 def create_app(service: AssessmentService, options: ServerOptions = ServerOptions()) -> Any:
@@ -240,31 +288,47 @@ def create_app(service: AssessmentService, options: ServerOptions = ServerOption
 
     # -- running work: bounded, off the loop, with a deadline ---------------------------------------
 
-    async def run(work: Callable[[], dict[str, Any]]) -> Any:
-        if admission.busy >= admission.capacity:
-            raise _Busy(admission.retry_after(options.workers))
-        loop = asyncio.get_running_loop()
-        admission.busy += 1
-        started = time.perf_counter()
+    abandoned = _Abandoned()
 
-        def done(_: Future[Any]) -> None:
-            def release() -> None:
-                admission.busy -= 1
-                admission.served += 1
-                admission.seconds += time.perf_counter() - started
+    async def run(work: Callable[[], dict[str, Any]], key: str) -> Any:
+        """``work``'s row, within the deadline. Past it the work goes on: the caller gets 504
+        saying so, and the same request (``key``) asked again waits for that work, or gets its
+        row once it has ended (:class:`_Abandoned`)."""
+        job = abandoned.get(key)
+        if job is None:
+            if admission.busy >= admission.capacity:
+                raise _Busy(admission.retry_after(options.workers))
+            loop = asyncio.get_running_loop()
+            admission.busy += 1
+            job = _Work(pool.submit(work), time.perf_counter())
 
-            loop.call_soon_threadsafe(release)
+            def done(_: Future[Any], job: _Work = job) -> None:
+                def release() -> None:
+                    job.ended = time.perf_counter()
+                    admission.busy -= 1
+                    admission.served += 1
+                    admission.seconds += job.ended - job.started
 
-        future = pool.submit(work)
-        future.add_done_callback(done)
+                loop.call_soon_threadsafe(release)
+
+            job.future.add_done_callback(done)
         try:
-            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), options.deadline_seconds)
+            return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(job.future)), options.deadline_seconds)
         except TimeoutError:
+            abandoned.keep(key, job)
+            so_far = time.perf_counter() - job.started
+            mean = admission.seconds / admission.served if admission.served else 0.0
+            retry = max(1, math.ceil(mean - so_far)) if mean > so_far else max(1, math.ceil(options.deadline_seconds))
             raise ApiError(
                 504,
                 "deadline_exceeded",
-                f"no answer within the deadline of {options.deadline_seconds:g} s; nothing was scored",
+                f"no answer within the deadline of {options.deadline_seconds:g} s; its work goes on "
+                f"({so_far:.0f} s so far). Send the same request again: it waits for that work instead of "
+                f"starting it again, and gets its row at once once the work is done (kept for "
+                f"{KEPT_SECONDS / 60:g} min); ask again after about {retry} s",
                 deadline_seconds=options.deadline_seconds,
+                seconds_so_far=round(so_far, 1),
+                retry_after=retry,
             ) from None
 
     @app.exception_handler(_Busy)
@@ -325,9 +389,12 @@ def create_app(service: AssessmentService, options: ServerOptions = ServerOption
         ``relations``) → the output row ``fact-reasoner --input-file`` writes for it. Query
         parameters: settings a request may change (``/v1/info``)."""
         values = query(request)
-        item = service.parse_record(await body_json(request))
+        body = await body_json(request)
+        item = service.parse_record(body)
         service.settings_for(values, service.assess_settings)  # refused before it is queued
-        return JSONResponse(await run(lambda: service.assess(item, values)))
+        service.refuse_while_loading(service.record_needs_language_model(item))
+        key = request_key("/v1/assess", body, values)
+        return JSONResponse(await run(lambda: service.assess(item, values), key))
 
     sample_body = {
         "requestBody": {
@@ -352,14 +419,29 @@ def create_app(service: AssessmentService, options: ServerOptions = ServerOption
         ``fact-reasoner ragas`` writes for it. Query: ``metrics=a,b`` and settings."""
         values = query(request, "metrics")
         metrics = service.ragas_metrics(request.query_params.get("metrics"))
-        item = service.parse_sample(await body_json(request), metrics)
+        body = await body_json(request)
+        item = service.parse_sample(body, metrics)
         service.settings_for(values, service.ragas_settings, version=2)
-        return JSONResponse(await run(lambda: service.ragas(item, metrics, values)))
+        service.refuse_while_loading(service.sample_needs_language_model())
+        key = request_key("/v1/ragas", body, dict(values, metrics=request.query_params.get("metrics") or ""))
+        return JSONResponse(await run(lambda: service.ragas(item, metrics, values), key))
 
-    @app.get("/healthz", summary="liveness")
+    @app.get("/healthz", summary="ready: 200 once the stages are loaded")
     async def healthz() -> Any:
-        status = "draining" if state["draining"] else "ok"
-        return JSONResponse({"status": status}, status_code=503 if state["draining"] else 200)
+        """``ok`` (200) once the server can answer; ``loading`` (503, ``Retry-After``) while the
+        language model loads at start; ``draining`` (503) while it shuts down. ``language_model``
+        says how its load went (absent when it loads at the first request that needs it)."""
+        load = service.language_model
+        body: dict[str, Any] = {"status": "ok"}
+        headers: dict[str, str] = {}
+        if load is not None:
+            body["language_model"] = load.describe()
+            if load.state == "loading":
+                body["status"] = "loading"
+                headers["Retry-After"] = str(load.retry_after())
+        if state["draining"]:
+            body["status"] = "draining"
+        return JSONResponse(body, status_code=200 if body["status"] == "ok" else 503, headers=headers)
 
     @app.get("/v1/info", summary="version, judge, engine and the settings a request may change")
     async def info() -> Any:

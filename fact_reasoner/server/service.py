@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from ..errors import ConformalError, FactReasonerError, NoEvidence, RecordFailed
 from ..io import NumberedRecord, describe_validation_error, numbered_keys
 from ..nli.base import describe_judge
 from ..nli.cache import CachedNLI
+from ..nli.factory import NLI_BACKENDS
 from ..settings.config import PipelineConfig
 from ..stages import Stages
 from ..version import __version__
@@ -144,6 +146,66 @@ def stage_error(error: BaseException, default: str) -> ApiError:
     return ApiError(500, "stage_failed", message, stage=stage)
 
 
+# -- the language model, loaded at start ------------------------------------------------------------
+
+#: seconds a caller is told to wait while the language model loads (a poll, not an estimate)
+LOADING_RETRY_SECONDS = 5
+
+
+class LanguageModelLoad:
+    """The language model made ready on a thread from the server's start (its prompts read):
+    ``state`` is ``loading``, then ``ready`` or ``failed`` (``error`` says why; a request that
+    needs the model then meets that error itself); ``seconds`` how long it took."""
+
+    def __init__(self, load: Callable[[], None]) -> None:
+        self.state = "loading"
+        self.error: str | None = None
+        self.seconds: float | None = None
+        self._started = time.monotonic()
+        self._thread = threading.Thread(target=self._run, args=(load,), name="fact-reasoner-load-llm", daemon=True)
+        self._thread.start()
+
+    @classmethod
+    def failed(cls, error: BaseException) -> "LanguageModelLoad":
+        """A load that failed before any thread started (the model could not be read)."""
+
+        def fail() -> None:
+            raise error
+
+        return cls(fail)
+
+    def _run(self, load: Callable[[], None]) -> None:
+        try:
+            load()
+        except Exception as error:  # reported by /healthz and met again by the requests that need it
+            self.error = f"{type(error).__name__}: {error}"
+            self.state = "failed"
+            log.warning("the language model could not be loaded: %s", self.error)
+        else:
+            self.state = "ready"
+            log.info("the language model is ready (%.1f s)", time.monotonic() - self._started)
+        finally:
+            self.seconds = time.monotonic() - self._started
+
+    def elapsed(self) -> float:
+        return self.seconds if self.seconds is not None else time.monotonic() - self._started
+
+    def retry_after(self) -> int:
+        return LOADING_RETRY_SECONDS
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until the load has ended (tests, and a server that must not answer before)."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def describe(self) -> dict[str, Any]:
+        """What ``/healthz`` says of it."""
+        out: dict[str, Any] = {"state": self.state, "seconds": round(self.elapsed(), 1)}
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
 # -- the service ------------------------------------------------------------------------------------
 
 
@@ -163,6 +225,11 @@ class AssessmentService:
     ragas_atomizer:
         ``auto``, ``llm`` or ``sentence``: how ``/v1/ragas`` splits texts into claims (as
         ``fact-reasoner ragas --atomizer``).
+    load_language_model:
+        Load the language model now, and read the atomizer's and reviser's instructions into its
+        prompt cache on a thread (:class:`LanguageModelLoad`): the server listens meanwhile,
+        ``/healthz`` and a request that needs the model answer 503 with ``Retry-After`` until it
+        is ready. False: it loads at the first request that needs it.
     """
 
     def __init__(
@@ -174,6 +241,7 @@ class AssessmentService:
         batch_wait_seconds: float = BATCH_WAIT_SECONDS,
         batch_max_pairs: int = 512,
         ragas_atomizer: str = "auto",
+        load_language_model: bool = False,
     ) -> None:
         self.config = config
         self.limits = limits
@@ -215,6 +283,58 @@ class AssessmentService:
         self._checked: set[tuple[bool, bool]] = set()
         self._notes: set[str] = set()
         self._check_lock = threading.Lock()
+        self.judge_uses_llm = (
+            nli_backend is not None
+            and config.models.nli_choice.model is not None
+            and any("llm" in NLI_BACKENDS.entry(member.name).uses for member in config.models.nli_choice.judges)
+        )
+        self.language_model: LanguageModelLoad | None = None
+        if load_language_model:
+            try:
+                self._load_model()
+            except Exception as error:  # reported by /healthz; a request that needs it meets it again
+                self.language_model = LanguageModelLoad.failed(error)
+            else:
+                self.language_model = LanguageModelLoad(self._read_prompts)
+
+    def _load_model(self) -> None:
+        """The language model loaded now, before the server listens: llama.cpp holds Python's
+        lock while it reads the model (measured: no other thread ran for the 19 s of a load at
+        load average 11), so a server loading it on a thread could not answer meanwhile."""
+        self.base.preflight(atomize=True)
+        self.stages["llm"].target().load()
+
+    def _read_prompts(self) -> None:
+        """What :class:`LanguageModelLoad` runs on its thread while the server listens: the
+        atomizer's and the reviser's instructions and worked examples read into the model's
+        prompt cache (llama.cpp lets other threads run meanwhile), so that the first request
+        reads only its own text."""
+        self.stages["atomizer"].target().prefill_prompt()
+        if self.config.models.revise:
+            self.stages["reviser"].target().prefill_prompt()
+
+    def refuse_while_loading(self, needs_language_model: bool) -> None:
+        """503 ``loading`` with ``retry_after`` for a request that needs the language model while
+        it loads; nothing otherwise (a load that failed lets the request meet its own error)."""
+        load = self.language_model
+        if needs_language_model and load is not None and load.state == "loading":
+            raise ApiError(
+                503,
+                "loading",
+                f"the language model is loading ({load.elapsed():.0f} s so far); retry after {load.retry_after()} s",
+                stage="llm",
+                retry_after=load.retry_after(),
+            )
+
+    def record_needs_language_model(self, item: NumberedRecord) -> bool:
+        """Whether ``/v1/assess`` of this record asks the language model: its atoms are made here
+        (atomize, revise), or the judge is the LLM judge."""
+        return item.record.atoms is None or self.judge_uses_llm
+
+    def sample_needs_language_model(self) -> bool:
+        """Whether ``/v1/ragas`` may ask the language model: claims from the LLM atomizer, or the
+        LLM judge."""
+        return self.ragas_atomizer != "sentence" or self.judge_uses_llm
 
     def close(self, wait_seconds: float = 30.0) -> None:
         """Stop the batcher's thread (waiting at most ``wait_seconds`` for the batch in hand)."""

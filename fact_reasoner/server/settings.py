@@ -53,7 +53,8 @@ FIXED_GROUPS = ("pipeline", "engine", "cache", "execution", "gate")
 
 #: closed-valued settings that a stage reads when it is built (the server builds each once):
 #: which NLI backend and LLM backend, the LLM judge's and the cascade's options, the atomizer's
-#: and reviser's prompts, and the web retrievers' page options and topic filter
+#: and reviser's prompts and the reviser's topic rule, and the web retrievers' page options and
+#: topic filter
 BUILT_ONCE = frozenset(
     {
         "nli",
@@ -64,6 +65,7 @@ BUILT_ONCE = frozenset(
         "nli_samples",
         "atomizer_prompt_version",
         "reviser_prompt_version",
+        "topic_pronouns",
         "topic_filter",
         "fetch_pages",
         "passage_chars",

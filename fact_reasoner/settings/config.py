@@ -460,6 +460,13 @@ class _ModelOptions(_ModelRules):
         "pronoun, a partial name or no name are revised) or v1 (every atom)",
     )
     revise: bool = option(True, "skip the reviser", flags=("--no-revise",))
+    topic_pronouns: bool = option(
+        True,
+        "the reviser asks the model about every atom with a pronoun too: by default a rule writes the "
+        "topic's name for he, she, his, her, him (and for a part of the name) where the response refers "
+        "to its topic with one gender's pronouns, without a model call",
+        flags=("--no-topic-pronouns",),
+    )
     keep_ungrounded_atoms: bool = option(
         False,
         "judge and score the atoms the atomizer made whose numbers or proper names are in neither "

@@ -2,6 +2,7 @@
 
 import importlib.util
 import json
+import re
 
 import pytest
 
@@ -70,13 +71,91 @@ def test_atomizer_failure_keeps_the_sentence_with_a_reason():
         assert atomizer.stats()["failures"] == 2
 
 
-def test_reviser_wrong_count_marks_atoms_and_keeps_them():
+def test_a_reviser_reply_that_stays_unusable_marks_only_the_atoms_that_fail_alone():
+    """A reply with the wrong number of facts is split at once (no repair round); one atom alone
+    gets the repair round and the retry; only then is it marked, and kept."""
     atoms = [Atom(id="a0", text="She was a mathematician."), Atom(id="a1", text="She was born in 1815.")]
-    with ScriptedServer([json.dumps({"atoms": ["only one"]})]) as server:
-        revised = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None)).revise(atoms, RESPONSE)
-        assert [a.text for a in revised] == [a.text for a in atoms]
-        assert all("expected exactly 2 facts" in a.reviser_failure for a in revised)
-        assert all(a.original == a.text for a in revised)
+    with ScriptedServer([json.dumps({"atoms": []})]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        revised = reviser.revise(atoms, RESPONSE)
+        # the pair (split at once), then each atom: attempt, repair, one retry
+        assert [len(asked_facts(r["body"])) for r in server.requests] == [2, 1, 1, 1, 1, 1, 1]
+    assert [a.text for a in revised] == [a.text for a in atoms]
+    assert all("expected exactly 1 facts, got 0" in a.reviser_failure for a in revised)
+    assert all(a.original == a.text for a in revised)
+    assert reviser.stats()["splits"] == 1 and reviser.stats()["failures"] == 2
+
+
+def asked_facts(body: dict) -> list[str]:
+    """The facts a reviser request asks about: the numbered lines of its last user turn (a
+    repair's last turn asks about none: the facts are those of the turn before)."""
+    turns = [m["content"] for m in body["messages"] if m["role"] == "user"]
+    facts = re.findall(r"^\d+\. (?:\[\d+\] )?(.+)$", turns[-1], flags=re.MULTILINE)
+    return facts or re.findall(r"^\d+\. (?:\[\d+\] )?(.+)$", turns[-2], flags=re.MULTILINE)
+
+
+#: the issue's long answer: a chunk of 8 came back with 4 facts at the attempt, the repair and the retry
+EMIGRE = (
+    "Albert Stern was a German-born physicist. He studied in Munich. He moved to the United States in 1933. "
+    "There he taught at Princeton. His wife was a painter. She founded a school in Trenton. "
+    "He won the Franklin Medal. He died in 1954."
+)
+EMIGRE_ATOMS = [
+    "He studied in Munich.",
+    "He moved to the United States in 1933.",
+    "There he taught at Princeton.",
+    "His wife was a painter.",
+    "She founded a school in Trenton.",
+    "He won the Franklin Medal.",
+    "He died in 1954.",
+    "He studied physics.",
+]
+
+
+def test_a_reviser_chunk_with_too_few_facts_is_split_until_each_atom_is_revised():
+    """Issue 59: the model answers a chunk of more than two facts with half of them, a pair or a
+    single fact correctly, and never one of them ("He won the Franklin Medal."): the chunk is
+    split in halves, then the halves, and only that atom stays unrevised, marked; the 7 others
+    are revised (before: all 8 were left with ``reviser_failure``)."""
+
+    def rewrite(fact: str) -> str:
+        return (
+            fact.replace("There he", "In the United States Albert Stern")
+            .replace("His wife", "Albert Stern's wife")
+            .replace("She ", "Albert Stern's wife ")
+            .replace("He ", "Albert Stern ")
+        )
+
+    def reply(body: dict) -> str:
+        facts = asked_facts(body)
+        if len(facts) > 2:
+            return json.dumps({"atoms": [rewrite(f) for f in facts[: len(facts) // 2]]})
+        if "He won the Franklin Medal." in facts:
+            return json.dumps({"atoms": []})
+        return json.dumps({"atoms": [rewrite(f) for f in facts]})
+
+    atoms = [Atom(id=f"a{i}", text=t, sentence=min(i + 1, 7)) for i, t in enumerate(EMIGRE_ATOMS)]
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        revised = reviser.revise(atoms, EMIGRE, topic="Albert Stern")
+        asked = [len(asked_facts(r["body"])) for r in server.requests]
+    failed = [a.text for a in revised if getattr(a, "reviser_failure", None)]
+    assert failed == ["He won the Franklin Medal."]
+    assert [a.text for a in revised if a.text not in failed] == [
+        "Albert Stern studied in Munich.",
+        "Albert Stern moved to the United States in 1933.",
+        "In the United States Albert Stern taught at Princeton.",
+        "Albert Stern's wife was a painter.",
+        "Albert Stern's wife founded a school in Trenton.",
+        "Albert Stern died in 1954.",
+        "Albert Stern studied physics.",
+    ]
+    assert [a.id for a in revised] == [a.id for a in atoms]
+    assert [a.original for a in revised] == EMIGRE_ATOMS
+    # 8 -> 4 + 4 -> 2 + 2 + 2 + 2 -> the pair with the medal -> 1 + 1 (attempt, repair, retry)
+    assert asked == [8, 4, 4, 2, 2, 2, 2, 1, 1, 1, 1]
+    stats = reviser.stats()
+    assert stats["splits"] == 4 and stats["failures"] == 1 and stats["atoms"] == 8
 
 
 def test_reviser_applies_rewrites_and_keeps_original():
@@ -96,15 +175,16 @@ def test_reviser_applies_rewrites_and_keeps_original():
         assert reviser.stats()["changed"] == 1
 
 
-def test_a_reviser_reply_with_too_few_facts_is_repaired():
+def test_a_reviser_reply_that_breaks_the_format_is_repaired():
     atoms = [Atom(id="a0", text="She was born in 1815."), Atom(id="a1", text="She was a mathematician.")]
-    short = json.dumps({"atoms": ["Ada Lovelace was born in 1815."]})
+    broken = '{"atoms": ["Ada Lovelace was born in 1815.", '
     fixed = json.dumps({"atoms": ["Ada Lovelace was born in 1815.", "Ada Lovelace was a mathematician."]})
-    with ScriptedServer([short, fixed]) as server:
+    with ScriptedServer([broken, fixed]) as server:
         reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
         revised = reviser.revise(atoms, RESPONSE)
         assert [a.text for a in revised] == ["Ada Lovelace was born in 1815.", "Ada Lovelace was a mathematician."]
-        assert "expected exactly 2 facts, got 1" in server.requests[1]["body"]["messages"][-1]["content"]
+        assert "not valid" in server.requests[1]["body"]["messages"][-1]["content"]
+    assert reviser.stats()["splits"] == 0
 
 
 @needs_tiny_model
@@ -154,6 +234,8 @@ def test_reviser_v2_sends_only_the_atoms_that_need_it():
         "rejected": 0,
         "merged": 0,
         "second_pass": 0,
+        "splits": 0,
+        "by_topic": 0,
     }
 
 
@@ -229,3 +311,55 @@ def test_each_atom_records_the_sentence_it_was_made_from_and_the_reviser_keeps_i
     ]
     assert [(a.sentence, a.text) for a in revised][1] == (1, "Ada Lovelace was a mathematician.")
     assert [a.sentence for a in revised] == [0, 1, 2, 2]
+
+
+def test_the_topic_rule_resolves_he_and_she_without_the_model():
+    """Issue 59: "He …" → "<topic> …" was the reviser's most common rewrite; in a response that
+    calls its topic "he" the rule writes the name, and only what is still flagged goes to the
+    model; ``topic_pronouns=False`` sends everything that needs a rewrite, as before."""
+    atoms = [
+        Atom(id="a0", text="He studied in Munich.", sentence=1),
+        Atom(id="a1", text="In 1933 he moved to the United States.", sentence=2),
+        Atom(id="a2", text="There he taught at Princeton.", sentence=3),
+        Atom(id="a3", text="His wife was a painter.", sentence=4),
+        Atom(id="a4", text="Stern won the Franklin Medal.", sentence=6),
+        Atom(id="a5", text="The medal was gold.", sentence=6),
+    ]
+    male_only = EMIGRE.replace("She founded a school in Trenton. ", "")
+
+    def reply(body: dict) -> str:
+        return json.dumps({"atoms": [f.replace("There Albert Stern", "Albert Stern") for f in asked_facts(body)]})
+
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        revised = reviser.revise(atoms, male_only, topic="Albert Stern")
+        asked = [asked_facts(r["body"]) for r in server.requests]
+    assert [a.text for a in revised] == [
+        "Albert Stern studied in Munich.",
+        "In 1933 Albert Stern moved to the United States.",
+        "Albert Stern taught at Princeton.",
+        "Albert Stern's wife was a painter.",
+        "Albert Stern won the Franklin Medal.",
+        "The medal was gold.",  # a description, not flagged: after the rule the model is not asked
+    ]
+    assert asked == [["There Albert Stern taught at Princeton."]]  # "There" is left for the model
+    assert [a.original or a.text for a in revised] == [a.text for a in atoms]
+    assert reviser.stats()["by_topic"] == 5
+
+    with ScriptedServer([reply]) as server:
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), topic_pronouns=False)
+        reviser.revise(atoms, male_only, topic="Albert Stern")
+        assert len(asked_facts(server.requests[0]["body"])) == 6
+    assert reviser.stats()["by_topic"] == 0
+
+
+def test_the_topic_rule_keeps_out_of_answers_with_both_genders_or_no_topic():
+    """She and he both in the answer (whose "he"?), or no topic: every atom goes to the model."""
+    atoms = [Atom(id="a0", text="He studied in Munich.", sentence=1)]
+    for response, topic in ((EMIGRE, "Albert Stern"), (EMIGRE.replace("She founded a school in Trenton. ", ""), None)):
+        reply = json.dumps({"atoms": ["Albert Stern studied in Munich."]})
+        with ScriptedServer([reply]) as server:
+            reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+            [atom] = reviser.revise(atoms, response, topic=topic)
+            assert len(server.requests) == 1
+        assert atom.text == "Albert Stern studied in Munich." and reviser.stats()["by_topic"] == 0

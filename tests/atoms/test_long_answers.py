@@ -207,8 +207,9 @@ def test_the_v3_reviser_shows_each_fact_with_its_sentence_and_the_topic():
     atoms = [Atom(id="a0", text="There he joined the Academy of Fine Arts.", sentence=2)]
     reply = json.dumps({"atoms": ["In Antwerp Tomas Velde joined the Academy of Fine Arts."]})
     with ScriptedServer([reply]) as server:
-        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
-        assert reviser.prompt_version == "v3"  # the default
+        reviser = Reviser(
+            OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), prompt_version="v3", topic_pronouns=False
+        )
         [revised] = reviser.revise(atoms, PAINTER, topic="Tomas Velde")
         prompt = server.requests[0]["body"]["messages"][-1]["content"]
     assert prompt.startswith("Topic: Tomas Velde\nText: Tomas Velde was")
@@ -299,7 +300,8 @@ def test_a_rejected_rewrite_still_gives_its_name_to_the_atom_as_it_was():
     name is: put in place of the pronoun in the atom as it was."""
     atoms = [Atom(id="a0", text="In 1855 he moved to Antwerp.", sentence=1)]
     with ScriptedServer([json.dumps({"atoms": ["Tomas Velde moved to Antwerp."]})]) as server:
-        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None))
+        # the model's path: the topic rule (which writes the same) left out
+        reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), topic_pronouns=False)
         [revised] = reviser.revise(atoms, PAINTER, topic="Tomas Velde")
     assert revised.text == "In 1855 Tomas Velde moved to Antwerp."
     assert not getattr(revised, "reviser_rejected", None)
@@ -319,7 +321,11 @@ def test_a_rewrite_that_names_someone_met_only_later_is_not_used():
     atom = Atom(id="a1", text="She moved to Bergen in 1881.", sentence=1)
     for rewrite, used in (("Karl Brenn moved to Bergen in 1881.", False), ("Anna Ruud moved to Bergen in 1881.", True)):
         with ScriptedServer([json.dumps({"atoms": [rewrite]})]) as server:
-            reviser = Reviser(OpenAICompatibleLLM("m", base_url=server.base_url, cache=None), prompt_version="v3")
+            reviser = Reviser(
+                OpenAICompatibleLLM("m", base_url=server.base_url, cache=None),
+                prompt_version="v3",
+                topic_pronouns=False,
+            )
             [revised] = reviser.revise([atom], response, topic="Anna Ruud")
         if used:
             assert revised.text == rewrite and not getattr(revised, "reviser_rejected", None)

@@ -47,7 +47,7 @@ SERVER = textwrap.dedent(
 
     configure_logging(quiet=False)
     command = Serve()
-    args, parser = command.parse(["--port", "0", "--nli", "cross-encoder", "--no-cache", "--drain-seconds", sys.argv[2]])
+    args, parser = command.parse(["--port", "0", "--nli", "cross-encoder", "--no-cache", "--drain-seconds", sys.argv[2], "--llm-at-first-use"])
     with stop_on_signals():  # as fact_reasoner.commands.main runs every command
         status = serve(args, command.settings(args, parser), bind("127.0.0.1", 0), None, nli_backend=FileGatedJudge())
     sys.exit(status)

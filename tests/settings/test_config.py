@@ -69,6 +69,7 @@ OTHER_VALUES = {
     "atomizer_prompt_version": "v2",
     "reviser_prompt_version": "v1",
     "revise": None,
+    "topic_pronouns": None,
     "keep_ungrounded_atoms": None,
     "service_type": "bm25",
     "top_k": "2",
