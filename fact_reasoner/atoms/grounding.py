@@ -718,21 +718,25 @@ def topic_reference(sentences: Sequence[str], topic: str | None) -> TopicReferen
 
 
 def resolve_by_topic(atom: str, topic: TopicReference) -> str:
-    """``atom`` with the topic's name written for its pronouns and for a part of its name: "he",
-    "she", "him" or an object "her" where the atom has not named the topic before it ("In 1842
-    he", "During the Civil War, he" → "During the Civil War, Abraham Lincoln"), a possessive
-    before any name ("His father" → "Abraham Lincoln's father"), and a name that is part of the
-    topic's ("Lincoln served …" → "Abraham Lincoln served …"). Reflexives ("himself"), a
-    pronoun after the topic's name ("Abraham Lincoln married his …") and a possessive after
-    another name ("During the Civil War, his army …": whose?) stay.
+    """``atom`` with the topic's name written for its pronouns: "he", "she", "him" or an object
+    "her" where the atom has not named the topic before it ("In 1842 he", "During the Civil War,
+    he" → "During the Civil War, Abraham Lincoln"), and a possessive before any name ("His
+    father" → "Abraham Lincoln's father"). Reflexives ("himself"), a pronoun after the topic's
+    name or a part of it ("Abraham Lincoln married his …", "Lincoln said he …") and a possessive
+    after another name ("During the Civil War, his army …": whose?) stay. A part of the topic's
+    name stays as written ("Lincoln served one term."): written out in full it scored worse end
+    to end (FR2's MAE with our atoms 0.101 against 0.109 on the 33 development biographies,
+    0.080 against 0.094 on the 14 held out; issue 59), because the judge reads some full forms
+    against the same passage below its floor ("Terence Blacker worked for The Guardian." where
+    "Blacker worked for The Guardian." is entailed at 0.85).
 
     >>> ref = TopicReference("Abraham Lincoln", frozenset("he him his himself".split()), 0)
     >>> resolve_by_topic("In 1842 he married Mary Todd.", ref), resolve_by_topic("His father was a farmer.", ref)
     ('In 1842 Abraham Lincoln married Mary Todd.', "Abraham Lincoln's father was a farmer.")
     >>> resolve_by_topic("Lincoln served one term.", ref), resolve_by_topic("They had four sons.", ref)
-    ('Abraham Lincoln served one term.', 'They had four sons.')
-    >>> resolve_by_topic("Abraham Lincoln and his wife sang.", ref)
-    'Abraham Lincoln and his wife sang.'
+    ('Lincoln served one term.', 'They had four sons.')
+    >>> resolve_by_topic("Abraham Lincoln and his wife sang.", ref), resolve_by_topic("Lincoln said he won.", ref)
+    ('Abraham Lincoln and his wife sang.', 'Lincoln said he won.')
     >>> resolve_by_topic("During the Civil War, he issued it.", ref), resolve_by_topic("In 1861 his army won.", ref)
     ('During the Civil War, Abraham Lincoln issued it.', "In 1861 Abraham Lincoln's army won.")
     >>> resolve_by_topic("During the Civil War, his army won.", ref)
@@ -760,16 +764,14 @@ def resolve_by_topic(atom: str, topic: TopicReference) -> str:
             if (not possessive and not topic_named) or not named:
                 replacement = f"{topic.name}'s" if possessive else topic.name
         elif _is_name(word):
-            # the longest run of names here that is a strict part of the topic's name
+            # a run of names: the topic's name or a part of it names the topic (kept as written)
             run_end = index
             while run_end + 1 < len(words) and _is_name(words[run_end + 1].group()):
                 run_end += 1
             run = tuple(_fold(w.group()) for w in words[index : run_end + 1])
-            if len(run) < len(topic_words) and _contains(topic_words, run):
-                replacement = topic.name
             end = run_end + 1
             named = True
-            topic_named = topic_named or _contains(run, topic_words) or replacement is not None
+            topic_named = topic_named or _contains(run, topic_words) or _contains(topic_words, run)
         if replacement is not None:
             pieces.append(atom[position : match.start()] + replacement)
             position = words[end - 1].end()

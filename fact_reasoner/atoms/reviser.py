@@ -60,8 +60,9 @@ Prompt versions (part of the cache key):
 Before any of it (v2 and later, ``topic_pronouns``, ``--no-topic-pronouns`` to turn it off):
 where the response refers to its topic with one gender's pronouns
 (:func:`~fact_reasoner.atoms.grounding.topic_reference`), a rule writes the topic's name for
-"he"/"she"/"his"/"her"/"him" and for a part of the name, without the model
-(:func:`~fact_reasoner.atoms.grounding.resolve_by_topic`, counted ``by_topic``), and only the
+"he"/"she"/"his"/"her"/"him", without the model
+(:func:`~fact_reasoner.atoms.grounding.resolve_by_topic`, counted ``by_topic``; a part of the
+topic's name stays as written: in full it scored worse end to end), and only the
 atoms still flagged (:func:`~fact_reasoner.atoms.grounding.unresolved_reference`: "They had four
 sons.", "There he met …") go to the model; an atom that opens with a description or names
 nothing ("The film grossed $5 million.") is then left as it is. Why (eight development
@@ -343,7 +344,7 @@ class Reviser:
         return revised
 
     def _by_topic(self, atoms: list[Atom], response: str, reference: TopicReference) -> list[Atom]:
-        """The atoms with the topic's name written for its pronouns and a part of its name
+        """The atoms with the topic's name written for its pronouns
         (:func:`~fact_reasoner.atoms.grounding.resolve_by_topic`), where the atom's sentence
         comes at or after the first that names the topic; counted ``by_topic``."""
         said = response_sentences(response)

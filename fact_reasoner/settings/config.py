@@ -463,7 +463,7 @@ class _ModelOptions(_ModelRules):
     topic_pronouns: bool = option(
         True,
         "the reviser asks the model about every atom with a pronoun too: by default a rule writes the "
-        "topic's name for he, she, his, her, him (and for a part of the name) where the response refers "
+        "topic's name for he, she, his, her, him where the response refers "
         "to its topic with one gender's pronouns, without a model call",
         flags=("--no-topic-pronouns",),
     )
