@@ -519,5 +519,8 @@ def test_coherence_off_reproduces_the_output_before_it_existed(options) -> None:
         # reviser runs and no result changes with it
         assert row["settings"]["models"]["reviser_prompt_version"] == "v2"
         row["settings"]["models"]["reviser_prompt_version"] = "v3"
+        # ... and the topic rule of the reviser (#59) came after them, on by default: the same
+        assert "topic_pronouns" not in row["settings"]["models"]
+        row["settings"]["models"]["topic_pronouns"] = True
     actual = _stable_rows(**options)
     _assert_same(actual, expected)
