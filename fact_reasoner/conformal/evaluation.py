@@ -18,6 +18,7 @@ splits. Seeds make every split reproducible (``numpy.random.default_rng(seed)``)
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -107,15 +108,17 @@ class Evaluation:
     calibration_size: int = 0
 
     def _mean(self, name: str) -> float:
-        values = [getattr(o, name) for o in self.outcomes if not math.isnan(getattr(o, name))]
-        return sum(values) / len(values) if values else math.nan
+        values = self._values(name)
+        return statistics.fmean(values) if values else math.nan
 
     def _sd(self, name: str) -> float:
-        values = [getattr(o, name) for o in self.outcomes if not math.isnan(getattr(o, name))]
-        if len(values) < 2:
-            return math.nan
-        mean = sum(values) / len(values)
-        return math.sqrt(sum((v - mean) ** 2 for v in values) / (len(values) - 1))
+        """The sample standard deviation over splits (n − 1), NaN below two splits."""
+        values = self._values(name)
+        return statistics.stdev(values) if len(values) >= 2 else math.nan
+
+    def _values(self, name: str) -> list[float]:
+        """One figure of every split that has it (NaN: no claim kept, or none true)."""
+        return [value for o in self.outcomes if not math.isnan(value := getattr(o, name))]
 
     @property
     def error(self) -> float:
